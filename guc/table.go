@@ -1,0 +1,267 @@
+package guc
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+const intMax = math.MaxInt32
+
+// Category names, PostgreSQL's where PostgreSQL has the category.
+const (
+	catLocks        = "Lock Management"
+	catStatement    = "Client Connection Defaults / Statement Behavior"
+	catLocale       = "Client Connection Defaults / Locale and Formatting"
+	catConnSettings = "Connections and Authentication / Connection Settings"
+	catAuth         = "Connections and Authentication / Authentication"
+	catMemory       = "Resource Usage / Memory"
+	catDisk         = "Resource Usage / Disk"
+	catCheckpoints  = "Write-Ahead Log / Checkpoints"
+	catWhenLog      = "Reporting and Logging / When to Log"
+	catWhatLog      = "Reporting and Logging / What to Log"
+	catStats        = "Statistics / Cumulative Query and Index Statistics"
+	catMonitoring   = "Statistics / Monitoring"
+	catFiles        = "File Locations"
+	catCompat       = "Version and Platform Compatibility / Previous PostgreSQL Versions"
+	catPreset       = "Preset Options"
+	catUngrouped    = "Ungrouped"
+)
+
+var (
+	serverMessageLevels = []string{"debug5", "debug4", "debug3", "debug2", "debug1", "info", "notice", "warning", "error", "log", "fatal", "panic"}
+	clientMessageLevels = []string{"debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error"}
+	isolationLevels     = []string{"serializable", "repeatable read", "read committed", "read uncommitted"}
+)
+
+// Table is every setting lockd has, the single source of truth (PostgreSQL's
+// guc_tables.c). It must not be modified. Order matters only for
+// lockd.conf.example, which lists categories in order of first appearance.
+var Table = []Def{
+	// --- Lock Management
+	{Name: "max_locks_per_transaction", Type: Int, Boot: "64", Min: 10, Max: intMax, Context: Postmaster, Category: catLocks,
+		Short: "Sets the maximum number of locks per transaction.",
+		Extra: "The shared lock table is sized on the assumption that at most max_locks_per_transaction objects per server process or prepared transaction will need to be locked at any one time."},
+	{Name: "fastpath_lock_slots", Type: Int, Boot: "-1", Min: -1, Max: 16384, Context: Sighup, Category: catLocks,
+		Short: "Sets the number of fast-path lock slots per backend.",
+		Extra: "-1 derives them from max_locks_per_transaction in groups of 16, as PostgreSQL 18 does; 0 disables the fast path. Takes effect for new sessions."},
+	{Name: "lock_partitions", Type: Int, Boot: "16", Min: 1, Max: 1024, Context: Postmaster, Category: catLocks,
+		Short: "Sets the number of partitions of the shared lock table.",
+		Extra: "Each partition is guarded by its own LockManager lightweight lock. Must be a power of two.",
+		check: checkPowerOfTwo},
+	{Name: "wake_up_all_waiters", Type: Bool, Boot: "off", Context: Sighup, Category: catLocks,
+		Short: "Wakes every waiter of a lightweight lock on release instead of the first exclusive or leading shared waiters.",
+		Extra: "Woken waiters race for the lock, as in the 2009 proposal for PostgreSQL 8.4. Takes effect on the next release."},
+	{Name: "lwlock_wakeup_limit", Type: Int, Boot: "0", Min: 0, Max: intMax, Context: Sighup, Category: catLocks,
+		Short: "Sets the maximum number of waiters woken per lightweight lock release.",
+		Extra: "0 means no limit."},
+	{Name: "deadlock_timeout", Type: Int, Unit: "ms", Boot: "1000", Min: 1, Max: intMax, Context: Superuser, Category: catLocks,
+		Short: "Sets the time to wait on a lock before checking for deadlock."},
+	{Name: "procarray_group_update", Type: Bool, Boot: "on", Context: Sighup, Category: catLocks,
+		Short: "Lets one backend clear the transaction ids of a whole group of committing backends.",
+		Extra: "PostgreSQL 9.6's group XID clearing: one ProcArrayLock acquisition per group instead of one per commit."},
+
+	// --- Statement behaviour
+	{Name: "lock_timeout", Type: Int, Unit: "ms", Boot: "0", Min: 0, Max: intMax, Context: User, Category: catStatement,
+		Short: "Sets the maximum allowed duration of any wait for a lock.",
+		Extra: "A value of 0 turns off the timeout."},
+	{Name: "statement_timeout", Type: Int, Unit: "ms", Boot: "0", Min: 0, Max: intMax, Context: User, Category: catStatement,
+		Short: "Sets the maximum allowed duration of any statement.",
+		Extra: "A value of 0 turns off the timeout."},
+	{Name: "idle_in_transaction_session_timeout", Type: Int, Unit: "ms", Boot: "0", Min: 0, Max: intMax, Context: User, Category: catStatement,
+		Short: "Sets the maximum allowed idle time between queries, when in a transaction.",
+		Extra: "A value of 0 turns off the timeout."},
+	{Name: "client_min_messages", Type: Enum, Boot: "notice", EnumValues: clientMessageLevels, Context: User, Category: catStatement,
+		Short: "Sets the message levels that are sent to the client.",
+		Extra: "Each level includes all the levels that follow it. The later the level, the fewer messages are sent."},
+	{Name: "search_path", Type: String, Boot: `"$user", public`, Context: User, Category: catStatement,
+		Short: "Sets the schema search order for names that are not schema-qualified."},
+	{Name: "default_transaction_isolation", Type: Enum, Boot: "read committed", EnumValues: isolationLevels, Context: User, Category: catStatement,
+		Short: "Sets the transaction isolation level of each new transaction."},
+	{Name: "transaction_isolation", Type: Enum, Boot: "read committed", EnumValues: isolationLevels, Context: User, Category: catStatement,
+		Short: "Sets the current transaction's isolation level.",
+		flags: flagNoResetAll | flagNotInSample | flagDisallowInFile},
+	{Name: "default_transaction_read_only", Type: Bool, Boot: "off", Context: User, Category: catStatement, Reported: true,
+		Short: "Sets the default read-only status of new transactions."},
+	{Name: "transaction_read_only", Type: Bool, Boot: "off", Context: User, Category: catStatement,
+		Short: "Sets the current transaction's read-only status.",
+		flags: flagNoResetAll | flagNotInSample | flagDisallowInFile},
+	{Name: "bytea_output", Type: Enum, Boot: "hex", EnumValues: []string{"escape", "hex"}, Context: User, Category: catStatement,
+		Short: "Sets the output format for bytea."},
+
+	// --- Locale and formatting
+	{Name: "client_encoding", Type: String, Boot: "UTF8", Context: User, Category: catLocale, Reported: true,
+		Short: "Sets the client's character set encoding.",
+		Extra: "lockd speaks UTF8 only; SQL_ASCII is accepted for clients in the C locale.",
+		check: checkClientEncoding},
+	{Name: "DateStyle", Type: String, Boot: "ISO, MDY", Context: User, Category: catLocale, Reported: true,
+		Short: "Sets the display format for date and time values.",
+		Extra: "Also controls interpretation of ambiguous date inputs.",
+		check: checkDateStyle},
+	{Name: "IntervalStyle", Type: Enum, Boot: "postgres", EnumValues: []string{"postgres", "postgres_verbose", "sql_standard", "iso_8601"}, Context: User, Category: catLocale, Reported: true,
+		Short: "Sets the display format for interval values."},
+	{Name: "TimeZone", Type: String, Boot: "UTC", Context: User, Category: catLocale, Reported: true,
+		Short: "Sets the time zone for displaying and interpreting time stamps.",
+		check: checkTimeZone},
+	{Name: "extra_float_digits", Type: Int, Boot: "1", Min: -15, Max: 3, Context: User, Category: catLocale,
+		Short: "Sets the number of digits displayed for floating-point values.",
+		Extra: "This affects real, double precision, and geometric data types. A zero or negative parameter value is added to the standard number of digits (FLT_DIG or DBL_DIG as appropriate). Any value greater than zero selects precise output mode."},
+	{Name: "lc_messages", Type: String, Boot: "C", Context: Superuser, Category: catLocale,
+		Short: "Sets the language in which messages are displayed."},
+
+	// --- Compatibility
+	{Name: "standard_conforming_strings", Type: Bool, Boot: "on", Context: User, Category: catCompat, Reported: true,
+		Short: "Causes '...' strings to treat backslashes literally."},
+
+	// --- Relation extension
+	{Name: "relation_extension_mode", Type: Enum, Boot: "group", EnumValues: []string{"single", "fixed", "group"}, Context: Sighup, Category: catDisk,
+		Short: "Sets how relations are extended when they need new pages.",
+		Extra: "single: one page per extension (PostgreSQL before 9.6); fixed: relation_extension_blocks pages each time; group: one backend extends for itself and its waiters (PostgreSQL 9.6)."},
+	{Name: "relation_extension_blocks", Type: Int, Boot: "20", Min: 1, Max: 512, Context: Sighup, Category: catDisk,
+		Short: "Sets the number of pages added per extension (fixed mode) or per waiter (group mode)."},
+	{Name: "relation_extension_max_blocks", Type: Int, Boot: "512", Min: 1, Max: 65536, Context: Sighup, Category: catDisk,
+		Short: "Sets the maximum number of pages added by one group extension."},
+	{Name: "relation_extension_fallocate_threshold", Type: Int, Boot: "8", Min: 0, Max: 65536, Context: Sighup, Category: catDisk,
+		Short: "Sets the number of new pages above which an extension allocates them with fallocate instead of writing zeroes.",
+		Extra: "PostgreSQL 16 uses 8."},
+
+	// --- Connections and resources
+	{Name: "listen_addresses", Type: String, Boot: "localhost", Context: Postmaster, Category: catConnSettings,
+		Short: "Sets the host name or IP address(es) to listen to."},
+	{Name: "port", Type: Int, Boot: "5433", Min: 1, Max: 65535, Context: Postmaster, Category: catConnSettings,
+		Short: "Sets the TCP port the server listens on."},
+	{Name: "max_connections", Type: Int, Boot: "100", Min: 1, Max: 262143, Context: Postmaster, Category: catConnSettings,
+		Short: "Sets the maximum number of concurrent connections."},
+	{Name: "max_message_size", Type: Int, Unit: "B", Boot: "67108864", Min: 1024, Max: 1073741823, Context: Sighup, Category: catConnSettings,
+		Short: "Sets the largest protocol message the server accepts from a client."},
+	{Name: "authentication_timeout", Type: Int, Unit: "s", Boot: "60", Min: 1, Max: 600, Context: Sighup, Category: catAuth,
+		Short: "Sets the maximum allowed time to complete client authentication."},
+	{Name: "shared_buffers", Type: Int, Unit: "8kB", Boot: "16384", Min: 16, Max: 1073741823, Context: Postmaster, Category: catMemory,
+		Short: "Sets the number of shared memory buffers used by the server."},
+	{Name: "work_mem", Type: Int, Unit: "kB", Boot: "4096", Min: 64, Max: intMax, Context: User, Category: catMemory,
+		Short: "Sets the maximum memory to be used for query workspaces.",
+		Extra: "Accepted for compatibility with clients and scripts that set it; lockd does not use it."},
+	{Name: "checkpoint_timeout", Type: Int, Unit: "s", Boot: "300", Min: 30, Max: 86400, Context: Sighup, Category: catCheckpoints,
+		Short: "Sets the maximum time between automatic checkpoints."},
+
+	// --- Statistics and logging
+	{Name: "track_lock_timing", Type: Bool, Boot: "on", Context: Sighup, Category: catStats,
+		Short: "Collects timing statistics for lock waits.",
+		Extra: "Waits are always counted; this adds their duration per tranche or lock type and mode."},
+	{Name: "metrics_listen_address", Type: String, Boot: "127.0.0.1:9188", Context: Postmaster, Category: catMonitoring,
+		Short: "Sets the host:port the Prometheus /metrics endpoint listens on.",
+		Extra: "An empty string disables the endpoint."},
+	{Name: "log_min_messages", Type: Enum, Boot: "warning", EnumValues: serverMessageLevels, Context: Superuser, Category: catWhenLog,
+		Short: "Sets the message levels that are logged.",
+		Extra: "Each level includes all the levels that follow it. The later the level, the fewer messages are sent."},
+	{Name: "log_lock_waits", Type: Bool, Boot: "off", Context: Superuser, Category: catWhatLog,
+		Short: "Logs long lock waits."},
+	{Name: "log_connections", Type: Bool, Boot: "off", Context: SuperuserBackend, Category: catWhatLog,
+		Short: "Logs each successful connection."},
+	{Name: "log_disconnections", Type: Bool, Boot: "off", Context: SuperuserBackend, Category: catWhatLog,
+		Short: "Logs end of a session, including duration."},
+	{Name: "application_name", Type: String, Boot: "", Context: User, Category: catWhatLog, Reported: true,
+		Short: "Sets the application name to be reported in statistics and logs.",
+		check: checkApplicationName},
+
+	// --- File locations (set by the server, not in files)
+	{Name: "data_directory", Type: String, Boot: "", Context: Postmaster, Category: catFiles,
+		Short: "Sets the server's data directory.",
+		flags: flagDisallowInFile | flagNotInSample},
+	{Name: "config_file", Type: String, Boot: "", Context: Postmaster, Category: catFiles,
+		Short: "Sets the server's main configuration file.",
+		flags: flagDisallowInFile | flagNotInSample},
+
+	// --- Preset options
+	{Name: "server_version", Type: String, Boot: "15.0 (lockd)", Context: Internal, Category: catPreset, Reported: true,
+		Short: "Shows the server version."},
+	{Name: "server_version_num", Type: Int, Boot: "150000", Min: 150000, Max: 150000, Context: Internal, Category: catPreset,
+		Short: "Shows the server version as an integer."},
+	{Name: "server_encoding", Type: String, Boot: "UTF8", Context: Internal, Category: catPreset, Reported: true,
+		Short: "Shows the server (database) character set encoding."},
+	{Name: "integer_datetimes", Type: Bool, Boot: "on", Context: Internal, Category: catPreset, Reported: true,
+		Short: "Shows whether datetimes are integer based."},
+	{Name: "in_hot_standby", Type: Bool, Boot: "off", Context: Internal, Category: catPreset, Reported: true,
+		Short: "Shows whether hot standby is currently active."},
+	{Name: "max_identifier_length", Type: Int, Boot: "63", Min: 63, Max: 63, Context: Internal, Category: catPreset,
+		Short: "Shows the maximum identifier length."},
+	{Name: "block_size", Type: Int, Boot: "8192", Min: 8192, Max: 8192, Context: Internal, Category: catPreset,
+		Short: "Shows the size of a disk block."},
+	{Name: "max_function_args", Type: Int, Boot: "100", Min: 100, Max: 100, Context: Internal, Category: catPreset,
+		Short: "Shows the maximum number of function arguments."},
+	{Name: "data_checksums", Type: Bool, Boot: "off", Context: Internal, Category: catPreset,
+		Short: "Shows whether data checksums are turned on for this cluster."},
+	{Name: "lc_collate", Type: String, Boot: "C", Context: Internal, Category: catPreset,
+		Short: "Shows the collation order locale."},
+	{Name: "lc_ctype", Type: String, Boot: "C", Context: Internal, Category: catPreset,
+		Short: "Shows the character classification and case conversion locale."},
+	{Name: "is_superuser", Type: Bool, Boot: "on", Context: Internal, Category: catUngrouped, Reported: true,
+		Short: "Shows whether the current user is a superuser.",
+		flags: flagNoShowAll | flagNoResetAll | flagNotInSample | flagDisallowInFile},
+	{Name: "session_authorization", Type: String, Boot: "", Context: User, Category: catUngrouped, Reported: true,
+		Short: "Sets the session user name.",
+		flags: flagNoShowAll | flagNoResetAll | flagNotInSample | flagDisallowInFile},
+}
+
+var (
+	// byName maps canonical and lower-case names to Table indexes.
+	byName = map[string]int{}
+	// sortedIdx is Table's indexes sorted by name, case-insensitively.
+	sortedIdx []int
+	// reportedIdx is the indexes of Reported settings, in Table order.
+	reportedIdx []int
+)
+
+func init() {
+	for i := range Table {
+		d := &Table[i]
+		d.idx = i
+		lower := strings.ToLower(d.Name)
+		if _, dup := byName[lower]; dup {
+			panic("guc: duplicate setting " + d.Name)
+		}
+		byName[lower] = i
+		byName[d.Name] = i
+		v, err := parseValue(d, d.Boot)
+		if err != nil {
+			panic(fmt.Sprintf("guc: boot value of %s: %v", d.Name, err))
+		}
+		d.boot = v
+		if d.Reported {
+			reportedIdx = append(reportedIdx, i)
+		}
+		sortedIdx = append(sortedIdx, i)
+	}
+	sort.Slice(sortedIdx, func(a, b int) bool {
+		return strings.ToLower(Table[sortedIdx[a]].Name) < strings.ToLower(Table[sortedIdx[b]].Name)
+	})
+}
+
+// index returns the Table index of name (case-insensitive). The common case,
+// a canonical or lower-case name, does not allocate.
+func index(name string) (int, bool) {
+	if i, ok := byName[name]; ok {
+		return i, true
+	}
+	i, ok := byName[lowerASCII(name)]
+	return i, ok
+}
+
+// mustIndex is index for names that the program, not a user, supplies.
+func mustIndex(name string) int {
+	i, ok := index(name)
+	if !ok {
+		panic("guc: unknown setting " + name)
+	}
+	return i
+}
+
+// Lookup returns the definition of the setting name (case-insensitive).
+func Lookup(name string) (*Def, bool) {
+	i, ok := index(name)
+	if !ok {
+		return nil, false
+	}
+	return &Table[i], true
+}

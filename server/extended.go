@@ -1,0 +1,209 @@
+package server
+
+import (
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"lockd/pgerr"
+	"lockd/sql"
+)
+
+// portal is a bound statement ready to execute. Rows of a portal run with
+// a row limit are materialised on the first Execute and handed out in
+// pieces, so the transaction and lock effects happen exactly once.
+type portal struct {
+	stmt    *sql.Stmt
+	params  []sql.Datum
+	formats []int16
+	started bool
+	rows    [][]sql.Datum
+	tag     string
+	next    int
+}
+
+// extendedError reports an error in the extended protocol: the
+// transaction fails and everything up to Sync is skipped.
+func (b *backend) extendedError(err error) {
+	b.sess.Fail()
+	b.sendError(err)
+	b.ignoreTillSync = true
+}
+
+func (b *backend) parse(m *pgproto3.Parse) {
+	if b.ignoreTillSync {
+		return
+	}
+	if m.Name != "" {
+		if _, ok := b.stmts[m.Name]; ok {
+			b.extendedError(pgerr.New(pgerr.DuplicatePreparedStatement, "prepared statement \"%s\" already exists", m.Name))
+			return
+		}
+	}
+	st, err := b.sess.Prepare(m.Query, m.ParameterOIDs)
+	if err != nil {
+		b.extendedError(err)
+		return
+	}
+	b.stmts[m.Name] = st
+	b.send(&pgproto3.ParseComplete{})
+}
+
+func (b *backend) lookupStmt(name string) (*sql.Stmt, error) {
+	st, ok := b.stmts[name]
+	if !ok {
+		if name == "" {
+			return nil, pgerr.New(pgerr.InvalidSQLStatementName, "unnamed prepared statement does not exist")
+		}
+		return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement \"%s\" does not exist", name)
+	}
+	return st, nil
+}
+
+func (b *backend) bind(m *pgproto3.Bind) {
+	if b.ignoreTillSync {
+		return
+	}
+	st, err := b.lookupStmt(m.PreparedStatement)
+	if err != nil {
+		b.extendedError(err)
+		return
+	}
+	if b.sess.InFailedBlock() && !st.AllowedInFailedBlock() {
+		b.extendedError(pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block"))
+		return
+	}
+	if m.DestinationPortal != "" {
+		if _, ok := b.portals[m.DestinationPortal]; ok {
+			b.extendedError(pgerr.New(pgerr.DuplicateCursor, "cursor \"%s\" already exists", m.DestinationPortal))
+			return
+		}
+	}
+	cols := st.Columns()
+	if n := len(m.ResultFormatCodes); n > 1 && n != len(cols) {
+		b.extendedError(pgerr.New(pgerr.ProtocolViolation, "bind message has %d result formats but query has %d columns", n, len(cols)))
+		return
+	}
+	for _, f := range m.ResultFormatCodes {
+		if f != 0 && f != 1 {
+			b.extendedError(pgerr.New(pgerr.ProtocolViolation, "unsupported format code: %d", f))
+			return
+		}
+	}
+	params, err := b.sess.BindParams(st, m.Parameters, m.ParameterFormatCodes)
+	if err != nil {
+		b.extendedError(err)
+		return
+	}
+	// Bind's slices point into pgproto3's read buffer: keep copies.
+	formats := append([]int16(nil), m.ResultFormatCodes...)
+	b.portals[m.DestinationPortal] = &portal{stmt: st, params: params, formats: formats}
+	b.send(&pgproto3.BindComplete{})
+}
+
+func (b *backend) describe(m *pgproto3.Describe) {
+	if b.ignoreTillSync {
+		return
+	}
+	switch m.ObjectType {
+	case 'S':
+		st, err := b.lookupStmt(m.Name)
+		if err != nil {
+			b.extendedError(err)
+			return
+		}
+		b.send(&pgproto3.ParameterDescription{ParameterOIDs: st.ParamTypes()})
+		if cols := st.Columns(); cols != nil {
+			b.send(rowDescription(cols, nil))
+		} else {
+			b.send(&pgproto3.NoData{})
+		}
+	case 'P':
+		p, ok := b.portals[m.Name]
+		if !ok {
+			b.extendedError(pgerr.New(pgerr.InvalidCursorName, "portal \"%s\" does not exist", m.Name))
+			return
+		}
+		if cols := p.stmt.Columns(); cols != nil {
+			b.send(rowDescription(cols, p.formats))
+		} else {
+			b.send(&pgproto3.NoData{})
+		}
+	default:
+		b.extendedError(pgerr.New(pgerr.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType))
+	}
+}
+
+func (b *backend) execute(m *pgproto3.Execute) {
+	if b.ignoreTillSync {
+		return
+	}
+	p, ok := b.portals[m.Portal]
+	if !ok {
+		b.extendedError(pgerr.New(pgerr.InvalidCursorName, "portal \"%s\" does not exist", m.Portal))
+		return
+	}
+	if p.stmt.IsEmpty() {
+		b.send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	cols := p.stmt.Columns()
+	if !p.started && (m.MaxRows == 0 || cols == nil) {
+		p.started = true
+		p.tag = ""
+		ctx, done := b.statementContext()
+		tag, err := b.sess.Execute(ctx, p.stmt, p.params, func(row []sql.Datum) error {
+			return b.sendRow(cols, p.formats, row)
+		})
+		done()
+		if err != nil {
+			b.extendedError(err)
+			return
+		}
+		p.tag = tag
+		b.sendNotices()
+		b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		return
+	}
+	if !p.started {
+		p.started = true
+		ctx, done := b.statementContext()
+		tag, err := b.sess.Execute(ctx, p.stmt, p.params, func(row []sql.Datum) error {
+			p.rows = append(p.rows, append([]sql.Datum(nil), row...))
+			return nil
+		})
+		done()
+		if err != nil {
+			b.extendedError(err)
+			return
+		}
+		p.tag = tag
+		b.sendNotices()
+	}
+	for n := uint32(0); p.next < len(p.rows); n++ {
+		if m.MaxRows > 0 && n == m.MaxRows {
+			b.send(&pgproto3.PortalSuspended{})
+			return
+		}
+		if err := b.sendRow(cols, p.formats, p.rows[p.next]); err != nil {
+			b.extendedError(err)
+			return
+		}
+		p.next++
+	}
+	b.send(&pgproto3.CommandComplete{CommandTag: []byte(p.tag)})
+}
+
+func (b *backend) closeMsg(m *pgproto3.Close) {
+	if b.ignoreTillSync {
+		return
+	}
+	switch m.ObjectType {
+	case 'S':
+		delete(b.stmts, m.Name)
+	case 'P':
+		delete(b.portals, m.Name)
+	default:
+		b.extendedError(pgerr.New(pgerr.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
+		return
+	}
+	b.send(&pgproto3.CloseComplete{})
+}

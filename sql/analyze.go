@@ -1,0 +1,945 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/pgerr"
+)
+
+// Column describes one result column.
+type Column struct {
+	Name     string
+	Type     Type
+	TableOID uint32
+	Attnum   int16
+}
+
+// analyzer compiles parse-tree expressions into typed exprs over a scope.
+type analyzer struct {
+	s      *Session
+	params *[]Type
+	scope  []Column // columns of the input row
+	rel    string   // name or alias of the input relation
+	fold   evalCtx  // for folding constants at analysis time
+	aggs   *[]*aggRef
+}
+
+func newAnalyzer(s *Session, params *[]Type) *analyzer {
+	a := &analyzer{s: s, params: params}
+	a.fold.s = s
+	return a
+}
+
+func posErr(e *pgerr.Error, loc int32) *pgerr.Error {
+	if loc >= 0 && e.Position == 0 {
+		e.Position = loc + 1
+	}
+	return e
+}
+
+func isUnknown(e expr) bool { return e.typ().OID == OIDUnknown || e.typ().OID == 0 }
+
+// coerceUnknown gives an unknown literal or parameter the type t.
+func (a *analyzer) coerceUnknown(e expr, t Type) (expr, error) {
+	switch x := e.(type) {
+	case *paramExpr:
+		if (*a.params)[x.n].OID == 0 || (*a.params)[x.n].OID == OIDUnknown {
+			(*a.params)[x.n] = t
+		}
+		return a.castTo(x, t, false)
+	case *constExpr:
+		if x.d.Null {
+			return &constExpr{t: t, d: NullDatum}, nil
+		}
+		d, err := parseText(t, x.d.S, a.fold.formatCtx())
+		if err != nil {
+			return nil, err
+		}
+		return &constExpr{t: t, d: d}, nil
+	}
+	return a.castTo(e, t, false)
+}
+
+// castTo converts e to t, folding constants.
+func (a *analyzer) castTo(e expr, t Type, explicit bool) (expr, error) {
+	from := e.typ()
+	if from.OID == t.OID && (t.Mod < 0 || from.Mod == t.Mod) {
+		return e, nil
+	}
+	if from.OID == OIDUnknown || from.OID == 0 {
+		if p, ok := e.(*paramExpr); ok {
+			(*a.params)[p.n] = t
+			return p, nil
+		}
+	}
+	if c, ok := e.(*constExpr); ok {
+		if c.d.Null {
+			return &constExpr{t: t, d: NullDatum}, nil
+		}
+		d, err := castDatum(&a.fold, c.d, from, t, explicit)
+		if err != nil {
+			return nil, err
+		}
+		return &constExpr{t: t, d: d}, nil
+	}
+	if !castable(from, t) {
+		return nil, pgerr.New(pgerr.CannotCoerce, "cannot cast type %s to %s", from.Name, t.Name)
+	}
+	return &castExpr{arg: e, t: t, explicit: explicit}, nil
+}
+
+func castable(from, to Type) bool {
+	fc, tc := categoryOf(from), categoryOf(to)
+	switch {
+	case tc == catString || fc == catString || fc == catUnknown:
+		return true
+	case (fc == catInt || fc == catFloat || fc == catNumeric) && (tc == catInt || tc == catFloat || tc == catNumeric):
+		return true
+	case fc == catDatetime && tc == catDatetime:
+		return true
+	case from.OID == OIDInt4 && tc == catBool, fc == catBool && to.OID == OIDInt4:
+		return true
+	}
+	return from.OID == to.OID
+}
+
+// finishParams gives still-untyped parameters the type text, as
+// PostgreSQL resolves unknown to text in output positions.
+func finishParams(params []Type) {
+	for i := range params {
+		if params[i].OID == 0 || params[i].OID == OIDUnknown {
+			params[i] = TypeText
+		}
+	}
+}
+
+// resolveOutput turns unknown-typed output expressions into text.
+func (a *analyzer) resolveOutput(e expr) (expr, error) {
+	if isUnknown(e) {
+		return a.coerceUnknown(e, TypeText)
+	}
+	return e, nil
+}
+
+func nodeName(n *pg.Node) string {
+	if s := n.GetString_(); s != nil {
+		return s.Sval
+	}
+	return ""
+}
+
+func qualifiedName(nodes []*pg.Node) (schema, name string) {
+	switch len(nodes) {
+	case 0:
+		return "", ""
+	case 1:
+		return "", nodeName(nodes[0])
+	default:
+		return nodeName(nodes[len(nodes)-2]), nodeName(nodes[len(nodes)-1])
+	}
+}
+
+// expr compiles one expression node.
+func (a *analyzer) expr(n *pg.Node) (expr, error) {
+	switch {
+	case n.GetAConst() != nil:
+		return a.constant(n.GetAConst())
+	case n.GetParamRef() != nil:
+		p := n.GetParamRef()
+		idx := int(p.Number) - 1
+		if idx < 0 || idx >= 65535 {
+			return nil, posErr(pgerr.New(pgerr.UndefinedParameter, "there is no parameter $%d", p.Number), p.Location)
+		}
+		for len(*a.params) <= idx {
+			*a.params = append(*a.params, Type{})
+		}
+		return &paramExpr{n: idx, types: a.params}, nil
+	case n.GetColumnRef() != nil:
+		return a.columnRef(n.GetColumnRef())
+	case n.GetAExpr() != nil:
+		return a.aexpr(n.GetAExpr())
+	case n.GetBoolExpr() != nil:
+		b := n.GetBoolExpr()
+		be := &boolExpr{op: b.Boolop}
+		for _, arg := range b.Args {
+			e, err := a.expr(arg)
+			if err != nil {
+				return nil, err
+			}
+			if e, err = a.asBool(e, boolOpName(b.Boolop), b.Location); err != nil {
+				return nil, err
+			}
+			be.args = append(be.args, e)
+		}
+		return be, nil
+	case n.GetNullTest() != nil:
+		t := n.GetNullTest()
+		e, err := a.expr(t.Arg)
+		if err != nil {
+			return nil, err
+		}
+		return &nullTestExpr{arg: e, isNull: t.Nulltesttype == pg.NullTestType_IS_NULL}, nil
+	case n.GetBooleanTest() != nil:
+		t := n.GetBooleanTest()
+		e, err := a.expr(t.Arg)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = a.asBool(e, "IS", t.Location); err != nil {
+			return nil, err
+		}
+		return &boolTestExpr{arg: e, kind: t.Booltesttype}, nil
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		t, err := a.typeName(tc.TypeName)
+		if err != nil {
+			return nil, err
+		}
+		e, err := a.expr(tc.Arg)
+		if err != nil {
+			return nil, err
+		}
+		if isUnknown(e) {
+			if c, ok := e.(*constExpr); ok && !c.d.Null {
+				d, err := parseText(t, c.d.S, a.fold.formatCtx())
+				if err != nil {
+					return nil, posErr(pgerr.From(err), tc.Location)
+				}
+				if t.OID == OIDBpchar || t.OID == OIDVarchar {
+					if d, err = coerceString(t, c.d.S, true); err != nil {
+						return nil, err
+					}
+				}
+				return &constExpr{t: t, d: d}, nil
+			}
+		}
+		r, err := a.castTo(e, t, true)
+		if err != nil {
+			return nil, posErr(pgerr.From(err), tc.Location)
+		}
+		return r, nil
+	case n.GetFuncCall() != nil:
+		return a.funcCall(n.GetFuncCall())
+	case n.GetSqlvalueFunction() != nil:
+		return a.sqlValueFunction(n.GetSqlvalueFunction())
+	case n.GetCaseExpr() != nil:
+		return a.caseExpr(n.GetCaseExpr())
+	case n.GetCoalesceExpr() != nil:
+		c := n.GetCoalesceExpr()
+		args, t, err := a.commonArgs(c.Args, "COALESCE", c.Location)
+		if err != nil {
+			return nil, err
+		}
+		return &coalesceExpr{t: t, args: args}, nil
+	case n.GetMinMaxExpr() != nil:
+		m := n.GetMinMaxExpr()
+		name := "GREATEST"
+		if m.Op == pg.MinMaxOp_IS_LEAST {
+			name = "LEAST"
+		}
+		args, t, err := a.commonArgs(m.Args, name, m.Location)
+		if err != nil {
+			return nil, err
+		}
+		return minMax(args, t, m.Op == pg.MinMaxOp_IS_GREATEST), nil
+	case n.GetAArrayExpr() != nil:
+		ae := n.GetAArrayExpr()
+		args, t, err := a.commonArgs(ae.Elements, "ARRAY", ae.Location)
+		if err != nil {
+			return nil, err
+		}
+		at, ok := arrayOf(t)
+		if !ok {
+			return nil, pgerr.NotSupported("arrays of type %s are not supported", t.Name)
+		}
+		return &funcExpr{name: "array", t: at, args: args, nonStrict: true, fn: func(_ *evalCtx, vals []Datum) (Datum, error) {
+			return Datum{A: append([]Datum(nil), vals...)}, nil
+		}}, nil
+	case n.GetSubLink() != nil:
+		return nil, posErr(pgerr.NotSupported("subqueries are not supported"), n.GetSubLink().Location)
+	}
+	return nil, pgerr.NotSupported("expression %s is not supported", nodeKind(n))
+}
+
+func arrayOf(t Type) (Type, bool) {
+	switch categoryOf(t) {
+	case catString, catUnknown:
+		return TypeTextArray, true
+	}
+	switch t.OID {
+	case OIDInt4:
+		return TypeInt4Array, true
+	}
+	return Type{}, false
+}
+
+func boolOpName(op pg.BoolExprType) string {
+	switch op {
+	case pg.BoolExprType_AND_EXPR:
+		return "AND"
+	case pg.BoolExprType_OR_EXPR:
+		return "OR"
+	}
+	return "NOT"
+}
+
+// asBool requires a boolean (resolving unknowns to bool).
+func (a *analyzer) asBool(e expr, ctxName string, loc int32) (expr, error) {
+	if isUnknown(e) {
+		return a.coerceUnknown(e, TypeBool)
+	}
+	if e.typ().OID != OIDBool {
+		return nil, posErr(pgerr.New(pgerr.DatatypeMismatch, "argument of %s must be type boolean, not type %s", ctxName, e.typ().Name), loc)
+	}
+	return e, nil
+}
+
+// nodeKind names a parse node for error messages.
+func nodeKind(n *pg.Node) string {
+	s := fmt.Sprintf("%T", n.GetNode())
+	s = strings.TrimPrefix(s, "*pg_query.Node_")
+	return s
+}
+
+func (a *analyzer) constant(c *pg.A_Const) (expr, error) {
+	if c.Isnull {
+		return &constExpr{t: TypeUnknown, d: NullDatum}, nil
+	}
+	switch v := c.Val.(type) {
+	case *pg.A_Const_Ival:
+		return &constExpr{t: TypeInt4, d: intDatum(int64(v.Ival.Ival))}, nil
+	case *pg.A_Const_Fval:
+		s := v.Fval.Fval
+		// Integers too large for int4 arrive as Fval: int8 if they fit.
+		if !strings.ContainsAny(s, ".eE") {
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return &constExpr{t: TypeInt8, d: intDatum(i)}, nil
+			}
+		}
+		n, err := parseNumeric(s)
+		if err != nil {
+			return nil, posErr(invalidInput(TypeNumeric, s), c.Location)
+		}
+		return &constExpr{t: TypeNumeric, d: textDatum(n.String())}, nil
+	case *pg.A_Const_Sval:
+		return &constExpr{t: TypeUnknown, d: textDatum(v.Sval.Sval)}, nil
+	case *pg.A_Const_Boolval:
+		return &constExpr{t: TypeBool, d: boolDatum(v.Boolval.Boolval)}, nil
+	case *pg.A_Const_Bsval:
+		return nil, posErr(pgerr.NotSupported("bit string literals are not supported"), c.Location)
+	}
+	return nil, pgerr.NotSupported("constant is not supported")
+}
+
+func (a *analyzer) columnRef(c *pg.ColumnRef) (expr, error) {
+	var names []string
+	for _, f := range c.Fields {
+		if f.GetAStar() != nil {
+			return nil, posErr(pgerr.New(pgerr.SyntaxError, "* is not allowed here"), c.Location)
+		}
+		names = append(names, nodeName(f))
+	}
+	name := names[len(names)-1]
+	if len(names) > 1 {
+		q := names[len(names)-2]
+		if a.rel == "" || q != a.rel {
+			return nil, posErr(pgerr.New(pgerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", q), c.Location)
+		}
+	}
+	for i, col := range a.scope {
+		if col.Name == name {
+			return &colExpr{i: i, t: col.Type}, nil
+		}
+	}
+	if len(names) > 1 {
+		return nil, posErr(pgerr.New(pgerr.UndefinedColumn, "column %s.%s does not exist", names[len(names)-2], name), c.Location)
+	}
+	return nil, posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" does not exist", name), c.Location)
+}
+
+func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
+	op := ""
+	if len(x.Name) > 0 {
+		op = nodeName(x.Name[len(x.Name)-1])
+	}
+	switch x.Kind {
+	case pg.A_Expr_Kind_AEXPR_OP:
+		if x.Lexpr == nil {
+			r, err := a.expr(x.Rexpr)
+			if err != nil {
+				return nil, err
+			}
+			switch op {
+			case "-":
+				if isUnknown(r) {
+					return nil, posErr(pgerr.New(pgerr.AmbiguousFunction, "operator is not unique: - unknown").WithHint("Could not choose a best candidate operator. You might need to add explicit type casts."), x.Location)
+				}
+				if c, ok := r.(*constExpr); ok {
+					d, err := (&negExpr{arg: c}).eval(&a.fold, nil)
+					if err != nil {
+						return nil, err
+					}
+					return &constExpr{t: c.t, d: d}, nil
+				}
+				return &negExpr{arg: r}, nil
+			case "+":
+				return r, nil
+			}
+			return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s", op, r.typ().Name), x.Location)
+		}
+		l, err := a.expr(x.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.expr(x.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		return a.binop(op, l, r, x.Location)
+	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
+		l, err := a.expr(x.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.expr(x.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		if l, err = a.toText(l); err != nil {
+			return nil, err
+		}
+		if r, err = a.toText(r); err != nil {
+			return nil, err
+		}
+		fold := x.Kind == pg.A_Expr_Kind_AEXPR_ILIKE
+		neg := op == "!~~" || op == "!~~*"
+		return &binopExpr{op: op, t: TypeBool, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
+			return boolDatum(likeMatch(a.S, b.S, fold) != neg), nil
+		}}, nil
+	case pg.A_Expr_Kind_AEXPR_IN:
+		l, err := a.expr(x.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		list := x.Rexpr.GetList()
+		if list == nil {
+			return nil, pgerr.NotSupported("IN with a subquery is not supported")
+		}
+		items := []expr{l}
+		for _, it := range list.Items {
+			e, err := a.expr(it)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, e)
+		}
+		items, t, err := a.unify(items, "IN", x.Location)
+		if err != nil {
+			return nil, err
+		}
+		return &inExpr{arg: items[0], list: items[1:], cmp: comparator(t), not: op == "<>"}, nil
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		l, err := a.expr(x.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		bounds := x.Rexpr.GetList().GetItems()
+		lo, err := a.expr(bounds[0])
+		if err != nil {
+			return nil, err
+		}
+		hi, err := a.expr(bounds[1])
+		if err != nil {
+			return nil, err
+		}
+		ge, err := a.binop(">=", l, lo, x.Location)
+		if err != nil {
+			return nil, err
+		}
+		le, err := a.binop("<=", l, hi, x.Location)
+		if err != nil {
+			return nil, err
+		}
+		var e expr = &boolExpr{op: pg.BoolExprType_AND_EXPR, args: []expr{ge, le}}
+		if x.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+			e = &boolExpr{op: pg.BoolExprType_NOT_EXPR, args: []expr{e}}
+		}
+		return e, nil
+	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		l, err := a.expr(x.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.expr(x.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		items, t, err := a.unify([]expr{l, r}, "IS DISTINCT FROM", x.Location)
+		if err != nil {
+			return nil, err
+		}
+		cmp := comparator(t)
+		not := x.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT
+		return &funcExpr{name: "distinct", t: TypeBool, args: items, nonStrict: true, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+			var distinct bool
+			switch {
+			case v[0].Null && v[1].Null:
+				distinct = false
+			case v[0].Null || v[1].Null:
+				distinct = true
+			default:
+				c, err := cmp(v[0], v[1])
+				if err != nil {
+					return Datum{}, err
+				}
+				distinct = c != 0
+			}
+			return boolDatum(distinct != not), nil
+		}}, nil
+	case pg.A_Expr_Kind_AEXPR_NULLIF:
+		l, err := a.expr(x.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.expr(x.Rexpr)
+		if err != nil {
+			return nil, err
+		}
+		items, t, err := a.unify([]expr{l, r}, "NULLIF", x.Location)
+		if err != nil {
+			return nil, err
+		}
+		cmp := comparator(t)
+		return &funcExpr{name: "nullif", t: t, args: items, nonStrict: true, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+			if v[0].Null || v[1].Null {
+				return v[0], nil
+			}
+			c, err := cmp(v[0], v[1])
+			if err != nil || c == 0 {
+				return NullDatum, err
+			}
+			return v[0], nil
+		}}, nil
+	}
+	return nil, posErr(pgerr.NotSupported("operator kind %s is not supported", x.Kind.String()), x.Location)
+}
+
+func (a *analyzer) toText(e expr) (expr, error) {
+	if isUnknown(e) {
+		return a.coerceUnknown(e, TypeText)
+	}
+	if categoryOf(e.typ()) == catString {
+		if e.typ().OID == OIDBpchar {
+			return a.castTo(e, TypeText, false)
+		}
+		return e, nil
+	}
+	return a.castTo(e, TypeText, false)
+}
+
+// unify resolves a list of expressions to one common type (CASE, IN,
+// COALESCE, VALUES rules: unknowns take the type of the others; all
+// unknown → text).
+func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type, error) {
+	var t Type
+	for _, e := range items {
+		if isUnknown(e) {
+			continue
+		}
+		et := e.typ()
+		if t.OID == 0 {
+			t = et
+			continue
+		}
+		if t.OID == et.OID {
+			continue
+		}
+		if c, ok := numericCommon(t, et); ok {
+			t = c
+			continue
+		}
+		if categoryOf(t) == catString && categoryOf(et) == catString {
+			t = TypeText
+			continue
+		}
+		if categoryOf(t) == catDatetime && categoryOf(et) == catDatetime {
+			t = TypeTimestamptz
+			continue
+		}
+		return nil, Type{}, posErr(pgerr.New(pgerr.DatatypeMismatch, "%s types %s and %s cannot be matched", ctxName, t.Name, et.Name), loc)
+	}
+	if t.OID == 0 {
+		t = TypeText
+	}
+	out := make([]expr, len(items))
+	for i, e := range items {
+		var err error
+		if isUnknown(e) {
+			out[i], err = a.coerceUnknown(e, t)
+		} else {
+			out[i], err = a.castTo(e, t, false)
+		}
+		if err != nil {
+			return nil, Type{}, err
+		}
+	}
+	return out, t, nil
+}
+
+func (a *analyzer) commonArgs(nodes []*pg.Node, ctxName string, loc int32) ([]expr, Type, error) {
+	var items []expr
+	for _, n := range nodes {
+		e, err := a.expr(n)
+		if err != nil {
+			return nil, Type{}, err
+		}
+		items = append(items, e)
+	}
+	return a.unify(items, ctxName, loc)
+}
+
+func isComparison(op string) bool {
+	switch op {
+	case "=", "<>", "!=", "<", ">", "<=", ">=":
+		return true
+	}
+	return false
+}
+
+// binop resolves an operator by its operand types.
+func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
+	lu, ru := isUnknown(l), isUnknown(r)
+	var err error
+	switch {
+	case lu && ru:
+		if isComparison(op) || op == "||" {
+			if l, err = a.coerceUnknown(l, TypeText); err != nil {
+				return nil, err
+			}
+			if r, err = a.coerceUnknown(r, TypeText); err != nil {
+				return nil, err
+			}
+		} else {
+			return nil, posErr(pgerr.New(pgerr.AmbiguousFunction, "operator is not unique: unknown %s unknown", op).WithHint("Could not choose a best candidate operator. You might need to add explicit type casts."), loc)
+		}
+	case lu:
+		target := r.typ()
+		if op == "||" {
+			target = TypeText
+		}
+		if l, err = a.coerceUnknown(l, target); err != nil {
+			return nil, posErr(pgerr.From(err), loc)
+		}
+	case ru:
+		target := l.typ()
+		if op == "||" {
+			target = TypeText
+		}
+		if r, err = a.coerceUnknown(r, target); err != nil {
+			return nil, posErr(pgerr.From(err), loc)
+		}
+	}
+	lt, rt := l.typ(), r.typ()
+	noOp := func() (expr, error) {
+		return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s %s", lt.Name, op, rt.Name).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts."), loc)
+	}
+	switch op {
+	case "+", "-", "*", "/", "%":
+		if t, ok := numericCommon(lt, rt); ok {
+			if l, err = a.castTo(l, t, false); err != nil {
+				return nil, err
+			}
+			if r, err = a.castTo(r, t, false); err != nil {
+				return nil, err
+			}
+			return a.foldBinop(&binopExpr{op: op, t: t, l: l, r: r, fn: arithFn(op, t)})
+		}
+		if e, ok := datetimeArith(op, l, r); ok {
+			return e, nil
+		}
+		return noOp()
+	case "=", "<>", "!=", "<", ">", "<=", ">=":
+		var t Type
+		switch {
+		case lt.OID == rt.OID:
+			t = lt
+		case categoryOf(lt) == catString && categoryOf(rt) == catString:
+			t = TypeText
+		case categoryOf(lt) == catDatetime && categoryOf(rt) == catDatetime:
+			t = TypeTimestamptz
+		default:
+			c, ok := numericCommon(lt, rt)
+			if !ok {
+				return noOp()
+			}
+			t = c
+		}
+		if l, err = a.castTo(l, t, false); err != nil {
+			return nil, err
+		}
+		if r, err = a.castTo(r, t, false); err != nil {
+			return nil, err
+		}
+		return a.foldBinop(&binopExpr{op: op, t: TypeBool, l: l, r: r, fn: cmpFn(op, t)})
+	case "||":
+		if l, err = a.toText(l); err != nil {
+			return nil, err
+		}
+		if r, err = a.toText(r); err != nil {
+			return nil, err
+		}
+		return a.foldBinop(&binopExpr{op: op, t: TypeText, l: l, r: r, fn: func(_ *evalCtx, x, y Datum) (Datum, error) {
+			return textDatum(x.S + y.S), nil
+		}})
+	case "~~", "!~~", "~~*", "!~~*":
+		return a.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_LIKE, Name: []*pg.Node{pg.MakeStrNode(op)}, Location: loc})
+	}
+	return noOp()
+}
+
+// foldBinop evaluates an operator on two constants at analysis time.
+func (a *analyzer) foldBinop(b *binopExpr) (expr, error) {
+	_, lc := b.l.(*constExpr)
+	_, rc := b.r.(*constExpr)
+	if lc && rc {
+		d, err := b.eval(&a.fold, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &constExpr{t: b.t, d: d}, nil
+	}
+	return b, nil
+}
+
+func datetimeArith(op string, l, r expr) (expr, bool) {
+	lt, rt := l.typ(), r.typ()
+	isTS := func(t Type) bool { return t.OID == OIDTimestamp || t.OID == OIDTimestamptz }
+	switch {
+	case isTS(lt) && rt.OID == OIDInterval && (op == "+" || op == "-"):
+		sign := int64(1)
+		if op == "-" {
+			sign = -1
+		}
+		return &binopExpr{op: op, t: lt, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
+			return intDatum(a.I + sign*b.I), nil
+		}}, true
+	case lt.OID == OIDInterval && isTS(rt) && op == "+":
+		return &binopExpr{op: op, t: rt, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
+			return intDatum(a.I + b.I), nil
+		}}, true
+	case isTS(lt) && lt.OID == rt.OID && op == "-":
+		return &binopExpr{op: op, t: TypeInterval, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
+			return intDatum(a.I - b.I), nil
+		}}, true
+	case lt.OID == OIDInterval && rt.OID == OIDInterval && (op == "+" || op == "-"):
+		sign := int64(1)
+		if op == "-" {
+			sign = -1
+		}
+		return &binopExpr{op: op, t: TypeInterval, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
+			return intDatum(a.I + sign*b.I), nil
+		}}, true
+	}
+	return nil, false
+}
+
+func (a *analyzer) caseExpr(c *pg.CaseExpr) (expr, error) {
+	var arg expr
+	var err error
+	if c.Arg != nil {
+		if arg, err = a.expr(c.Arg); err != nil {
+			return nil, err
+		}
+	}
+	ce := &caseExpr{}
+	var results []expr
+	for _, w := range c.Args {
+		cw := w.GetCaseWhen()
+		cond, err := a.expr(cw.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if arg != nil {
+			if cond, err = a.binop("=", arg, cond, cw.Location); err != nil {
+				return nil, err
+			}
+		} else if cond, err = a.asBool(cond, "CASE/WHEN", cw.Location); err != nil {
+			return nil, err
+		}
+		ce.whens = append(ce.whens, cond)
+		res, err := a.expr(cw.Result)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+	}
+	if c.Defresult != nil {
+		d, err := a.expr(c.Defresult)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, d)
+	}
+	results, t, err := a.unify(results, "CASE", c.Location)
+	if err != nil {
+		return nil, err
+	}
+	ce.t = t
+	ce.results = results[:len(ce.whens)]
+	if c.Defresult != nil {
+		ce.def = results[len(results)-1]
+	}
+	return ce, nil
+}
+
+func minMax(args []expr, t Type, greatest bool) expr {
+	cmp := comparator(t)
+	name := "least"
+	if greatest {
+		name = "greatest"
+	}
+	return &funcExpr{name: name, t: t, args: args, nonStrict: true, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+		best := NullDatum
+		for _, d := range v {
+			if d.Null {
+				continue
+			}
+			if best.Null {
+				best = d
+				continue
+			}
+			c, err := cmp(d, best)
+			if err != nil {
+				return Datum{}, err
+			}
+			if (greatest && c > 0) || (!greatest && c < 0) {
+				best = d
+			}
+		}
+		return best, nil
+	}}
+}
+
+// typeName resolves a TypeName node.
+func (a *analyzer) typeName(tn *pg.TypeName) (Type, error) {
+	_, name := qualifiedName(tn.Names)
+	name = strings.ToLower(name)
+	mod := int32(-1)
+	if len(tn.Typmods) > 0 {
+		if c := tn.Typmods[0].GetAConst(); c != nil {
+			if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
+				mod = iv.Ival.Ival + 4
+			}
+		}
+	}
+	var t Type
+	switch name {
+	case "bool", "boolean":
+		t = TypeBool
+	case "int2", "smallint":
+		t = TypeInt2
+	case "int4", "int", "integer", "serial":
+		t = TypeInt4
+	case "int8", "bigint", "bigserial":
+		t = TypeInt8
+	case "float8", "double precision":
+		t = TypeFloat8
+	case "float4", "real":
+		t = TypeFloat4
+	case "numeric", "decimal":
+		t = TypeNumeric
+	case "text":
+		t = TypeText
+	case "varchar":
+		t = TypeVarchar
+		t.Mod = mod
+	case "bpchar", "char", "character":
+		t = TypeBpchar
+		if mod < 0 {
+			mod = 5 // char without length is char(1)
+		}
+		t.Mod = mod
+	case "name":
+		t = TypeName
+	case "oid", "regclass", "regproc", "regtype":
+		t = TypeOid
+	case "xid":
+		t = TypeXid
+	case "timestamptz":
+		t = TypeTimestamptz
+	case "timestamp":
+		t = TypeTimestamp
+	case "date":
+		t = TypeDate
+	case "interval":
+		t = TypeInterval
+	case "unknown":
+		t = TypeUnknown
+	default:
+		return Type{}, posErr(pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name), tn.Location)
+	}
+	if len(tn.ArrayBounds) > 0 {
+		at, ok := arrayOf(t)
+		if !ok {
+			return Type{}, pgerr.NotSupported("arrays of type %s are not supported", t.Name)
+		}
+		return at, nil
+	}
+	return t, nil
+}
+
+// outputName is the column name PostgreSQL gives an unnamed target.
+func outputName(n *pg.Node) string {
+	switch {
+	case n.GetColumnRef() != nil:
+		f := n.GetColumnRef().Fields
+		return nodeName(f[len(f)-1])
+	case n.GetFuncCall() != nil:
+		_, name := qualifiedName(n.GetFuncCall().Funcname)
+		return name
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		if inner := outputName(tc.Arg); inner != "?column?" {
+			return inner
+		}
+		_, name := qualifiedName(tc.TypeName.Names)
+		switch name {
+		case "int", "integer":
+			return "int4"
+		case "bigint":
+			return "int8"
+		case "smallint":
+			return "int2"
+		case "boolean":
+			return "bool"
+		case "double precision":
+			return "float8"
+		case "real":
+			return "float4"
+		case "character", "char":
+			return "bpchar"
+		}
+		return name
+	case n.GetSqlvalueFunction() != nil:
+		return sqlValueFunctionName(n.GetSqlvalueFunction().Op)
+	case n.GetCaseExpr() != nil:
+		return "case"
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce"
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg.MinMaxOp_IS_GREATEST {
+			return "greatest"
+		}
+		return "least"
+	case n.GetAArrayExpr() != nil:
+		return "array"
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_NULLIF:
+		return "nullif"
+	}
+	return "?column?"
+}

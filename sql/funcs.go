@@ -1,0 +1,481 @@
+package sql
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/pgerr"
+)
+
+// Version is what version() reports; server_version stays 15.x so that
+// clients take their PostgreSQL 15 paths.
+var Version = "dev"
+
+// builtin describes a callable function: argument types to coerce to
+// (nil = keep the argument's own type), the result type, and the body.
+type builtin struct {
+	args      []Type
+	variadic  bool // last arg type repeats
+	minArgs   int  // -1: len(args)
+	result    func(args []expr) Type
+	nonStrict bool
+	volatile  bool
+	fn        func(ec *evalCtx, args []Datum) (Datum, error)
+}
+
+func fixed(t Type) func([]expr) Type { return func([]expr) Type { return t } }
+
+var builtins map[string][]builtin
+
+func init() {
+	builtins = map[string][]builtin{
+		"version": {{result: fixed(TypeText), fn: func(*evalCtx, []Datum) (Datum, error) {
+			return textDatum("PostgreSQL 15.0 (lockd " + Version + ") compatible lock-study server, written in Go"), nil
+		}}},
+		"current_setting": {
+			{args: []Type{TypeText}, result: fixed(TypeText), volatile: true, fn: fnCurrentSetting},
+			{args: []Type{TypeText, TypeBool}, result: fixed(TypeText), volatile: true, fn: fnCurrentSetting},
+		},
+		"set_config": {{args: []Type{TypeText, TypeText, TypeBool}, result: fixed(TypeText), volatile: true, nonStrict: true, fn: fnSetConfig}},
+		"pg_reload_conf": {{result: fixed(TypeBool), volatile: true, fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return boolDatum(ec.s.eng.host().ReloadConfig()), nil
+		}}},
+		"pg_sleep": {{args: []Type{TypeFloat8}, result: fixed(TypeVoid), volatile: true, fn: fnSleep}},
+		"pg_backend_pid": {{result: fixed(TypeInt4), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return intDatum(int64(ec.s.pid)), nil
+		}}},
+		"pg_cancel_backend": {{args: []Type{TypeInt4}, result: fixed(TypeBool), volatile: true, fn: func(ec *evalCtx, a []Datum) (Datum, error) {
+			return ec.s.signalBackend(int32(a[0].I), false)
+		}}},
+		"pg_terminate_backend": {
+			{args: []Type{TypeInt4}, result: fixed(TypeBool), volatile: true, fn: func(ec *evalCtx, a []Datum) (Datum, error) {
+				return ec.s.signalBackend(int32(a[0].I), true)
+			}},
+			{args: []Type{TypeInt4, TypeInt8}, result: fixed(TypeBool), volatile: true, fn: func(ec *evalCtx, a []Datum) (Datum, error) {
+				return ec.s.signalBackend(int32(a[0].I), true)
+			}},
+		},
+		"now":                   {{result: fixed(TypeTimestamptz), fn: fnNow}},
+		"transaction_timestamp": {{result: fixed(TypeTimestamptz), fn: fnNow}},
+		"statement_timestamp": {{result: fixed(TypeTimestamptz), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return intDatum(ec.s.stmtStart.UnixMicro()), nil
+		}}},
+		"clock_timestamp": {{result: fixed(TypeTimestamptz), volatile: true, fn: func(*evalCtx, []Datum) (Datum, error) {
+			return intDatum(time.Now().UnixMicro()), nil
+		}}},
+		"random": {{result: fixed(TypeFloat8), volatile: true, fn: func(*evalCtx, []Datum) (Datum, error) {
+			return floatDatum(rand.Float64()), nil
+		}}},
+		"abs": {
+			{args: []Type{TypeInt4}, result: fixed(TypeInt4), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				if a[0].I == math.MinInt32 {
+					return Datum{}, outOfRange(TypeInt4)
+				}
+				return intDatum(absInt(a[0].I)), nil
+			}},
+			{args: []Type{TypeInt8}, result: fixed(TypeInt8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				if a[0].I == math.MinInt64 {
+					return Datum{}, outOfRange(TypeInt8)
+				}
+				return intDatum(absInt(a[0].I)), nil
+			}},
+			{args: []Type{TypeNumeric}, result: fixed(TypeNumeric), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return textDatum(strings.TrimPrefix(a[0].S, "-")), nil
+			}},
+			{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return floatDatum(math.Abs(a[0].F)), nil
+			}},
+		},
+		"length":      {{args: []Type{TypeText}, result: fixed(TypeInt4), fn: fnLength}},
+		"char_length": {{args: []Type{TypeText}, result: fixed(TypeInt4), fn: fnLength}},
+		"octet_length": {{args: []Type{TypeText}, result: fixed(TypeInt4), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return intDatum(int64(len(a[0].S))), nil
+		}}},
+		"upper": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return textDatum(strings.ToUpper(a[0].S)), nil
+		}}},
+		"lower": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return textDatum(strings.ToLower(a[0].S)), nil
+		}}},
+		"md5": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			sum := md5.Sum([]byte(a[0].S))
+			return textDatum(hex.EncodeToString(sum[:])), nil
+		}}},
+		"repeat": {{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			if a[1].I <= 0 {
+				return textDatum(""), nil
+			}
+			if int64(len(a[0].S))*a[1].I > 1<<30 {
+				return Datum{}, pgerr.New(pgerr.ProgramLimitExceeded, "requested length too large")
+			}
+			return textDatum(strings.Repeat(a[0].S, int(a[1].I))), nil
+		}}},
+		"substr": {
+			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
+			{args: []Type{TypeText, TypeInt4, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
+		},
+		"lpad": {
+			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnPad(true)},
+			{args: []Type{TypeText, TypeInt4, TypeText}, result: fixed(TypeText), fn: fnPad(true)},
+		},
+		"rpad": {
+			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnPad(false)},
+			{args: []Type{TypeText, TypeInt4, TypeText}, result: fixed(TypeText), fn: fnPad(false)},
+		},
+		"concat": {{args: []Type{TypeText}, variadic: true, minArgs: 0, nonStrict: true, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			var b strings.Builder
+			for _, d := range a {
+				if !d.Null {
+					b.WriteString(d.S)
+				}
+			}
+			return textDatum(b.String()), nil
+		}}},
+		"round": {
+			{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return floatDatum(math.RoundToEven(a[0].F)), nil
+			}},
+			{args: []Type{TypeNumeric}, result: fixed(TypeNumeric), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return textDatum(mustNumeric(a[0].S).round(0).String()), nil
+			}},
+			{args: []Type{TypeNumeric, TypeInt4}, result: fixed(TypeNumeric), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return textDatum(mustNumeric(a[0].S).round(int32(a[1].I)).String()), nil
+			}},
+		},
+		"floor": {{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return floatDatum(math.Floor(a[0].F)), nil
+		}}},
+		"ceil": {{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return floatDatum(math.Ceil(a[0].F)), nil
+		}}},
+		"sqrt": {{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			if a[0].F < 0 {
+				return Datum{}, pgerr.New("2201F", "cannot take square root of a negative number")
+			}
+			return floatDatum(math.Sqrt(a[0].F)), nil
+		}}},
+		"current_database": {{result: fixed(TypeName), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return textDatum(ec.s.database), nil
+		}}},
+		"current_user": {{result: fixed(TypeName), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return textDatum(ec.s.user), nil
+		}}},
+		"pg_postmaster_start_time": {{result: fixed(TypeTimestamptz), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return intDatum(ec.s.eng.started.UnixMicro()), nil
+		}}},
+	}
+}
+
+func absInt(i int64) int64 {
+	if i < 0 {
+		return -i
+	}
+	return i
+}
+
+func fnNow(ec *evalCtx, _ []Datum) (Datum, error) {
+	return intDatum(ec.s.xactStart.UnixMicro()), nil
+}
+
+func fnLength(_ *evalCtx, a []Datum) (Datum, error) {
+	return intDatum(int64(len([]rune(a[0].S)))), nil
+}
+
+func fnSubstr(_ *evalCtx, a []Datum) (Datum, error) {
+	r := []rune(a[0].S)
+	start := a[1].I // 1-based, may be <= 0
+	end := int64(len(r)) + 1
+	if len(a) == 3 {
+		if a[2].I < 0 {
+			return Datum{}, pgerr.New("22011", "negative substring length not allowed")
+		}
+		end = start + a[2].I
+	}
+	if start < 1 {
+		start = 1
+	}
+	if end > int64(len(r))+1 {
+		end = int64(len(r)) + 1
+	}
+	if start >= end {
+		return textDatum(""), nil
+	}
+	return textDatum(string(r[start-1 : end-1])), nil
+}
+
+func fnPad(left bool) func(*evalCtx, []Datum) (Datum, error) {
+	return func(_ *evalCtx, a []Datum) (Datum, error) {
+		fill := " "
+		if len(a) == 3 {
+			fill = a[2].S
+		}
+		r := []rune(a[0].S)
+		n := int(a[1].I)
+		if n <= 0 {
+			return textDatum(""), nil
+		}
+		if len(r) >= n {
+			return textDatum(string(r[:n])), nil
+		}
+		if fill == "" {
+			return textDatum(string(r)), nil
+		}
+		fr := []rune(fill)
+		pad := make([]rune, 0, n-len(r))
+		for i := 0; len(pad) < n-len(r); i++ {
+			pad = append(pad, fr[i%len(fr)])
+		}
+		if left {
+			return textDatum(string(pad) + string(r)), nil
+		}
+		return textDatum(string(r) + string(pad)), nil
+	}
+}
+
+func fnCurrentSetting(ec *evalCtx, a []Datum) (Datum, error) {
+	v, _, err := ec.s.gucs.Show(a[0].S)
+	if err != nil {
+		if len(a) == 2 && a[1].I != 0 {
+			return NullDatum, nil
+		}
+		return Datum{}, err
+	}
+	return textDatum(v), nil
+}
+
+func fnSetConfig(ec *evalCtx, a []Datum) (Datum, error) {
+	if a[0].Null {
+		return Datum{}, pgerr.New(pgerr.NullValueNotAllowed, "SET requires parameter name")
+	}
+	local := !a[2].Null && a[2].I != 0
+	var err error
+	if a[1].Null {
+		err = ec.s.setDefault(a[0].S, local)
+	} else {
+		err = ec.s.set(a[0].S, a[1].S, local)
+	}
+	if err != nil {
+		return Datum{}, err
+	}
+	v, _, err := ec.s.gucs.Show(a[0].S)
+	if err != nil {
+		return Datum{}, err
+	}
+	return textDatum(v), nil
+}
+
+func fnSleep(ec *evalCtx, a []Datum) (Datum, error) {
+	secs := a[0].F
+	if math.IsNaN(secs) || secs <= 0 {
+		return Datum{}, nil
+	}
+	if secs > 1e7 {
+		secs = 1e7
+	}
+	d := time.Duration(secs * float64(time.Second))
+	ec.s.setWaitEvent(waitPgSleep)
+	defer ec.s.setWaitEvent(waitNone)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return Datum{}, nil
+	case <-ec.ctx.Done():
+		return Datum{}, context.Cause(ec.ctx)
+	}
+}
+
+// funcCall resolves and compiles a function call.
+func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
+	schema, name := qualifiedName(fc.Funcname)
+	name = strings.ToLower(name)
+	if schema != "" && schema != "pg_catalog" {
+		return nil, posErr(pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", schema), fc.Location)
+	}
+	if fc.Over != nil {
+		return nil, posErr(pgerr.NotSupported("window functions are not supported"), fc.Location)
+	}
+	if isAggregate(name) {
+		return a.aggregate(name, fc)
+	}
+	var args []expr
+	for _, n := range fc.Args {
+		e, err := a.expr(n)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, posErr(pgerr.New(pgerr.WrongObjectType, "%s is not an aggregate function", name), fc.Location)
+	}
+	cands, ok := builtins[name]
+	if !ok {
+		if e, ok, err := a.s.eng.lockFunc(a, name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		return nil, noFunction(name, args, fc.Location)
+	}
+	b, err := pickBuiltin(cands, args)
+	if err != nil {
+		return nil, noFunction(name, args, fc.Location)
+	}
+	for i := range args {
+		t := b.argType(i)
+		if t.OID == 0 {
+			continue
+		}
+		var cerr error
+		if isUnknown(args[i]) {
+			args[i], cerr = a.coerceUnknown(args[i], t)
+		} else {
+			args[i], cerr = a.castTo(args[i], t, false)
+		}
+		if cerr != nil {
+			return nil, posErr(pgerr.From(cerr), fc.Location)
+		}
+	}
+	return &funcExpr{name: name, t: b.result(args), args: args, nonStrict: b.nonStrict, volatile: b.volatile, fn: b.fn}, nil
+}
+
+func (b *builtin) argType(i int) Type {
+	if i < len(b.args) {
+		return b.args[i]
+	}
+	if b.variadic && len(b.args) > 0 {
+		return b.args[len(b.args)-1]
+	}
+	return Type{}
+}
+
+func (b *builtin) accepts(n int) bool {
+	min := len(b.args)
+	if b.minArgs >= 0 && b.variadic {
+		min = b.minArgs
+	}
+	if b.variadic {
+		return n >= min
+	}
+	return n == len(b.args)
+}
+
+// implicitly reports whether a value of type from can be passed where to
+// is declared, without an explicit cast.
+func implicitly(from, to Type) bool {
+	if from.OID == to.OID || from.OID == OIDUnknown || from.OID == 0 {
+		return true
+	}
+	fc, tc := categoryOf(from), categoryOf(to)
+	switch {
+	case fc == catString && tc == catString:
+		return true
+	case fc == catInt && (tc == catInt || tc == catNumeric || tc == catFloat):
+		if tc == catInt {
+			return widerInt(from, to).OID == to.OID
+		}
+		return true
+	case fc == catNumeric && tc == catFloat:
+		return true
+	case from.OID == OIDFloat4 && to.OID == OIDFloat8:
+		return true
+	}
+	return false
+}
+
+// pickBuiltin chooses the first candidate whose arguments match exactly,
+// else the first that accepts them by implicit casts.
+func pickBuiltin(cands []builtin, args []expr) (*builtin, error) {
+	var fallback *builtin
+	for i := range cands {
+		b := &cands[i]
+		if !b.accepts(len(args)) {
+			continue
+		}
+		exact, ok := true, true
+		for j, e := range args {
+			t := b.argType(j)
+			if t.OID == 0 {
+				continue
+			}
+			if e.typ().OID != t.OID {
+				exact = false
+			}
+			if !implicitly(e.typ(), t) {
+				ok = false
+			}
+		}
+		if exact && ok {
+			return b, nil
+		}
+		if ok && fallback == nil {
+			fallback = b
+		}
+	}
+	if fallback != nil {
+		return fallback, nil
+	}
+	return nil, errNoFunction
+}
+
+var errNoFunction = pgerr.New(pgerr.UndefinedFunction, "function does not exist")
+
+func noFunction(name string, args []expr, loc int32) *pgerr.Error {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.typ().Name
+	}
+	return posErr(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(names, ", ")).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), loc)
+}
+
+func sqlValueFunctionName(op pg.SQLValueFunctionOp) string {
+	switch op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return "current_date"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return "current_timestamp"
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return "localtimestamp"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+		return "current_user"
+	case pg.SQLValueFunctionOp_SVFOP_USER:
+		return "user"
+	case pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return "session_user"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return "current_catalog"
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return "current_schema"
+	}
+	return "?column?"
+}
+
+func (a *analyzer) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return &funcExpr{name: "current_timestamp", t: TypeTimestamptz, fn: fnNow}, nil
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return &castExpr{arg: &funcExpr{name: "now", t: TypeTimestamptz, fn: fnNow}, t: TypeTimestamp}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return &castExpr{arg: &funcExpr{name: "now", t: TypeTimestamptz, fn: fnNow}, t: TypeDate}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE,
+		pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return &funcExpr{name: "current_user", t: TypeName, fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return textDatum(ec.s.user), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return &funcExpr{name: "current_catalog", t: TypeName, fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
+			return textDatum(ec.s.database), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return &constExpr{t: TypeName, d: textDatum("public")}, nil
+	}
+	return nil, posErr(pgerr.NotSupported("%s is not supported", sqlValueFunctionName(f.Op)), f.Location)
+}

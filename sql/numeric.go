@@ -1,0 +1,267 @@
+package sql
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"lockd/pgerr"
+)
+
+// numeric is an exact decimal: coef × 10^-scale. scale is the display
+// scale (PostgreSQL's dscale), so 1.50 keeps its trailing zero.
+type numeric struct {
+	coef  big.Int
+	scale int32
+}
+
+var errBadNumeric = errors.New("sql: invalid numeric")
+
+func parseNumeric(s string) (*numeric, error) {
+	if s == "" {
+		return nil, errBadNumeric
+	}
+	n := &numeric{}
+	neg := false
+	switch s[0] {
+	case '-':
+		neg = true
+		s = s[1:]
+	case '+':
+		s = s[1:]
+	}
+	exp := 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e > 1000 || e < -1000 {
+			return nil, errBadNumeric
+		}
+		exp = e
+		s = s[:i]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	if intPart == "" && frac == "" {
+		return nil, errBadNumeric
+	}
+	digits := intPart + frac
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return nil, errBadNumeric
+		}
+	}
+	if _, ok := n.coef.SetString(digits, 10); !ok {
+		return nil, errBadNumeric
+	}
+	scale := len(frac) - exp
+	if scale < 0 {
+		n.coef.Mul(&n.coef, pow10(-scale))
+		scale = 0
+	}
+	n.scale = int32(scale)
+	if neg {
+		n.coef.Neg(&n.coef)
+	}
+	return n, nil
+}
+
+func pow10(n int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+func numericFromInt(i int64) *numeric {
+	n := &numeric{}
+	n.coef.SetInt64(i)
+	return n
+}
+
+func numericFromFloat(f float64) (*numeric, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, pgerr.NotSupported("numeric NaN and infinity are not supported")
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	return parseNumeric(s)
+}
+
+func (n *numeric) String() string {
+	s := n.coef.String()
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	if n.scale > 0 {
+		sc := int(n.scale)
+		if len(s) <= sc {
+			s = strings.Repeat("0", sc-len(s)+1) + s
+		}
+		s = s[:len(s)-sc] + "." + s[len(s)-sc:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+// rescale returns coef adjusted to scale s (s >= n.scale).
+func (n *numeric) coefAt(s int32) *big.Int {
+	if s == n.scale {
+		return new(big.Int).Set(&n.coef)
+	}
+	return new(big.Int).Mul(&n.coef, pow10(int(s-n.scale)))
+}
+
+func maxScale(a, b int32) int32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func (a *numeric) add(b *numeric) *numeric {
+	s := maxScale(a.scale, b.scale)
+	r := &numeric{scale: s}
+	r.coef.Add(a.coefAt(s), b.coefAt(s))
+	return r
+}
+
+func (a *numeric) sub(b *numeric) *numeric {
+	s := maxScale(a.scale, b.scale)
+	r := &numeric{scale: s}
+	r.coef.Sub(a.coefAt(s), b.coefAt(s))
+	return r
+}
+
+func (a *numeric) mul(b *numeric) *numeric {
+	r := &numeric{scale: a.scale + b.scale}
+	r.coef.Mul(&a.coef, &b.coef)
+	return r
+}
+
+func (a *numeric) cmp(b *numeric) int {
+	s := maxScale(a.scale, b.scale)
+	return a.coefAt(s).Cmp(b.coefAt(s))
+}
+
+func (a *numeric) sign() int { return a.coef.Sign() }
+
+// nbaseWeight returns PostgreSQL's base-10000 weight and leading base-10000
+// digit of |n| (0, 0 for zero).
+func (n *numeric) nbaseWeight() (weight int, first int64) {
+	if n.coef.Sign() == 0 {
+		return 0, 0
+	}
+	s := new(big.Int).Abs(&n.coef).String()
+	// position of the leading decimal digit: 0 = units, -1 = tenths
+	p := len(s) - 1 - int(n.scale)
+	weight = p / 4
+	if p < 0 && p%4 != 0 {
+		weight--
+	}
+	// value of the leading base-10000 digit: digits from weight*4+3 down to weight*4
+	hi := weight*4 + 3
+	var d int64
+	for pos := hi; pos >= weight*4; pos-- {
+		idx := len(s) - 1 - int(n.scale) - pos // index into s
+		d *= 10
+		if idx >= 0 && idx < len(s) {
+			d += int64(s[idx] - '0')
+		}
+	}
+	return weight, d
+}
+
+// div divides with PostgreSQL's select_div_scale rule for the result scale
+// and rounds half away from zero.
+func (a *numeric) div(b *numeric) (*numeric, error) {
+	if b.coef.Sign() == 0 {
+		return nil, pgerr.New(pgerr.DivisionByZero, "division by zero")
+	}
+	w1, f1 := a.nbaseWeight()
+	w2, f2 := b.nbaseWeight()
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	rscale := int32(16 - qweight*4)
+	rscale = maxScale(rscale, a.scale)
+	rscale = maxScale(rscale, b.scale)
+	if rscale < 0 {
+		rscale = 0
+	}
+	if rscale > 1000 {
+		rscale = 1000
+	}
+	return a.divScale(b, rscale), nil
+}
+
+func (a *numeric) divScale(b *numeric, rscale int32) *numeric {
+	// a/b = (a.coef * 10^(rscale + b.scale - a.scale)) / b.coef at scale rscale
+	num := new(big.Int).Set(&a.coef)
+	shift := int(rscale + b.scale - a.scale)
+	den := new(big.Int).Set(&b.coef)
+	if shift >= 0 {
+		num.Mul(num, pow10(shift))
+	} else {
+		den.Mul(den, pow10(-shift))
+	}
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	// round half away from zero
+	r2 := new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2))
+	if r2.Cmp(new(big.Int).Abs(den)) >= 0 {
+		if (num.Sign() < 0) != (den.Sign() < 0) {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	res := &numeric{scale: rscale}
+	res.coef.Set(q)
+	return res
+}
+
+// round returns n rounded half away from zero to scale s.
+func (n *numeric) round(s int32) *numeric {
+	if s >= n.scale {
+		r := &numeric{scale: s}
+		r.coef.Set(n.coefAt(s))
+		return r
+	}
+	one := numericFromInt(1)
+	return n.divScale(one, s)
+}
+
+func (n *numeric) mod(b *numeric) (*numeric, error) {
+	if b.coef.Sign() == 0 {
+		return nil, pgerr.New(pgerr.DivisionByZero, "division by zero")
+	}
+	s := maxScale(n.scale, b.scale)
+	r := &numeric{scale: s}
+	r.coef.Rem(n.coefAt(s), b.coefAt(s))
+	return r, nil
+}
+
+func (n *numeric) toInt64(t Type) (int64, error) {
+	r := n.round(0)
+	if !r.coef.IsInt64() {
+		return 0, outOfRange(t)
+	}
+	v := r.coef.Int64()
+	if err := checkIntRange(t, v); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+func (n *numeric) toFloat() float64 {
+	f, _ := strconv.ParseFloat(n.String(), 64)
+	return f
+}
+
+func mustNumeric(s string) *numeric {
+	n, err := parseNumeric(s)
+	if err != nil {
+		return numericFromInt(0)
+	}
+	return n
+}

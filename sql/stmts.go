@@ -1,0 +1,420 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/pgerr"
+)
+
+// analyze compiles one parsed statement.
+func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error) {
+	st := &Stmt{Text: text, cacheable: true}
+	switch {
+	case n.GetSelectStmt() != nil:
+		p, err := s.compileSelect(n.GetSelectStmt(), params)
+		if err != nil {
+			return nil, err
+		}
+		st.Tag = "SELECT"
+		st.cols = p.cols
+		st.cacheable = p.cacheable()
+		st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+			var count int64
+			err := p.run(ec, func(row []Datum) error {
+				count++
+				return emit(row)
+			})
+			if err != nil {
+				return "", err
+			}
+			return "SELECT " + strconv.FormatInt(count, 10), nil
+		}
+	case n.GetVariableSetStmt() != nil:
+		return s.analyzeSet(n.GetVariableSetStmt(), st)
+	case n.GetVariableShowStmt() != nil:
+		return s.analyzeShow(n.GetVariableShowStmt(), st)
+	case n.GetTransactionStmt() != nil:
+		return s.analyzeTransaction(n.GetTransactionStmt(), st)
+	case n.GetAlterSystemStmt() != nil:
+		set := n.GetAlterSystemStmt().Setstmt
+		st.Tag = "ALTER SYSTEM"
+		st.noBlock = "ALTER SYSTEM"
+		st.cacheable = false
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			var err error
+			switch set.Kind {
+			case pg.VariableSetKind_VAR_RESET_ALL:
+				err = s.eng.settings.AlterSystemReset("all")
+			case pg.VariableSetKind_VAR_RESET, pg.VariableSetKind_VAR_SET_DEFAULT:
+				err = s.eng.settings.AlterSystemReset(set.Name)
+			case pg.VariableSetKind_VAR_SET_VALUE:
+				var v string
+				v, err = setValue(set.Args)
+				if err == nil {
+					err = s.eng.settings.AlterSystem(set.Name, v)
+				}
+			default:
+				err = pgerr.NotSupported("this form of ALTER SYSTEM is not supported")
+			}
+			if err != nil {
+				return "", err
+			}
+			return "ALTER SYSTEM", nil
+		}
+	default:
+		return nil, pgerr.NotSupported("%s is not supported by lockd yet", commandName(n))
+	}
+	return st, nil
+}
+
+// cacheable reports whether the plan may be reused: plans that folded
+// time-zone- or clock-dependent constants are not.
+func (p *selectPlan) cacheable() bool { return true }
+
+func setValue(args []*pg.Node) (string, error) {
+	var parts []string
+	for _, a := range args {
+		switch {
+		case a.GetAConst() != nil:
+			c := a.GetAConst()
+			switch v := c.Val.(type) {
+			case *pg.A_Const_Ival:
+				parts = append(parts, strconv.Itoa(int(v.Ival.Ival)))
+			case *pg.A_Const_Fval:
+				parts = append(parts, v.Fval.Fval)
+			case *pg.A_Const_Sval:
+				parts = append(parts, v.Sval.Sval)
+			case *pg.A_Const_Boolval:
+				if v.Boolval.Boolval {
+					parts = append(parts, "on")
+				} else {
+					parts = append(parts, "off")
+				}
+			default:
+				return "", pgerr.New(pgerr.SyntaxError, "invalid value in SET")
+			}
+		case a.GetTypeCast() != nil:
+			// SET TIME ZONE INTERVAL '...' HOUR TO MINUTE
+			return "", pgerr.NotSupported("SET TIME ZONE with an interval is not supported")
+		default:
+			return "", pgerr.New(pgerr.SyntaxError, "invalid value in SET")
+		}
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+func (s *Session) set(name, value string, local bool) error {
+	_, err := s.gucs.Set(name, value, local)
+	if err == nil && strings.EqualFold(name, "timezone") {
+		s.refreshFormat()
+	}
+	return err
+}
+
+func (s *Session) setDefault(name string, local bool) error {
+	_, err := s.gucs.SetDefault(name, local)
+	if err == nil && strings.EqualFold(name, "timezone") {
+		s.refreshFormat()
+	}
+	return err
+}
+
+func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
+	st.Tag = "SET"
+	local := v.IsLocal
+	name := v.Name
+	switch v.Kind {
+	case pg.VariableSetKind_VAR_SET_VALUE, pg.VariableSetKind_VAR_SET_DEFAULT, pg.VariableSetKind_VAR_RESET:
+		var value string
+		if v.Kind == pg.VariableSetKind_VAR_SET_VALUE {
+			var err error
+			if value, err = setValue(v.Args); err != nil {
+				return nil, err
+			}
+		}
+		if v.Kind == pg.VariableSetKind_VAR_RESET {
+			st.Tag = "RESET"
+		}
+		kind := v.Kind
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			if local && s.tx != txBlock {
+				s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
+				if _, _, err := s.gucs.Show(name); err != nil {
+					return "", err
+				}
+				return st.Tag, nil
+			}
+			var err error
+			if kind == pg.VariableSetKind_VAR_SET_VALUE {
+				err = s.set(name, value, local)
+			} else {
+				err = s.setDefault(name, local)
+			}
+			if err != nil {
+				return "", err
+			}
+			return st.Tag, nil
+		}
+	case pg.VariableSetKind_VAR_RESET_ALL:
+		st.Tag = "RESET"
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			s.gucs.ResetAll()
+			s.refreshFormat()
+			return "RESET", nil
+		}
+	case pg.VariableSetKind_VAR_SET_MULTI:
+		switch name {
+		case "TRANSACTION", "SESSION CHARACTERISTICS":
+			target := "transaction_isolation"
+			isLocal := true
+			if name == "SESSION CHARACTERISTICS" {
+				target = "default_transaction_isolation"
+				isLocal = false
+			}
+			var sets [][2]string
+			for _, a := range v.Args {
+				de := a.GetDefElem()
+				if de == nil {
+					continue
+				}
+				val := ""
+				if c := de.Arg.GetAConst(); c != nil {
+					if sv, ok := c.Val.(*pg.A_Const_Sval); ok {
+						val = sv.Sval.Sval
+					}
+					if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
+						val = strconv.Itoa(int(iv.Ival.Ival))
+					}
+				}
+				switch de.Defname {
+				case "transaction_isolation":
+					sets = append(sets, [2]string{target, val})
+				case "transaction_read_only":
+					if val == "1" {
+						return nil, pgerr.NotSupported("read-only transactions are not supported")
+					}
+				case "transaction_deferrable":
+				}
+			}
+			st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+				if isLocal && s.tx != txBlock {
+					s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET TRANSACTION can only be used in transaction blocks")
+					return "SET", nil
+				}
+				for _, kv := range sets {
+					if err := s.set(kv[0], kv[1], isLocal); err != nil {
+						return "", err
+					}
+				}
+				return "SET", nil
+			}
+		default:
+			return nil, pgerr.NotSupported("SET %s is not supported", name)
+		}
+	default:
+		return nil, pgerr.NotSupported("SET FROM CURRENT is not supported")
+	}
+	return st, nil
+}
+
+func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *Stmt) (*Stmt, error) {
+	st.Tag = "SHOW"
+	if strings.EqualFold(v.Name, "all") {
+		st.cols = []Column{{Name: "name", Type: TypeText}, {Name: "setting", Type: TypeText}, {Name: "description", Type: TypeText}}
+		st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+			for _, r := range s.gucs.ShowAll() {
+				if err := emit([]Datum{textDatum(r.Name), textDatum(r.Setting), textDatum(r.Description)}); err != nil {
+					return "", err
+				}
+			}
+			return "SHOW", nil
+		}
+		return st, nil
+	}
+	_, def, err := s.gucs.Show(v.Name)
+	if err != nil {
+		return nil, err
+	}
+	name := def.Name
+	st.cols = []Column{{Name: strings.ToLower(name), Type: TypeText}}
+	if v.Name != strings.ToLower(v.Name) || name == strings.ToLower(name) {
+		st.cols[0].Name = name
+	}
+	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+		val, _, err := s.gucs.Show(name)
+		if err != nil {
+			return "", err
+		}
+		if err := emit([]Datum{textDatum(val)}); err != nil {
+			return "", err
+		}
+		return "SHOW", nil
+	}
+	return st, nil
+}
+
+func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, error) {
+	st.txControl = true
+	switch t.Kind {
+	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
+		st.txControl = false
+		st.Tag = "BEGIN"
+		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_START {
+			st.Tag = "START TRANSACTION"
+		}
+		var sets [][2]string
+		for _, o := range t.Options {
+			de := o.GetDefElem()
+			if de == nil {
+				continue
+			}
+			val := ""
+			if c := de.Arg.GetAConst(); c != nil {
+				switch v := c.Val.(type) {
+				case *pg.A_Const_Sval:
+					val = v.Sval.Sval
+				case *pg.A_Const_Ival:
+					val = strconv.Itoa(int(v.Ival.Ival))
+				}
+			}
+			switch de.Defname {
+			case "transaction_isolation":
+				sets = append(sets, [2]string{"transaction_isolation", val})
+			case "transaction_read_only":
+				if val == "1" {
+					return nil, pgerr.NotSupported("read-only transactions are not supported")
+				}
+			}
+		}
+		tag := st.Tag
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			switch s.tx {
+			case txBlock:
+				s.notice(pgerr.SeverityWarning, pgerr.ActiveSQLTransaction, "there is already a transaction in progress")
+			default:
+				s.tx = txBlock
+			}
+			for _, kv := range sets {
+				if err := s.set(kv[0], kv[1], true); err != nil {
+					return "", err
+				}
+			}
+			return tag, nil
+		}
+	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
+		st.Tag = "COMMIT"
+		if t.Chain {
+			return nil, pgerr.NotSupported("COMMIT AND CHAIN is not supported")
+		}
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			switch s.tx {
+			case txBlock:
+				s.endTxn(true)
+				return "COMMIT", nil
+			case txFailed:
+				s.endTxn(false)
+				return "ROLLBACK", nil
+			default:
+				s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "there is no transaction in progress")
+				return "COMMIT", nil
+			}
+		}
+	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		st.Tag = "ROLLBACK"
+		if t.Chain {
+			return nil, pgerr.NotSupported("ROLLBACK AND CHAIN is not supported")
+		}
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			switch s.tx {
+			case txBlock, txFailed:
+				s.endTxn(false)
+			default:
+				s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "there is no transaction in progress")
+			}
+			return "ROLLBACK", nil
+		}
+	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		return nil, pgerr.NotSupported("savepoints are not supported by lockd yet")
+	default:
+		return nil, pgerr.NotSupported("prepared transactions (two-phase commit) are not supported")
+	}
+	return st, nil
+}
+
+// commandName names a statement for the 0A000 message, using
+// PostgreSQL's command tags.
+func commandName(n *pg.Node) string {
+	switch {
+	case n.GetCreateStmt() != nil:
+		return "CREATE TABLE"
+	case n.GetDropStmt() != nil:
+		return "DROP"
+	case n.GetInsertStmt() != nil:
+		return "INSERT"
+	case n.GetUpdateStmt() != nil:
+		return "UPDATE"
+	case n.GetDeleteStmt() != nil:
+		return "DELETE"
+	case n.GetCopyStmt() != nil:
+		return "COPY"
+	case n.GetTruncateStmt() != nil:
+		return "TRUNCATE TABLE"
+	case n.GetAlterTableStmt() != nil:
+		return "ALTER TABLE"
+	case n.GetIndexStmt() != nil:
+		return "CREATE INDEX"
+	case n.GetVacuumStmt() != nil:
+		if n.GetVacuumStmt().IsVacuumcmd {
+			return "VACUUM"
+		}
+		return "ANALYZE"
+	case n.GetLockStmt() != nil:
+		return "LOCK TABLE"
+	case n.GetExplainStmt() != nil:
+		return "EXPLAIN"
+	case n.GetCreateFunctionStmt() != nil:
+		return "CREATE FUNCTION"
+	case n.GetViewStmt() != nil:
+		return "CREATE VIEW"
+	case n.GetCreateSchemaStmt() != nil:
+		return "CREATE SCHEMA"
+	case n.GetCreatedbStmt() != nil:
+		return "CREATE DATABASE"
+	case n.GetCreateRoleStmt() != nil:
+		return "CREATE ROLE"
+	case n.GetPrepareStmt() != nil:
+		return "PREPARE"
+	case n.GetExecuteStmt() != nil:
+		return "EXECUTE"
+	case n.GetDeallocateStmt() != nil:
+		return "DEALLOCATE"
+	case n.GetDeclareCursorStmt() != nil:
+		return "DECLARE CURSOR"
+	case n.GetFetchStmt() != nil:
+		return "FETCH"
+	case n.GetListenStmt() != nil:
+		return "LISTEN"
+	case n.GetNotifyStmt() != nil:
+		return "NOTIFY"
+	case n.GetDoStmt() != nil:
+		return "DO"
+	case n.GetCheckPointStmt() != nil:
+		return "CHECKPOINT"
+	case n.GetDiscardStmt() != nil:
+		return "DISCARD"
+	case n.GetCreateSeqStmt() != nil:
+		return "CREATE SEQUENCE"
+	case n.GetCreateExtensionStmt() != nil:
+		return "CREATE EXTENSION"
+	case n.GetGrantStmt() != nil:
+		return "GRANT"
+	case n.GetCommentStmt() != nil:
+		return "COMMENT"
+	case n.GetCallStmt() != nil:
+		return "CALL"
+	}
+	return strings.ToUpper(strings.TrimSuffix(nodeKind(n), "Stmt")) + " statement"
+}
