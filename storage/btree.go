@@ -1,0 +1,239 @@
+package storage
+
+import "bytes"
+
+// btree is an in-memory B+tree of (key, TID) entries, ordered by key
+// (bytes.Compare) then TID, so duplicate keys are allowed and every entry
+// is unique. Leaves are linked left to right for range scans. Deletion
+// removes entries without rebalancing (nodes may become empty; separators
+// stay valid lower bounds), as PostgreSQL's B-tree also never merges pages
+// on delete (it deletes whole empty pages in VACUUM).
+//
+// A btree is not safe for concurrent use; index guards it with an LWLock.
+type btree struct {
+	root   *btNode
+	count  int
+	nbytes int64 // key bytes + per-entry overhead, for IndexPages
+}
+
+const (
+	btMaxEntries = 128
+	btEntryCost  = 16 // on-disk-ish overhead per entry (TID + item pointer)
+)
+
+type btEntry struct {
+	key []byte
+	tid TID
+}
+
+type btNode struct {
+	leaf     bool
+	entries  []btEntry // leaf: data entries; internal: separators (len(children)-1)
+	children []*btNode
+	next     *btNode // leaves only
+}
+
+func compareEntry(key []byte, tid TID, e *btEntry) int {
+	if c := bytes.Compare(key, e.key); c != 0 {
+		return c
+	}
+	return tidCompare(tid, e.tid)
+}
+
+func newBtree() *btree { return &btree{root: &btNode{leaf: true}} }
+
+// childFor returns the index of the child of internal node n that may hold
+// (key, tid): the number of separators ≤ it.
+func (n *btNode) childFor(key []byte, tid TID) int {
+	lo, hi := 0, len(n.entries)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if compareEntry(key, tid, &n.entries[m]) >= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// lowerBound is the first position in leaf n with entry ≥ (key, tid).
+func (n *btNode) lowerBound(key []byte, tid TID) int {
+	lo, hi := 0, len(n.entries)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if compareEntry(key, tid, &n.entries[m]) > 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// seek returns the leaf and position of the first entry ≥ (key, tid).
+func (t *btree) seek(key []byte, tid TID) (*btNode, int) {
+	n := t.root
+	for !n.leaf {
+		n = n.children[n.childFor(key, tid)]
+	}
+	return n, n.lowerBound(key, tid)
+}
+
+// first returns the leftmost leaf.
+func (t *btree) first() *btNode {
+	n := t.root
+	for !n.leaf {
+		n = n.children[0]
+	}
+	return n
+}
+
+// insert adds (key, tid); the key is copied. Returns false if present.
+func (t *btree) insert(key []byte, tid TID) bool {
+	sep, right, ok := t.insertAt(t.root, key, tid)
+	if !ok {
+		return false
+	}
+	if right != nil {
+		t.root = &btNode{entries: []btEntry{sep}, children: []*btNode{t.root, right}}
+	}
+	t.count++
+	t.nbytes += int64(len(key) + btEntryCost)
+	return true
+}
+
+func (t *btree) insertAt(n *btNode, key []byte, tid TID) (sep btEntry, right *btNode, ok bool) {
+	if n.leaf {
+		i := n.lowerBound(key, tid)
+		if i < len(n.entries) && compareEntry(key, tid, &n.entries[i]) == 0 {
+			return btEntry{}, nil, false
+		}
+		e := btEntry{key: append([]byte(nil), key...), tid: tid}
+		n.entries = append(n.entries, btEntry{})
+		copy(n.entries[i+1:], n.entries[i:])
+		n.entries[i] = e
+		if len(n.entries) <= btMaxEntries {
+			return btEntry{}, nil, true
+		}
+		half := len(n.entries) / 2
+		r := &btNode{leaf: true, entries: make([]btEntry, len(n.entries)-half, btMaxEntries+1), next: n.next}
+		copy(r.entries, n.entries[half:])
+		clear(n.entries[half:])
+		n.entries = n.entries[:half]
+		n.next = r
+		return r.entries[0], r, true
+	}
+	ci := n.childFor(key, tid)
+	sep, right, ok = t.insertAt(n.children[ci], key, tid)
+	if !ok || right == nil {
+		return btEntry{}, nil, ok
+	}
+	n.entries = append(n.entries, btEntry{})
+	copy(n.entries[ci+1:], n.entries[ci:])
+	n.entries[ci] = sep
+	n.children = append(n.children, nil)
+	copy(n.children[ci+2:], n.children[ci+1:])
+	n.children[ci+1] = right
+	if len(n.children) <= btMaxEntries {
+		return btEntry{}, nil, true
+	}
+	// split internal node: children [0,half) stay, [half,..) move; the
+	// separator between them moves up.
+	half := len(n.children) / 2
+	r := &btNode{
+		entries:  append(make([]btEntry, 0, btMaxEntries), n.entries[half:]...),
+		children: append(make([]*btNode, 0, btMaxEntries+1), n.children[half:]...),
+	}
+	up := n.entries[half-1]
+	clear(n.entries[half-1:])
+	n.entries = n.entries[:half-1]
+	clear(n.children[half:])
+	n.children = n.children[:half]
+	return up, r, true
+}
+
+// delete removes (key, tid); false if absent.
+func (t *btree) delete(key []byte, tid TID) bool {
+	n, i := t.seek(key, tid)
+	for n != nil && i >= len(n.entries) {
+		n, i = n.next, 0
+	}
+	if n == nil || compareEntry(key, tid, &n.entries[i]) != 0 {
+		return false
+	}
+	t.removeAt(n, i)
+	return true
+}
+
+func (t *btree) removeAt(n *btNode, i int) {
+	t.nbytes -= int64(len(n.entries[i].key) + btEntryCost)
+	copy(n.entries[i:], n.entries[i+1:])
+	n.entries[len(n.entries)-1] = btEntry{}
+	n.entries = n.entries[:len(n.entries)-1]
+	t.count--
+}
+
+// ascend calls fn for entries from the first ≥ (key, tid) (or the very
+// first if key is nil) while fn returns true.
+func (t *btree) ascend(key []byte, tid TID, fn func(e *btEntry) bool) {
+	var n *btNode
+	i := 0
+	if key == nil {
+		n = t.first()
+	} else {
+		n, i = t.seek(key, tid)
+	}
+	for n != nil {
+		for ; i < len(n.entries); i++ {
+			if !fn(&n.entries[i]) {
+				return
+			}
+		}
+		n, i = n.next, 0
+	}
+}
+
+// build makes a tree from entries sorted in (key, tid) order, packing
+// leaves (bulk load, for Open).
+func buildBtree(entries []btEntry) *btree {
+	t := &btree{count: len(entries)}
+	if len(entries) == 0 {
+		t.root = &btNode{leaf: true}
+		return t
+	}
+	per := btMaxEntries * 3 / 4
+	var level []*btNode
+	var mins []btEntry
+	var prev *btNode
+	for i := 0; i < len(entries); i += per {
+		j := min(i+per, len(entries))
+		n := &btNode{leaf: true, entries: make([]btEntry, j-i, btMaxEntries+1)}
+		copy(n.entries, entries[i:j])
+		for _, e := range n.entries {
+			t.nbytes += int64(len(e.key) + btEntryCost)
+		}
+		if prev != nil {
+			prev.next = n
+		}
+		prev = n
+		level = append(level, n)
+		mins = append(mins, n.entries[0])
+	}
+	for len(level) > 1 {
+		var up []*btNode
+		var upMins []btEntry
+		for i := 0; i < len(level); i += per {
+			j := min(i+per, len(level))
+			n := &btNode{
+				children: append(make([]*btNode, 0, btMaxEntries+1), level[i:j]...),
+				entries:  append(make([]btEntry, 0, btMaxEntries), mins[i+1:j]...),
+			}
+			up = append(up, n)
+			upMins = append(upMins, mins[i])
+		}
+		level, mins = up, upMins
+	}
+	t.root = level[0]
+	return t
+}

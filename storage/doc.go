@@ -1,0 +1,68 @@
+// Package storage owns lockd's on-disk data and its caching: relation files
+// of 8 kB pages (DataDir/base/<RelID>), the shared buffer pool, heap pages
+// and tuples (PostgreSQL's page layout: page header, line pointers growing
+// down, tuples growing up; tuples carry xmin, xmax, cmin, cmax, a ctid and
+// flags, followed by opaque data bytes made by the SQL layer), the free
+// space map, relation extension, lazy VACUUM, and B-tree indexes mapping
+// memcmp-ordered keys to tuple ids.
+//
+// # What it must not do
+//
+// storage imports only the standard library, lockd/locks, lockd/txn and
+// lockd/pgerr. It knows nothing of SQL (tuple data and index keys are
+// opaque bytes), of catalogs (relations are bare RelIDs) or of settings
+// (sizes come in Config; future extension strategies through setters). It
+// does not decide visibility itself — txn.Txn.Visible, SatisfiesUpdate and
+// txn.Manager.SatisfiesVacuum do — and it takes no heavyweight lock except
+// the relation extension lock: relation-level locks (RowExclusiveLock for
+// DML, AccessExclusiveLock for DROP/TRUNCATE, ShareUpdateExclusiveLock for
+// VACUUM) and waits for other transactions (Txn.WaitFor after an
+// UpdateOutcome of TMBeingModified) are the caller's job. It does not log in
+// steady state and keeps its counters per backend (Stats sums them).
+//
+// # Durability
+//
+// There is no write-ahead log. Checkpoint (called by the server every
+// checkpoint_timeout and at shutdown, and by Close) writes every dirty
+// buffer, fsyncs the relation files and persists the free space maps and
+// indexes. A crash loses every change made since the last completed
+// checkpoint — and, because evicted pages reach the files between
+// checkpoints, may leave heap files, indexes and free space maps mutually
+// inconsistent. Only a clean shutdown (Close) is safe, as DESIGN.md says
+// until a WAL exists.
+//
+// # Concurrency contract
+//
+// A Store is shared by all sessions; every method is safe for concurrent
+// use. Methods taking a *locks.Proc must be called from that Proc's
+// goroutine (its per-backend state — insertion target blocks, scratch
+// headers, counters — is indexed by p.Number()); p may be nil for callers
+// without a backend (checkpointer), which then share an overflow slot.
+// Locking follows PostgreSQL:
+//
+//   - BufferMapping LWLocks (128 partitions): shared to look a page up,
+//     exclusive to insert or evict a mapping.
+//   - BufferContent LWLock per buffer: shared to read a page, exclusive to
+//     change it; a cleanup lock (exclusive + the only pin) to move tuples
+//     (VACUUM). Hint bits are set under a shared lock, atomically.
+//   - Pins: a pinned buffer is never evicted and its tuples never move.
+//     Fetch and Scan callbacks run with the page pinned but unlocked, so
+//     they may call back into the Store (even for the same page); the data
+//     slice they get is valid only until they return.
+//   - Relation extension lock (heavyweight, ExtendTag(DatabaseOID, rel),
+//     ExclusiveLock): held only while pages are added; see extend.go.
+//   - One LWLock per index (tranche BufferContent): shared for lookups and
+//     range scans, exclusive for changes. IndexLookup/IndexRange callbacks
+//     run under it and must not call back into the same index.
+//   - No buffer LWLock is held while waiting for a heavyweight lock, and
+//     two buffers of one relation are locked in block order.
+//
+// DDL methods (CreateRelation, DropRelation, TruncateRelation and the index
+// ones) expect the caller to hold the relation lock PostgreSQL holds; they
+// wait out only transient pins (checkpoint, eviction).
+//
+// See bufmgr.go for the buffer pool design, extend.go for the extension
+// path, fsm.go for the free space map, vacuum.go for VACUUM and index.go for
+// the indexes; docs/storage.md summarises it all with the differences from
+// PostgreSQL.
+package storage

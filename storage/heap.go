@@ -1,0 +1,423 @@
+package storage
+
+import (
+	"context"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/txn"
+)
+
+// Heap access (PostgreSQL's heapam.c): insert, fetch, sequential scan,
+// update and delete of tuples carrying xmin/xmax/cmin/cmax and a ctid.
+//
+// Locking follows PostgreSQL: a page is read under its buffer content lock
+// in shared mode and changed under it in exclusive mode; visibility hint
+// bits found while reading are written back under the shared lock (see
+// flagsWord) and the buffer is marked dirty. Callbacks (Fetch, Scan) run
+// with the page pinned but NOT locked, as PostgreSQL's page-at-a-time scans
+// return tuples: the data slice stays valid until the callback returns,
+// because tuples are moved only under a cleanup lock, which a pin blocks.
+// A callback may therefore call back into the Store, even for the same
+// page (e.g. Update the tuple it was handed), but must not retain data.
+
+// UpdateOutcome reports what Update, Delete or LockTuple did.
+type UpdateOutcome struct {
+	// Result is txn.TMOk when the tuple was changed. Otherwise nothing was
+	// changed, and the caller acts as heap_update's callers do: on
+	// TMBeingModified wait for WaitXid (Txn.WaitFor) and retry; on
+	// TMUpdated a READ COMMITTED caller follows NextTID (checking that the
+	// version there has xmin == this version's xmax) and a REPEATABLE READ
+	// caller fails with 40001; TMDeleted: the row is gone; TMSelfModified
+	// and TMInvisible: skip the row.
+	Result txn.UpdateResult
+	// NewTID is the new version's TID (Update with TMOk).
+	NewTID TID
+	// WaitXid is the transaction to wait for (TMBeingModified) or the
+	// tuple's xmax (TMUpdated, TMDeleted, TMSelfModified).
+	WaitXid txn.Xid
+	// NextTID is the tuple's ctid: the next version for TMUpdated, the
+	// tuple itself for TMDeleted.
+	NextTID TID
+}
+
+func errRowTooBig(n int) error {
+	return pgerr.New(pgerr.ProgramLimitExceeded, "row is too big: size %d, maximum size %d",
+		n+tupleHeaderSize, MaxTupleSize)
+}
+
+func errRelationTooLarge(r *relation) error {
+	return pgerr.New(pgerr.ProgramLimitExceeded, "cannot extend relation %d beyond %d blocks", r.id, InvalidBlock)
+}
+
+// xidOf returns t's xid, assigning one if it has none yet.
+func xidOf(t *txn.Txn) (txn.Xid, error) {
+	if x := t.Xid(); x.IsValid() {
+		return x, nil
+	}
+	return t.AssignXid()
+}
+
+// Insert stores data as a new tuple of rel (heap_insert) with xmin =
+// t.Xid() (assigned if t has none) and cmin = t.CommandID(). It finds a
+// page with room through the free space map, filling pages only to
+// fillfactor percent (0 means 100), or extends the relation.
+func (s *Store) Insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, data []byte, fillfactor int) (TID, error) {
+	if len(data) > MaxTupleData {
+		return TID{}, errRowTooBig(len(data))
+	}
+	r, err := s.relation(rel)
+	if err != nil {
+		return TID{}, err
+	}
+	xid, err := xidOf(t)
+	if err != nil {
+		return TID{}, err
+	}
+	b, shared := s.backend(p)
+	id, blk, err := s.getBufferForTuple(ctx, p, b, shared, r, tupleSpace(len(data)), fillfactor)
+	if err != nil {
+		return TID{}, err
+	}
+	d := s.pool.desc(id)
+	h := txn.TupleHeader{Xmin: xid, Cmin: t.CommandID(), Flags: txn.XmaxInvalid}
+	off := s.pool.page(id).addTuple(&h, true, TID{Block: blk}, data)
+	d.setFlags(bmDirty)
+	d.content.Release(p)
+	d.unpin()
+	if off == 0 {
+		panic("storage: tuple did not fit a page with enough free space")
+	}
+	return TID{Block: blk, Offset: uint16(off)}, nil
+}
+
+// writeHints ORs hint bits found by a visibility check back into the page
+// and marks the buffer dirty (SetHintBits + MarkBufferDirtyHint). Safe under
+// a shared content lock.
+func writeHints(d *bufferDesc, tup []byte, before, after uint16) {
+	if after&^before != 0 {
+		flagsWord(tup).Or(uint32(after &^ before))
+		d.setFlags(bmDirty)
+	}
+}
+
+// Fetch looks up the tuple at tid (heap_fetch). If it is visible to t's
+// current snapshot it calls fn with its header (a copy) and data and
+// returns true. fn runs with the page pinned, unlocked; data is valid only
+// during fn. A TID past the end of the relation, or naming no tuple, is
+// simply not visible.
+func (s *Store) Fetch(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, fn func(h *txn.TupleHeader, data []byte)) (visible bool, err error) {
+	return s.fetchCtid(p, rel, tid, t, nil, fn)
+}
+
+// FetchAny calls fn for the tuple at tid whatever its visibility (for
+// following update chains and unique checks with Txn.SatisfiesDirty); it
+// returns false if tid names no tuple.
+func (s *Store) FetchAny(p *locks.Proc, rel RelID, tid TID, fn func(h *txn.TupleHeader, ctid TID, data []byte)) (bool, error) {
+	var ctid TID
+	return s.fetchCtid(p, rel, tid, nil, &ctid, func(h *txn.TupleHeader, data []byte) { fn(h, ctid, data) })
+}
+
+// fetchCtid fetches tid; t == nil means "any visibility".
+func (s *Store) fetchCtid(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, ctid *TID, fn func(h *txn.TupleHeader, data []byte)) (bool, error) {
+	r, err := s.relation(rel)
+	if err != nil {
+		return false, err
+	}
+	if tid.Block >= r.nblocks.Load() || tid.Offset == 0 {
+		return false, nil
+	}
+	b, shared := s.backend(p)
+	id, err := s.readBuffer(p, &b.stats, r, tid.Block)
+	if err != nil {
+		return false, err
+	}
+	d := s.pool.desc(id)
+	defer d.unpin()
+	d.content.Acquire(p, locks.LWShared)
+	tup := s.pool.page(id).tuple(int(tid.Offset))
+	if tup == nil {
+		d.content.Release(p)
+		return false, nil
+	}
+	var h *txn.TupleHeader
+	if !shared && b.hdrDepth < len(b.hdrs) {
+		h = &b.hdrs[b.hdrDepth]
+		b.hdrDepth++
+		defer func() { b.hdrDepth-- }()
+	} else {
+		h = new(txn.TupleHeader)
+	}
+	readHeader(tup, h)
+	before := h.Flags
+	vis := t == nil || t.Visible(h)
+	writeHints(d, tup, before, h.Flags)
+	if ctid != nil {
+		*ctid = tupleCtid(tup)
+	}
+	d.content.Release(p)
+	if vis && fn != nil {
+		fn(h, tupleData(tup))
+	}
+	return vis, nil
+}
+
+// visibleItem is a tuple a scan found visible on the current page.
+type visibleItem struct {
+	off, start, length uint16
+}
+
+// Scan calls fn for every tuple of rel visible to t (a sequential scan,
+// heapgetpage page-at-a-time mode), in TID order. Pages are those that
+// existed when the scan started. Each page is read under its content lock
+// (shared), then fn is called for its visible tuples with the page pinned
+// but unlocked: data is valid only during fn and must be copied to be
+// kept; fn may call back into the Store. An error from fn stops the scan
+// and is returned; ctx is checked at every page.
+func (s *Store) Scan(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, fn func(tid TID, data []byte) error) error {
+	r, err := s.relation(rel)
+	if err != nil {
+		return err
+	}
+	b, _ := s.backend(p)
+	n := r.nblocks.Load()
+	for blk := uint32(0); blk < n; blk++ {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		if err := s.scanPage(p, &b.stats, t, r, blk, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relation, blk uint32, fn func(tid TID, data []byte) error) error {
+	id, err := s.readBuffer(p, st, r, blk)
+	if err != nil {
+		return err
+	}
+	d := s.pool.desc(id)
+	defer d.unpin()
+	pg := s.pool.page(id)
+	var items [maxTuplesPerPage]visibleItem
+	n := 0
+	d.content.Acquire(p, locks.LWShared)
+	nline := pg.maxOffset()
+	var h txn.TupleHeader
+	for off := 1; off <= nline; off++ {
+		o, f, l := pg.itemID(off)
+		if f != lpNormal {
+			continue
+		}
+		tup := pg[o : o+l]
+		readHeader(tup, &h)
+		before := h.Flags
+		if t.Visible(&h) {
+			items[n] = visibleItem{uint16(off), uint16(o), uint16(l)}
+			n++
+		}
+		writeHints(d, tup, before, h.Flags)
+	}
+	d.content.Release(p)
+	for _, it := range items[:n] {
+		tup := pg[it.start : it.start+it.length]
+		if err := fn(TID{Block: blk, Offset: it.off}, tupleData(tup)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkUpdate runs t.SatisfiesUpdate on tup (exclusive lock held) and
+// fills the outcome for results other than TMOk.
+func checkUpdate(d *bufferDesc, t *txn.Txn, tup []byte) (txn.TupleHeader, UpdateOutcome) {
+	var h txn.TupleHeader
+	readHeader(tup, &h)
+	before := h.Flags
+	res, xid := t.SatisfiesUpdate(&h)
+	writeHints(d, tup, before, h.Flags)
+	out := UpdateOutcome{Result: res, WaitXid: xid}
+	if res != txn.TMOk {
+		out.NextTID = tupleCtid(tup)
+	}
+	return h, out
+}
+
+// setXmax marks tup deleted, updated (next = new version) or row-locked
+// by xid/cid (exclusive lock held).
+func setXmax(tup []byte, h *txn.TupleHeader, xid txn.Xid, cid txn.CommandID, flag uint16, next TID) {
+	ne.PutUint32(tup[thXmax:], uint32(xid))
+	ne.PutUint32(tup[thCmax:], uint32(cid))
+	f := h.Flags &^ (txn.XmaxCommitted | txn.XmaxInvalid | txn.XmaxLockOnly | txn.Updated)
+	flagsWord(tup).Store(uint32(f | flag))
+	if flag != txn.XmaxLockOnly {
+		setTupleCtid(tup, next)
+	}
+}
+
+// Delete deletes the tuple at tid (heap_delete): under the page's exclusive
+// content lock it runs t.SatisfiesUpdate; on TMOk it sets xmax = t's xid
+// and cmax = t.CommandID(). Other results change nothing (see
+// UpdateOutcome).
+func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID) (UpdateOutcome, error) {
+	return s.modify(ctx, p, t, rel, tid, 0)
+}
+
+// LockTuple row-locks the tuple at tid for t (heap_lock_tuple, FOR UPDATE
+// strength only): on TMOk xmax = t's xid with the lock-only flag, which
+// makes concurrent updaters wait for t.
+func (s *Store) LockTuple(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID) (UpdateOutcome, error) {
+	return s.modify(ctx, p, t, rel, tid, txn.XmaxLockOnly)
+}
+
+func (s *Store) modify(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, flag uint16) (UpdateOutcome, error) {
+	r, err := s.relation(rel)
+	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	if tid.Block >= r.nblocks.Load() {
+		return UpdateOutcome{Result: txn.TMInvisible}, nil
+	}
+	xid, err := xidOf(t)
+	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	b, _ := s.backend(p)
+	id, err := s.readBuffer(p, &b.stats, r, tid.Block)
+	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	d := s.pool.desc(id)
+	defer d.unpin()
+	d.content.Acquire(p, locks.LWExclusive)
+	defer d.content.Release(p)
+	tup := s.pool.page(id).tuple(int(tid.Offset))
+	if tup == nil {
+		return UpdateOutcome{Result: txn.TMInvisible}, nil
+	}
+	h, out := checkUpdate(d, t, tup)
+	if out.Result != txn.TMOk {
+		return out, nil
+	}
+	setXmax(tup, &h, xid, t.CommandID(), flag, tid)
+	d.setFlags(bmDirty)
+	return out, nil
+}
+
+// Update replaces the tuple at tid with a new version holding newData
+// (heap_update). Under the old page's exclusive content lock it runs
+// t.SatisfiesUpdate; other results than TMOk change nothing and are
+// returned for the caller to wait and retry (see UpdateOutcome). On TMOk
+// the new version (xmin = t's xid, cmin = t.CommandID()) goes on the same
+// page if it has room — fillfactor only limits inserts, as in PostgreSQL —
+// else on a page found as Insert finds one; the old version gets xmax,
+// cmax, the Updated flag and ctid = the new TID. There are no HOT chains:
+// the caller inserts index entries for the new TID.
+func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, newData []byte, fillfactor int) (UpdateOutcome, error) {
+	if len(newData) > MaxTupleData {
+		return UpdateOutcome{}, errRowTooBig(len(newData))
+	}
+	r, err := s.relation(rel)
+	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	if tid.Block >= r.nblocks.Load() {
+		return UpdateOutcome{Result: txn.TMInvisible}, nil
+	}
+	xid, err := xidOf(t)
+	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	cid := t.CommandID()
+	b, shared := s.backend(p)
+	st := &b.stats
+	id, err := s.readBuffer(p, st, r, tid.Block)
+	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	d := s.pool.desc(id)
+	defer d.unpin()
+	pg := s.pool.page(id)
+	need := tupleSpace(len(newData))
+	newHdr := txn.TupleHeader{Xmin: xid, Cmin: cid, Flags: txn.XmaxInvalid}
+
+	d.content.Acquire(p, locks.LWExclusive)
+	for {
+		tup := pg.tuple(int(tid.Offset))
+		if tup == nil {
+			d.content.Release(p)
+			return UpdateOutcome{Result: txn.TMInvisible}, nil
+		}
+		h, out := checkUpdate(d, t, tup)
+		if out.Result != txn.TMOk {
+			d.content.Release(p)
+			return out, nil
+		}
+		if pg.freeSpace() >= need {
+			// Same page. addTuple may not move tup (no compaction).
+			off := pg.addTuple(&newHdr, true, TID{Block: tid.Block}, newData)
+			nt := TID{Block: tid.Block, Offset: uint16(off)}
+			setXmax(tup, &h, xid, cid, txn.Updated, nt)
+			d.setFlags(bmDirty)
+			d.content.Release(p)
+			out.NewTID = nt
+			return out, nil
+		}
+		d.content.Release(p)
+
+		// Another page: find one without holding the old page's lock
+		// (extension may wait for a heavyweight lock), then lock both in
+		// block order and check again.
+		nid, nblk, err := s.getBufferForTuple(ctx, p, b, shared, r, need, fillfactor)
+		if err != nil {
+			return UpdateOutcome{}, err
+		}
+		nd := s.pool.desc(nid)
+		if nblk == tid.Block {
+			// The old page itself has room now; we hold its lock.
+			s.pool.unpinExtra(nd)
+			continue
+		}
+		npg := s.pool.page(nid)
+		if nblk > tid.Block {
+			nd.content.Release(p)
+			d.content.Acquire(p, locks.LWExclusive)
+			nd.content.Acquire(p, locks.LWExclusive)
+		} else {
+			d.content.Acquire(p, locks.LWExclusive)
+		}
+		tup = pg.tuple(int(tid.Offset))
+		if tup == nil {
+			nd.content.Release(p)
+			nd.unpin()
+			d.content.Release(p)
+			return UpdateOutcome{Result: txn.TMInvisible}, nil
+		}
+		h, out = checkUpdate(d, t, tup)
+		if out.Result != txn.TMOk || npg.freeSpace() < need {
+			nd.content.Release(p)
+			nd.unpin()
+			if out.Result != txn.TMOk {
+				d.content.Release(p)
+				return out, nil
+			}
+			continue // the new page filled up meanwhile; old page locked
+		}
+		off := npg.addTuple(&newHdr, true, TID{Block: nblk}, newData)
+		nt := TID{Block: nblk, Offset: uint16(off)}
+		setXmax(tup, &h, xid, cid, txn.Updated, nt)
+		nd.setFlags(bmDirty)
+		d.setFlags(bmDirty)
+		nd.content.Release(p)
+		nd.unpin()
+		d.content.Release(p)
+		out.NewTID = nt
+		return out, nil
+	}
+}
+
+// unpinExtra drops a second pin taken on a buffer the caller already pins
+// and whose content lock it now holds once (getBufferForTuple returned the
+// caller's own page): the lock stays, one pin goes.
+func (bp *bufferPool) unpinExtra(d *bufferDesc) { d.unpin() }

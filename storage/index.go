@@ -1,0 +1,349 @@
+package storage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"lockd/locks"
+)
+
+// Indexes: one in-memory B+tree per index RelID mapping []byte keys
+// (memcmp-ordered encodings made by the SQL layer) to heap TIDs, with
+// duplicates (several versions of a row, or non-unique keys).
+//
+// Concurrency: each index has one LWLock, shared for lookups and range
+// scans, exclusive for inserts and deletes. This differs from PostgreSQL,
+// whose nbtree locks one page at a time (Lehman & Yao), so writers to
+// different leaf pages do not block each other; here they do. The lock is
+// in tranche BufferContent, where PostgreSQL's B-tree page locks also
+// show, so waits on it appear as LWLock/BufferContent.
+//
+// Persistence: the index file DataDir/base/<RelID> holds a header and the
+// sorted entries; Checkpoint rewrites it (temporary file, fsync, rename)
+// when the index changed, and Open bulk-loads it. Between checkpoints the
+// index lives only in memory.
+type index struct {
+	id   RelID
+	path string
+	lock locks.LWLock // tranche BufferContent
+	tree *btree       // guarded by lock
+	// changes counts modifications (guarded by lock); saved is its value
+	// at the last save (guarded by Store.ckpt: only Checkpoint touches it).
+	changes uint64
+	saved   uint64
+	dropped bool // guarded by lock
+}
+
+const indexFileMagic = "LKDIDX01"
+
+// isIndexFile reports whether path starts with the index magic.
+func isIndexFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("storage: %w", err)
+	}
+	defer f.Close()
+	var m [8]byte
+	n, _ := io.ReadFull(f, m[:])
+	return n == 8 && string(m[:]) == indexFileMagic, nil
+}
+
+func newIndex(id RelID, path string, t *btree) *index {
+	ix := &index{id: id, path: path, tree: t}
+	ix.lock.Init(locks.TrancheBufferContent)
+	return ix
+}
+
+// loadIndex reads an index file: magic, entry count (u64), then per entry
+// key length (u32), key, block (u32), offset (u16); little-endian.
+func loadIndex(id RelID, path string) (*index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var hdr [16]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, fmt.Errorf("storage: index %d: %w", id, err)
+	}
+	n := binary.LittleEndian.Uint64(hdr[8:])
+	entries := make([]btEntry, 0, min(n, 1<<24))
+	var eh [10]byte
+	for i := uint64(0); i < n; i++ {
+		if _, err := io.ReadFull(r, eh[:4]); err != nil {
+			return nil, fmt.Errorf("storage: index %d truncated: %w", id, err)
+		}
+		key := make([]byte, binary.LittleEndian.Uint32(eh[:4]))
+		if _, err := io.ReadFull(r, key); err != nil {
+			return nil, fmt.Errorf("storage: index %d truncated: %w", id, err)
+		}
+		if _, err := io.ReadFull(r, eh[4:10]); err != nil {
+			return nil, fmt.Errorf("storage: index %d truncated: %w", id, err)
+		}
+		entries = append(entries, btEntry{key: key, tid: TID{
+			Block: binary.LittleEndian.Uint32(eh[4:8]), Offset: binary.LittleEndian.Uint16(eh[8:10])}})
+	}
+	return newIndex(id, path, buildBtree(entries)), nil
+}
+
+// serialize writes the index file image of ix. Caller holds ix.lock.
+func (ix *index) serialize(w *bytes.Buffer) {
+	w.WriteString(indexFileMagic)
+	var b [10]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(ix.tree.count))
+	w.Write(b[:8])
+	ix.tree.ascend(nil, TID{}, func(e *btEntry) bool {
+		binary.LittleEndian.PutUint32(b[:4], uint32(len(e.key)))
+		w.Write(b[:4])
+		w.Write(e.key)
+		binary.LittleEndian.PutUint32(b[:4], e.tid.Block)
+		binary.LittleEndian.PutUint16(b[4:6], e.tid.Offset)
+		w.Write(b[:6])
+		return true
+	})
+}
+
+// writeFileAtomic replaces path with data: temporary file, fsync, rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// saveIndex writes ix to its file if it changed since the last save.
+func (s *Store) saveIndex(p *locks.Proc, ix *index) error {
+	var buf bytes.Buffer
+	ix.lock.Acquire(p, locks.LWShared)
+	if ix.dropped || ix.changes == ix.saved {
+		ix.lock.Release(p)
+		return nil
+	}
+	changes := ix.changes
+	buf.Grow(int(ix.tree.nbytes) + 64)
+	ix.serialize(&buf)
+	ix.lock.Release(p)
+	if err := writeFileAtomic(ix.path, buf.Bytes()); err != nil {
+		return fmt.Errorf("storage: writing index %d: %w", ix.id, err)
+	}
+	ix.saved = changes
+	return nil
+}
+
+// index returns the open index idx.
+func (s *Store) index(idx RelID) (*index, error) {
+	if ix := (*s.idxs.Load())[idx]; ix != nil {
+		return ix, nil
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	return nil, fmt.Errorf("%w: index %d", ErrNoRelation, idx)
+}
+
+// CreateIndex creates an empty index (its file holds just the header).
+func (s *Store) CreateIndex(idx RelID) error {
+	s.ddl.Lock()
+	defer s.ddl.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if s.exists(idx) {
+		return fmt.Errorf("%w: %d", ErrRelationExists, idx)
+	}
+	ix := newIndex(idx, s.relPath(idx), newBtree())
+	var buf bytes.Buffer
+	ix.serialize(&buf)
+	if err := writeFileAtomic(ix.path, buf.Bytes()); err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	old := *s.idxs.Load()
+	m := make(map[RelID]*index, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[idx] = ix
+	s.idxs.Store(&m)
+	return nil
+}
+
+// DropIndex removes an index and its file.
+func (s *Store) DropIndex(idx RelID) error {
+	s.ddl.Lock()
+	defer s.ddl.Unlock()
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	old := *s.idxs.Load()
+	m := make(map[RelID]*index, len(old))
+	for k, v := range old {
+		if k != idx {
+			m[k] = v
+		}
+	}
+	s.idxs.Store(&m)
+	ix.lock.Acquire(nil, locks.LWExclusive)
+	ix.dropped = true
+	ix.tree = newBtree()
+	ix.lock.Release(nil)
+	if err := os.Remove(ix.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("storage: %w", err)
+	}
+	return nil
+}
+
+// TruncateIndex empties an index.
+func (s *Store) TruncateIndex(idx RelID) error {
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	ix.lock.Acquire(nil, locks.LWExclusive)
+	ix.tree = newBtree()
+	ix.changes++
+	ix.lock.Release(nil)
+	return nil
+}
+
+// IndexInsert adds (key, tid). Inserting an entry that is already there is
+// a no-op. Uniqueness is the caller's business (it looks the key up and
+// checks the versions' visibility first).
+func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error {
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	ix.lock.Acquire(p, locks.LWExclusive)
+	if ix.tree.insert(key, tid) {
+		ix.changes++
+	}
+	ix.lock.Release(p)
+	return nil
+}
+
+// IndexDelete removes (key, tid) if present.
+func (s *Store) IndexDelete(p *locks.Proc, idx RelID, key []byte, tid TID) error {
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	ix.lock.Acquire(p, locks.LWExclusive)
+	if ix.tree.delete(key, tid) {
+		ix.changes++
+	}
+	ix.lock.Release(p)
+	return nil
+}
+
+// IndexLookup calls fn with every TID stored under key, in TID order,
+// until fn returns false. fn runs under the index lock (shared): it must
+// not call back into the index (copy the TIDs and fetch afterwards, or
+// fetch heap tuples only — heap access takes no index lock).
+func (s *Store) IndexLookup(p *locks.Proc, idx RelID, key []byte, fn func(TID) bool) error {
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	ix.lock.Acquire(p, locks.LWShared)
+	defer ix.lock.Release(p)
+	ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
+		return bytes.Equal(e.key, key) && fn(e.tid)
+	})
+	return nil
+}
+
+// IndexRange calls fn for every entry with lo ≤ key ≤ hi (bounds exclusive
+// when loIncl/hiIncl are false; nil means unbounded), in key then TID
+// order, until fn returns false. key is valid only during fn; fn runs under
+// the index lock (shared), as for IndexLookup.
+func (s *Store) IndexRange(p *locks.Proc, idx RelID, lo, hi []byte, loIncl, hiIncl bool, fn func(key []byte, tid TID) bool) error {
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	ix.lock.Acquire(p, locks.LWShared)
+	defer ix.lock.Release(p)
+	ix.tree.ascend(lo, TID{}, func(e *btEntry) bool {
+		if lo != nil && !loIncl && bytes.Equal(e.key, lo) {
+			return true
+		}
+		if hi != nil {
+			c := bytes.Compare(e.key, hi)
+			if c > 0 || c == 0 && !hiIncl {
+				return false
+			}
+		}
+		return fn(e.key, e.tid)
+	})
+	return nil
+}
+
+// IndexPages estimates the index size in 8 kB pages (for
+// pg_relation_size): entry bytes at PostgreSQL's ~70% leaf fill, plus a
+// metapage. 0 for an unknown index.
+func (s *Store) IndexPages(idx RelID) uint32 {
+	ix, err := s.index(idx)
+	if err != nil {
+		return 0
+	}
+	ix.lock.Acquire(nil, locks.LWShared)
+	n := ix.tree.nbytes
+	ix.lock.Release(nil)
+	return uint32(n*10/7/PageSize) + 1
+}
+
+// IndexEntries returns the number of entries in idx (for tests and
+// statistics).
+func (s *Store) IndexEntries(idx RelID) (int, error) {
+	ix, err := s.index(idx)
+	if err != nil {
+		return 0, err
+	}
+	ix.lock.Acquire(nil, locks.LWShared)
+	defer ix.lock.Release(nil)
+	return ix.tree.count, nil
+}
+
+// bulkDelete removes every entry whose TID is in dead (sorted) and returns
+// how many (btbulkdelete), under the index lock exclusive.
+func (ix *index) bulkDelete(p *locks.Proc, dead []TID) uint64 {
+	ix.lock.Acquire(p, locks.LWExclusive)
+	defer ix.lock.Release(p)
+	var removed uint64
+	for n := ix.tree.first(); n != nil; n = n.next {
+		for i := 0; i < len(n.entries); {
+			if containsTID(dead, n.entries[i].tid) {
+				ix.tree.removeAt(n, i)
+				removed++
+				continue
+			}
+			i++
+		}
+	}
+	if removed > 0 {
+		ix.changes++
+	}
+	return removed
+}

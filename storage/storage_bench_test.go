@@ -1,0 +1,167 @@
+package storage
+
+import (
+	"testing"
+
+	"lockd/locks"
+	"lockd/txn"
+)
+
+// BenchmarkBufferHit is the buffer pool hit path: mapping lookup (partition
+// lock shared), pin, content lock shared, release, unpin.
+func BenchmarkBufferHit(b *testing.B) {
+	e := newEnv(b, 1024)
+	e.s.CreateRelation(1)
+	se := e.session()
+	tx := se.begin(txn.ReadCommitted)
+	for i := 0; i < 2000; i++ {
+		e.s.Insert(bg, se.p, tx, 1, row(uint64(i), 100), 0)
+	}
+	se.commit()
+	r, _ := e.s.relation(1)
+	n := r.nblocks.Load()
+	bk, _ := e.s.backend(se.p)
+	st := &bk.stats
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id, err := e.s.readBuffer(se.p, st, r, uint32(i)%n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := e.s.pool.desc(id)
+		d.content.Acquire(se.p, locks.LWShared)
+		d.content.Release(se.p)
+		d.unpin()
+	}
+}
+
+// BenchmarkBufferHitParallel is the hit path from GOMAXPROCS backends.
+func BenchmarkBufferHitParallel(b *testing.B) {
+	e := newEnv(b, 1024)
+	e.s.CreateRelation(1)
+	se := e.session()
+	tx := se.begin(txn.ReadCommitted)
+	for i := 0; i < 2000; i++ {
+		e.s.Insert(bg, se.p, tx, 1, row(uint64(i), 100), 0)
+	}
+	se.commit()
+	r, _ := e.s.relation(1)
+	n := r.nblocks.Load()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		p, err := e.lm.NewProc(nextPID.Add(1) + 5000)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer p.Close()
+		bk, _ := e.s.backend(p)
+		i := uint32(p.Number())
+		for pb.Next() {
+			i++
+			id, err := e.s.readBuffer(p, &bk.stats, r, i%n)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			d := e.s.pool.desc(id)
+			d.content.Acquire(p, locks.LWShared)
+			d.content.Release(p)
+			d.unpin()
+		}
+	})
+}
+
+// BenchmarkFetch is a visible-tuple fetch by TID (what a primary-key lookup
+// does after the index).
+func BenchmarkFetch(b *testing.B) {
+	e := newEnv(b, 1024)
+	e.s.CreateRelation(1)
+	se := e.session()
+	tx := se.begin(txn.ReadCommitted)
+	var tids []TID
+	for i := 0; i < 2000; i++ {
+		tid, _ := e.s.Insert(bg, se.p, tx, 1, row(uint64(i), 100), 0)
+		tids = append(tids, tid)
+	}
+	se.commit()
+	tx = se.begin(txn.ReadCommitted)
+	var sink byte
+	fn := func(_ *txn.TupleHeader, data []byte) { sink += data[0] }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if ok, err := e.s.Fetch(se.p, tx, 1, tids[i%len(tids)], fn); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+	se.commit()
+}
+
+// BenchmarkInsert inserts 100-byte tuples in one transaction.
+func BenchmarkInsert(b *testing.B) {
+	e := newEnv(b, 16384)
+	e.s.CreateRelation(1)
+	se := e.session()
+	tx := se.begin(txn.ReadCommitted)
+	data := row(1, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.s.Insert(bg, se.p, tx, 1, data, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	se.commit()
+}
+
+// BenchmarkInsertParallel: concurrent inserters into one relation
+// (extension lock contention).
+func BenchmarkInsertParallel(b *testing.B) {
+	e := newEnv(b, 16384)
+	e.s.CreateRelation(1)
+	data := row(1, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		se := e.session()
+		tx := se.begin(txn.ReadCommitted)
+		for pb.Next() {
+			if _, err := e.s.Insert(bg, se.p, tx, 1, data, 100); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+		se.commit()
+	})
+}
+
+// BenchmarkIndexLookup looks up one key among 100000.
+func BenchmarkIndexLookup(b *testing.B) {
+	e := newEnv(b, 16)
+	e.s.CreateIndex(2)
+	se := e.session()
+	const n = 100000
+	for i := 0; i < n; i++ {
+		e.s.IndexInsert(se.p, 2, key(uint64(i)), TID{uint32(i / 100), uint16(i%100 + 1)})
+	}
+	keys := make([][]byte, 1024)
+	for i := range keys {
+		keys[i] = key(uint64(i * 97 % n))
+	}
+	var found int
+	fn := func(TID) bool { found++; return true }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.s.IndexLookup(se.p, 2, keys[i%len(keys)], fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if found != b.N {
+		b.Fatalf("found %d of %d", found, b.N)
+	}
+}

@@ -1,0 +1,219 @@
+package storage
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"lockd/locks"
+	"lockd/txn"
+)
+
+// VacuumStats reports what one Vacuum did.
+type VacuumStats struct {
+	PagesScanned        uint32 // heap pages examined
+	PagesSkipped        uint32 // pages whose cleanup lock stayed unavailable (left for the next vacuum)
+	TuplesRemoved       uint64 // dead tuple versions removed
+	TuplesRemaining     uint64 // live, recently dead and in-progress versions kept
+	IndexEntriesRemoved uint64 // index entries pointing at removed tuples
+}
+
+// cleanupLockTries bounds how long Vacuum waits for another backend to drop
+// its pin on a page before skipping it, as lazy vacuum skips pages whose
+// cleanup lock is unavailable (ConditionalLockBufferForCleanup).
+const cleanupLockTries = 20
+
+// Vacuum is lazy VACUUM of one heap relation (lazy_scan_heap,
+// lazy_vacuum_heap_rel): remove tuple versions that SatisfiesVacuum calls
+// DEAD for oldestXmin, the entries of the given indexes pointing at them,
+// and record each page's free space in the free space map. It takes no
+// heavyweight lock (the caller holds ShareUpdateExclusiveLock on rel).
+//
+// Three passes, as PostgreSQL's: (1) for each page, under a cleanup lock
+// (exclusive content lock and the only pin), mark dead tuples LP_DEAD and
+// compact the page; (2) delete index entries pointing at those TIDs; (3)
+// for each such page, under the exclusive content lock, turn the LP_DEAD
+// line pointers into LP_UNUSED so inserts may reuse them. The TIDs stay
+// reserved until their index entries are gone, so an index never points at
+// a different row. There is no truncation of empty trailing pages.
+func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID) (VacuumStats, error) {
+	var vs VacuumStats
+	r, err := s.relation(rel)
+	if err != nil {
+		return vs, err
+	}
+	ixs := make([]*index, 0, len(indexes))
+	for _, id := range indexes {
+		ix, err := s.index(id)
+		if err != nil {
+			return vs, err
+		}
+		ixs = append(ixs, ix)
+	}
+	b, _ := s.backend(p)
+	st := &b.stats
+	scratch := make([]byte, PageSize)
+	var dead []TID
+	var deadPages []uint32
+	n := r.nblocks.Load()
+	for blk := uint32(0); blk < n; blk++ {
+		if err := ctx.Err(); err != nil {
+			return vs, context.Cause(ctx)
+		}
+		before := len(dead)
+		ok, err := s.prunePage(p, st, r, blk, oldestXmin, scratch, &dead, &vs)
+		if err != nil {
+			return vs, err
+		}
+		if !ok {
+			vs.PagesSkipped++
+			continue
+		}
+		vs.PagesScanned++
+		if len(dead) > before {
+			deadPages = append(deadPages, blk)
+		}
+	}
+	if len(dead) == 0 {
+		return vs, nil
+	}
+	// dead is in TID order: blocks ascending, offsets ascending per block.
+	for _, ix := range ixs {
+		vs.IndexEntriesRemoved += ix.bulkDelete(p, dead)
+	}
+	for _, blk := range deadPages {
+		if err := s.reapPage(p, st, r, blk); err != nil {
+			return vs, err
+		}
+	}
+	return vs, nil
+}
+
+// prunePage is pass 1 for one page. It returns false if no cleanup lock
+// could be had.
+func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint32, oldestXmin txn.Xid, scratch []byte, dead *[]TID, vs *VacuumStats) (bool, error) {
+	id, err := s.readBuffer(p, st, r, blk)
+	if err != nil {
+		return false, err
+	}
+	d := s.pool.desc(id)
+	defer d.unpin()
+	locked := false
+	for try := 0; try < cleanupLockTries; try++ {
+		d.content.Acquire(p, locks.LWExclusive)
+		if d.state.Load()&bufRefMask == 1 {
+			locked = true
+			break
+		}
+		d.content.Release(p)
+		time.Sleep(time.Millisecond)
+	}
+	if !locked {
+		return false, nil
+	}
+	defer d.content.Release(p)
+	pg := s.pool.page(id)
+	if pg.isNew() {
+		initPage(pg)
+		d.setFlags(bmDirty)
+	}
+	removed := false
+	var h txn.TupleHeader
+	for off := 1; off <= pg.maxOffset(); off++ {
+		o, f, l := pg.itemID(off)
+		switch f {
+		case lpDead:
+			*dead = append(*dead, TID{blk, uint16(off)})
+			continue
+		case lpNormal:
+		default:
+			continue
+		}
+		tup := pg[o : o+l]
+		readHeader(tup, &h)
+		before := h.Flags
+		res := s.tm.SatisfiesVacuum(&h, oldestXmin)
+		writeHints(d, tup, before, h.Flags)
+		if res == txn.HeapTupleDead {
+			pg.setItemID(off, 0, lpDead, 0)
+			*dead = append(*dead, TID{blk, uint16(off)})
+			vs.TuplesRemoved++
+			removed = true
+		} else {
+			vs.TuplesRemaining++
+		}
+	}
+	if removed {
+		pg.repairFragmentation(scratch)
+		d.setFlags(bmDirty)
+	}
+	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
+	return true, nil
+}
+
+// reapPage is pass 3: LP_DEAD → LP_UNUSED (lazy_vacuum_heap_page), trim
+// trailing unused line pointers, record free space.
+func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint32) error {
+	id, err := s.readBuffer(p, st, r, blk)
+	if err != nil {
+		return err
+	}
+	d := s.pool.desc(id)
+	defer d.unpin()
+	d.content.Acquire(p, locks.LWExclusive)
+	defer d.content.Release(p)
+	pg := s.pool.page(id)
+	nline := pg.maxOffset()
+	any := false
+	for off := 1; off <= nline; off++ {
+		if _, f, _ := pg.itemID(off); f == lpDead {
+			pg.setItemID(off, 0, lpUnused, 0)
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	for nline > 0 {
+		if _, f, _ := pg.itemID(nline); f != lpUnused {
+			break
+		}
+		nline--
+	}
+	pg.put16(pdLower, uint16(pageHeaderSize+nline*itemIDSize))
+	hasFree := false
+	for off := 1; off <= nline; off++ {
+		if _, f, _ := pg.itemID(off); f == lpUnused {
+			hasFree = true
+			break
+		}
+	}
+	flags := pg.u16(pdFlags) &^ pdHasFreeLines
+	if hasFree {
+		flags |= pdHasFreeLines
+	}
+	pg.put16(pdFlags, flags)
+	d.setFlags(bmDirty)
+	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
+	return nil
+}
+
+// tidLess orders TIDs by block, then offset.
+func tidCompare(a, b TID) int {
+	switch {
+	case a.Block < b.Block:
+		return -1
+	case a.Block > b.Block:
+		return 1
+	case a.Offset < b.Offset:
+		return -1
+	case a.Offset > b.Offset:
+		return 1
+	}
+	return 0
+}
+
+func containsTID(sorted []TID, t TID) bool {
+	_, ok := slices.BinarySearchFunc(sorted, t, tidCompare)
+	return ok
+}

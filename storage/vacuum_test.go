@@ -1,0 +1,122 @@
+package storage
+
+import (
+	"testing"
+
+	"lockd/txn"
+)
+
+func TestVacuumReclaimsSpace(t *testing.T) {
+	e := newEnv(t, 64)
+	const rel, idx = RelID(100), RelID(101)
+	e.s.CreateRelation(rel)
+	e.s.CreateIndex(idx)
+	se := e.session()
+	const n = 2000
+	fill := func(base uint64) []TID {
+		tx := se.begin(txn.ReadCommitted)
+		var tids []TID
+		for i := uint64(0); i < n; i++ {
+			tid, err := e.s.Insert(bg, se.p, tx, rel, row(base+i, 120), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.s.IndexInsert(se.p, idx, key(base+i), tid)
+			tids = append(tids, tid)
+		}
+		se.commit()
+		return tids
+	}
+	tids := fill(0)
+	pages, _ := e.s.RelationPages(rel)
+
+	// A reader whose snapshot predates the delete keeps the rows alive.
+	old := e.session()
+	oldTx := old.begin(txn.RepeatableRead)
+	oldTx.StatementSnapshot()
+
+	tx := se.begin(txn.ReadCommitted)
+	for _, tid := range tids {
+		if out, err := e.s.Delete(bg, se.p, tx, rel, tid); err != nil || out.Result != txn.TMOk {
+			t.Fatalf("Delete %v: %+v %v", tid, out, err)
+		}
+	}
+	se.commit()
+
+	vs, err := e.s.Vacuum(bg, se.p, rel, e.tm.OldestXmin(), []RelID{idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs.TuplesRemoved != 0 || vs.TuplesRemaining != n {
+		t.Fatalf("vacuum with an old snapshot open: %+v", vs)
+	}
+	if got := scanAll(t, old, oldTx, rel); len(got) != n {
+		t.Fatalf("old snapshot sees %d rows", len(got))
+	}
+	old.commit()
+
+	vs, err = e.s.Vacuum(bg, se.p, rel, e.tm.OldestXmin(), []RelID{idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs.TuplesRemoved != n || vs.TuplesRemaining != 0 || vs.IndexEntriesRemoved != n || vs.PagesScanned != pages {
+		t.Fatalf("vacuum: %+v (pages %d)", vs, pages)
+	}
+	if c, _ := e.s.IndexEntries(idx); c != 0 {
+		t.Fatalf("%d index entries left", c)
+	}
+	// Refill: the table must not grow.
+	fill(n)
+	if p2, _ := e.s.RelationPages(rel); p2 != pages {
+		t.Fatalf("table grew from %d to %d pages after DELETE+VACUUM+refill", pages, p2)
+	}
+	tx = se.begin(txn.ReadCommitted)
+	if got := scanAll(t, se, tx, rel); len(got) != n {
+		t.Fatalf("after refill %d rows", len(got))
+	}
+	se.commit()
+	e.restart()
+	se = e.session()
+	tx = se.begin(txn.ReadCommitted)
+	if got := scanAll(t, se, tx, rel); len(got) != n {
+		t.Fatalf("after restart %d rows", len(got))
+	}
+	se.commit()
+}
+
+func TestVacuumUpdatedVersions(t *testing.T) {
+	e := newEnv(t, 64)
+	const rel = RelID(5)
+	e.s.CreateRelation(rel)
+	se := e.session()
+	tx := se.begin(txn.ReadCommitted)
+	var tids []TID
+	for i := 0; i < 100; i++ {
+		tid, _ := e.s.Insert(bg, se.p, tx, rel, row(uint64(i), 200), 50)
+		tids = append(tids, tid)
+	}
+	se.commit()
+	for round := 0; round < 20; round++ {
+		tx := se.begin(txn.ReadCommitted)
+		for i, tid := range tids {
+			out, err := e.s.Update(bg, se.p, tx, rel, tid, row(uint64(i), 200), 50)
+			if err != nil || out.Result != txn.TMOk {
+				t.Fatalf("update: %+v %v", out, err)
+			}
+			tids[i] = out.NewTID
+		}
+		se.commit()
+		if _, err := e.s.Vacuum(bg, se.p, rel, e.tm.OldestXmin(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pages, _ := e.s.RelationPages(rel)
+	if pages > 12 {
+		t.Fatalf("updated table with vacuum between rounds grew to %d pages", pages)
+	}
+	tx = se.begin(txn.ReadCommitted)
+	if got := scanAll(t, se, tx, rel); len(got) != 100 {
+		t.Fatalf("%d rows", len(got))
+	}
+	se.commit()
+}

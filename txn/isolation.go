@@ -1,0 +1,18 @@
+package txn
+
+import "errors"
+
+// ErrSnapshotTaken is returned by SetIsolation once the transaction has
+// taken its first snapshot.
+var ErrSnapshotTaken = errors.New("txn: isolation level set after the first snapshot")
+
+// SetIsolation changes the isolation level of a transaction that has not
+// taken a snapshot yet (BEGIN ISOLATION LEVEL, SET TRANSACTION). As in
+// PostgreSQL, it is refused after the first query of the transaction.
+func (t *Txn) SetIsolation(iso Isolation) error {
+	if t.haveSnap {
+		return ErrSnapshotTaken
+	}
+	t.iso = iso
+	return nil
+}

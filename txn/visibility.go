@@ -1,0 +1,345 @@
+package txn
+
+import "lockd/locks"
+
+// Tuple header flag bits: the hint bits and lock bits of PostgreSQL's
+// t_infomask that lockd uses, with PostgreSQL's values.
+const (
+	XmaxLockOnly  uint16 = 0x0080 // HEAP_XMAX_LOCK_ONLY: xmax only row-locked the tuple
+	XminCommitted uint16 = 0x0100 // HEAP_XMIN_COMMITTED (hint)
+	XminInvalid   uint16 = 0x0200 // HEAP_XMIN_INVALID: inserter aborted (hint)
+	XminFrozen           = XminCommitted | XminInvalid
+	XmaxCommitted uint16 = 0x0400 // HEAP_XMAX_COMMITTED (hint)
+	XmaxInvalid   uint16 = 0x0800 // HEAP_XMAX_INVALID: no deleter, or it aborted (hint)
+	// Updated says the tuple was replaced by a newer version its ctid
+	// points to (as opposed to deleted). Unlike PostgreSQL's HEAP_UPDATED
+	// (which marks the new version) it marks the old one; PostgreSQL tells
+	// the two cases apart by comparing t_ctid with t_self.
+	Updated uint16 = 0x2000
+)
+
+// TupleHeader is the visibility part of a heap tuple header. Visibility
+// functions may set hint bits in Flags; the caller writes them back to the
+// page under the buffer content lock (losing them is harmless).
+type TupleHeader struct {
+	Xmin, Xmax Xid
+	Cmin, Cmax CommandID
+	Flags      uint16
+}
+
+func (h *TupleHeader) xminCommitted() bool {
+	return h.Flags&XminCommitted != 0 || !h.Xmin.IsNormal() && h.Xmin != InvalidXid
+}
+func (h *TupleHeader) xminInvalid() bool {
+	return h.Flags&XminFrozen == XminInvalid || h.Xmin == InvalidXid
+}
+func (h *TupleHeader) xminFrozen() bool {
+	return h.Flags&XminFrozen == XminFrozen || h.Xmin == FrozenXid || h.Xmin == BootstrapXid
+}
+func (h *TupleHeader) xmaxInvalid() bool  { return h.Flags&XmaxInvalid != 0 || h.Xmax == InvalidXid }
+func (h *TupleHeader) xmaxLockOnly() bool { return h.Flags&XmaxLockOnly != 0 }
+
+// UpdateResult is the outcome of SatisfiesUpdate (PostgreSQL's TM_Result).
+type UpdateResult uint8
+
+// Update results.
+const (
+	TMOk            UpdateResult = iota // may be updated, deleted or locked now
+	TMInvisible                         // not visible to the command at all
+	TMSelfModified                      // already changed by this command or a later one of this transaction
+	TMBeingModified                     // an in-progress transaction changed or locked it: wait for the returned xid
+	TMUpdated                           // a committed transaction replaced it (follow the ctid chain)
+	TMDeleted                           // a committed transaction deleted it
+)
+
+var updateResultNames = [...]string{"TM_Ok", "TM_Invisible", "TM_SelfModified", "TM_BeingModified", "TM_Updated", "TM_Deleted"}
+
+func (r UpdateResult) String() string {
+	if int(r) < len(updateResultNames) {
+		return updateResultNames[r]
+	}
+	return "TM_?"
+}
+
+// VacuumResult is the outcome of SatisfiesVacuum (HTSV_Result).
+type VacuumResult uint8
+
+// Vacuum results.
+const (
+	HeapTupleDead             VacuumResult = iota // dead to everyone: removable
+	HeapTupleLive                                 // live, or deleted by an aborted transaction
+	HeapTupleRecentlyDead                         // deleted, but some snapshot may still see it
+	HeapTupleInsertInProgress                     // inserting transaction still running
+	HeapTupleDeleteInProgress                     // deleting transaction still running
+)
+
+var vacuumResultNames = [...]string{"HEAPTUPLE_DEAD", "HEAPTUPLE_LIVE", "HEAPTUPLE_RECENTLY_DEAD",
+	"HEAPTUPLE_INSERT_IN_PROGRESS", "HEAPTUPLE_DELETE_IN_PROGRESS"}
+
+func (r VacuumResult) String() string {
+	if int(r) < len(vacuumResultNames) {
+		return vacuumResultNames[r]
+	}
+	return "HEAPTUPLE_?"
+}
+
+// isCurrent is TransactionIdIsCurrentTransactionId.
+func (t *Txn) isCurrent(xid Xid) bool { return xid != InvalidXid && xid == t.xid }
+
+// xminResolved sets the xmin hint bit from the commit log once the inserter
+// is known not to be running and reports whether it committed. An xid that
+// is neither running nor resolved in the log (never assigned) reads as
+// aborted without a hint.
+func (m *Manager) xminResolved(p *locks.Proc, h *TupleHeader) bool {
+	switch m.clog.status(p, h.Xmin) {
+	case Committed:
+		h.Flags |= XminCommitted
+		return true
+	case Aborted:
+		h.Flags |= XminInvalid
+	}
+	return false
+}
+
+// xmaxResolved is xminResolved for xmax; lockOnly committed lockers leave
+// nothing of interest and are hinted invalid.
+func (m *Manager) xmaxResolved(p *locks.Proc, h *TupleHeader) bool {
+	switch m.clog.status(p, h.Xmax) {
+	case Committed:
+		if h.xmaxLockOnly() {
+			h.Flags |= XmaxInvalid
+			return false
+		}
+		h.Flags |= XmaxCommitted
+		return true
+	case Aborted:
+		h.Flags |= XmaxInvalid
+	}
+	return false
+}
+
+// Visible reports whether the tuple is visible to the current statement
+// (HeapTupleSatisfiesMVCC): its inserter committed before the statement's
+// snapshot (or is this transaction, at an earlier command) and its deleter,
+// if any, did not. It takes a snapshot if the statement has none yet. It
+// may set hint bits in h.
+func (t *Txn) Visible(h *TupleHeader) bool {
+	s := t.snapshot()
+	p := t.p
+	if !h.xminCommitted() {
+		switch {
+		case h.xminInvalid():
+			return false
+		case t.isCurrent(h.Xmin):
+			if h.Cmin >= t.cid {
+				return false // inserted after scan started
+			}
+			if h.xmaxInvalid() || h.xmaxLockOnly() {
+				return true
+			}
+			if !t.isCurrent(h.Xmax) {
+				// PostgreSQL: the deleting subtransaction must have
+				// aborted. Without subtransactions nobody else can
+				// delete our uncommitted insert; the answer is kept.
+				h.Flags |= XmaxInvalid
+				return true
+			}
+			return h.Cmax >= t.cid // deleted after scan started
+		case s.XidInProgress(h.Xmin):
+			return false
+		case !t.m.xminResolved(p, h):
+			return false // aborted or crashed
+		}
+	} else if !h.xminFrozen() && s.XidInProgress(h.Xmin) {
+		return false // committed, but not for this snapshot
+	}
+
+	// The inserter committed, for this snapshot.
+	if h.xmaxInvalid() || h.xmaxLockOnly() {
+		return true
+	}
+	if h.Flags&XmaxCommitted == 0 {
+		switch {
+		case t.isCurrent(h.Xmax):
+			return h.Cmax >= t.cid
+		case s.XidInProgress(h.Xmax):
+			return true
+		case !t.m.xmaxResolved(p, h):
+			return true // deleter aborted or crashed
+		}
+	} else if s.XidInProgress(h.Xmax) {
+		return true
+	}
+	return false
+}
+
+// SatisfiesUpdate reports whether the transaction may update, delete or
+// lock the tuple now (HeapTupleSatisfiesUpdate), judged by the ProcArray
+// and commit log rather than the snapshot, with the current command id.
+// On TMBeingModified the returned xid is the one to WaitFor; on TMUpdated,
+// TMDeleted and TMSelfModified it is the tuple's xmax.
+//
+// A READ COMMITTED caller that gets TMUpdated follows the chain to the
+// newest version and re-checks it; a REPEATABLE READ caller raises 40001
+// "could not serialize access due to concurrent update" (also for
+// TMDeleted: "concurrent delete").
+//
+// One departure from PostgreSQL: a tuple only row-locked by this very
+// transaction yields TMOk, where PostgreSQL returns TM_BeingModified and
+// heap_update then notices the locker is itself. lockd has no
+// multixacts, so this transaction is then the only locker.
+func (t *Txn) SatisfiesUpdate(h *TupleHeader) (UpdateResult, Xid) {
+	m, p := t.m, t.p
+	if !h.xminCommitted() {
+		switch {
+		case h.xminInvalid():
+			return TMInvisible, InvalidXid
+		case t.isCurrent(h.Xmin):
+			if h.Cmin >= t.cid {
+				return TMInvisible, InvalidXid // inserted after scan started
+			}
+			if h.xmaxInvalid() {
+				return TMOk, InvalidXid
+			}
+			if h.xmaxLockOnly() {
+				if t.isCurrent(h.Xmax) || !m.isRunning(p, h.Xmax) {
+					return TMOk, InvalidXid
+				}
+				return TMBeingModified, h.Xmax
+			}
+			if !t.isCurrent(h.Xmax) {
+				h.Flags |= XmaxInvalid
+				return TMOk, InvalidXid
+			}
+			if h.Cmax >= t.cid {
+				return TMSelfModified, h.Xmax // updated after scan started
+			}
+			return TMInvisible, InvalidXid // updated before scan started
+		case m.isRunning(p, h.Xmin):
+			return TMInvisible, InvalidXid
+		case !m.xminResolved(p, h):
+			return TMInvisible, InvalidXid
+		}
+	}
+
+	// The inserter committed.
+	if h.xmaxInvalid() {
+		return TMOk, InvalidXid
+	}
+	if h.Flags&XmaxCommitted != 0 {
+		if h.xmaxLockOnly() {
+			return TMOk, InvalidXid
+		}
+		return replaced(h), h.Xmax
+	}
+	if t.isCurrent(h.Xmax) {
+		if h.xmaxLockOnly() {
+			return TMOk, InvalidXid // our own row lock (see above)
+		}
+		if h.Cmax >= t.cid {
+			return TMSelfModified, h.Xmax
+		}
+		return TMInvisible, InvalidXid
+	}
+	if m.isRunning(p, h.Xmax) {
+		return TMBeingModified, h.Xmax
+	}
+	if !m.xmaxResolved(p, h) {
+		return TMOk, InvalidXid // deleter aborted, or only locked
+	}
+	return replaced(h), h.Xmax
+}
+
+func replaced(h *TupleHeader) UpdateResult {
+	if h.Flags&Updated != 0 {
+		return TMUpdated
+	}
+	return TMDeleted
+}
+
+// SatisfiesDirty reports whether the tuple is visible counting the effects
+// of transactions still in progress (HeapTupleSatisfiesDirty), for unique
+// checks. If it is visible only because another transaction is inserting
+// it, or is being deleted by one, waitXid is that transaction: the caller
+// waits for it (WaitFor) and checks again.
+func (t *Txn) SatisfiesDirty(h *TupleHeader) (visible bool, waitXid Xid) {
+	m, p := t.m, t.p
+	if !h.xminCommitted() {
+		switch {
+		case h.xminInvalid():
+			return false, InvalidXid
+		case t.isCurrent(h.Xmin):
+			if h.xmaxInvalid() || h.xmaxLockOnly() {
+				return true, InvalidXid
+			}
+			if !t.isCurrent(h.Xmax) {
+				h.Flags |= XmaxInvalid
+				return true, InvalidXid
+			}
+			return false, InvalidXid // deleted by ourselves
+		case m.isRunning(p, h.Xmin):
+			return true, h.Xmin // being inserted by another
+		case !m.xminResolved(p, h):
+			return false, InvalidXid
+		}
+	}
+
+	// The inserter committed.
+	if h.xmaxInvalid() {
+		return true, InvalidXid
+	}
+	if h.Flags&XmaxCommitted != 0 {
+		return h.xmaxLockOnly(), InvalidXid
+	}
+	if t.isCurrent(h.Xmax) {
+		return h.xmaxLockOnly(), InvalidXid
+	}
+	if m.isRunning(p, h.Xmax) {
+		if h.xmaxLockOnly() {
+			return true, InvalidXid
+		}
+		return true, h.Xmax // being deleted by another
+	}
+	return !m.xmaxResolved(p, h), InvalidXid
+}
+
+// SatisfiesVacuum classifies a tuple for VACUUM
+// (HeapTupleSatisfiesVacuum): a tuple whose deleter committed before
+// oldestXmin (see OldestXmin) is dead to everyone. VACUUM runs without an
+// xid, so no tuple counts as its own. It may set hint bits in h.
+func (m *Manager) SatisfiesVacuum(h *TupleHeader, oldestXmin Xid) VacuumResult {
+	if !h.xminCommitted() {
+		switch {
+		case h.xminInvalid():
+			return HeapTupleDead
+		case m.isRunning(nil, h.Xmin):
+			// Even if the inserter also deleted it: PostgreSQL would
+			// rather have callers wait for xmin than xmax.
+			return HeapTupleInsertInProgress
+		case !m.xminResolved(nil, h):
+			return HeapTupleDead // inserter aborted or crashed
+		}
+	}
+
+	if h.xmaxInvalid() {
+		return HeapTupleLive
+	}
+	if h.xmaxLockOnly() {
+		if h.Flags&XmaxCommitted == 0 && !m.isRunning(nil, h.Xmax) {
+			h.Flags |= XmaxInvalid // locker gone
+		}
+		return HeapTupleLive
+	}
+	if h.Flags&XmaxCommitted == 0 {
+		switch {
+		case m.isRunning(nil, h.Xmax):
+			return HeapTupleDeleteInProgress
+		case !m.xmaxResolved(nil, h):
+			return HeapTupleLive // deleter aborted or crashed
+		}
+	}
+	if !Precedes(h.Xmax, oldestXmin) {
+		return HeapTupleRecentlyDead
+	}
+	return HeapTupleDead
+}
