@@ -80,6 +80,16 @@ const (
 	InvalidSchemaName            = "3F000"
 	WrongObjectType              = "42809"
 	InvalidBinaryRepresentation  = "22P03"
+	NotNullViolation             = "23502"
+	UniqueViolation              = "23505"
+	ForeignKeyViolation          = "23503"
+	CheckViolation               = "23514"
+	DuplicateTable               = "42P07"
+	DuplicateObject              = "42710"
+	InvalidTableDefinition       = "42P16"
+	UndefinedFile                = "58P01"
+	DuplicateColumn              = "42701"
+	BadCopyFileFormat            = "22P04"
 )
 
 // Error is an error with PostgreSQL's fields. The zero Severity means ERROR.

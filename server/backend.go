@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -48,9 +49,9 @@ type backend struct {
 // allocation.
 type rowMsg struct{ buf []byte }
 
-func (r *rowMsg) Decode([]byte) error                { return errors.New("rowMsg is send-only") }
+func (r *rowMsg) Decode([]byte) error               { return errors.New("rowMsg is send-only") }
 func (r *rowMsg) Encode(dst []byte) ([]byte, error) { return append(dst, r.buf...), nil }
-func (r *rowMsg) Backend()                           {}
+func (r *rowMsg) Backend()                          {}
 
 // cancel interrupts the running statement, if any, with cause.
 func (b *backend) cancel(cause error) {
@@ -161,9 +162,18 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		app: params["application_name"], stmts: map[string]*sql.Stmt{}, portals: map[string]*portal{}}
 	s.backends[pid] = b
 	s.mu.Unlock()
+	sess, err := s.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})
+	if err != nil {
+		s.mu.Lock()
+		delete(s.backends, pid)
+		s.mu.Unlock()
+		e := pgerr.From(err)
+		e.Severity = pgerr.SeverityFatal
+		return nil, e
+	}
+	b.sess = sess
 	b.be = pgproto3.NewBackend(conn, conn)
 	b.be.SetMaxBodyLen(int(s.settings.Value("max_message_size").Int))
-	b.sess = s.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs})
 	if s.settings.Value("log_connections").Bool {
 		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app, "remote", conn.RemoteAddr().String())
 	}
@@ -235,8 +245,15 @@ func (b *backend) run() {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
 				return // client went away; the deferred cleanup aborts its transaction
 			}
-			if strings.Contains(err.Error(), "unknown message type") || strings.Contains(err.Error(), "invalid message") {
-				b.fatal(protocolError("invalid frontend message type: " + err.Error()))
+			// pgproto3 reports these as "unknown message type: %c" and
+			// "invalid message length: %d"; answer in PostgreSQL's words.
+			if rest, ok := strings.CutPrefix(err.Error(), "unknown message type: "); ok {
+				typ, _ := utf8.DecodeRuneInString(rest) // %c of the type byte
+				b.fatal(protocolError(fmt.Sprintf("invalid frontend message type %d", typ)))
+				return
+			}
+			if strings.HasPrefix(err.Error(), "invalid message length") {
+				b.fatal(protocolError("invalid message length"))
 				return
 			}
 			b.fatal(protocolError("could not decode frontend message: " + err.Error()))
@@ -285,6 +302,10 @@ func (b *backend) dispatch(msg pgproto3.FrontendMessage) bool {
 		// PostgreSQL ignores these outside COPY (a failed COPY's leftovers).
 	case *pgproto3.FunctionCall:
 		b.extendedError(pgerr.NotSupported("the fast-path function call interface is not supported"))
+	case *pgproto3.PasswordMessage:
+		// 'p' is only valid during authentication.
+		b.fatal(protocolError(fmt.Sprintf("invalid frontend message type %d", 'p')))
+		return true
 	default:
 		b.fatal(protocolError(fmt.Sprintf("unexpected frontend message %T", msg)))
 		return true
@@ -313,6 +334,7 @@ func (b *backend) readyForQuery() {
 		clear(b.portals) // portals do not outlive their transaction
 	}
 	b.unflushed = 0
+	b.sess.Idle()
 	b.sendNotices()
 	b.sendReports()
 	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
@@ -437,9 +459,17 @@ func (b *backend) simpleQuery(q string) {
 
 // runStatement executes st, streaming rows; it reports success.
 func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16, _ int) bool {
+	if b.sess.InFailedBlock() && !st.AllowedInFailedBlock() {
+		// Refused before the portal starts: no RowDescription (postgres.c).
+		b.sendError(pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block"))
+		return false
+	}
 	cols := st.Columns()
 	if cols != nil {
 		b.send(rowDescription(cols, nil))
+	}
+	if st.CopyInColumns() > 0 {
+		b.sess.SetCopySource(b.copySource(st))
 	}
 	ctx, done := b.statementContext()
 	tag, err := b.sess.Execute(ctx, st, params, func(row []sql.Datum) error {

@@ -146,6 +146,9 @@ func (b *backend) execute(m *pgproto3.Execute) {
 		return
 	}
 	cols := p.stmt.Columns()
+	if p.stmt.CopyInColumns() > 0 {
+		b.sess.SetCopySource(b.copySource(p.stmt))
+	}
 	if !p.started && (m.MaxRows == 0 || cols == nil) {
 		p.started = true
 		p.tag = ""

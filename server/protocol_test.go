@@ -153,7 +153,7 @@ func TestErrors(t *testing.T) {
 		{"select no_such_func(1)", "42883", "function no_such_func(integer) does not exist"},
 		{"select 2147483647 + 1", "22003", "integer out of range"},
 		{"select 'abc'::int", "22P02", `invalid input syntax for type integer: "abc"`},
-		{"create table t (a int)", "0A000", "CREATE TABLE is not supported by lockd yet"},
+		{"create view v as select 1", "0A000", "CREATE VIEW is not supported by lockd yet"},
 		{"show no_such_setting", "42704", `unrecognized configuration parameter "no_such_setting"`},
 		{"set port = 1", "55P02", `parameter "port" cannot be changed without restarting the server`},
 		{"set deadlock_timeout = -5", "22023", `-5 ms is outside the valid range for parameter "deadlock_timeout" (1 ms .. 2147483647 ms)`},
@@ -205,7 +205,9 @@ func TestTransactionStates(t *testing.T) {
 	// notices
 	var notices []string
 	cfg, _ := pgconn.ParseConfig(inst.ConnString())
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n.Severity+" "+n.Code+" "+n.Message) }
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		notices = append(notices, n.Severity+" "+n.Code+" "+n.Message)
+	}
 	nc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -507,4 +509,3 @@ func TestExtendedProtocol(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 }
-

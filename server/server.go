@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"lockd/guc"
+	"lockd/locks"
 	"lockd/pgerr"
 	"lockd/sql"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Config is what a Server needs. Settings must be loaded (files and
@@ -20,6 +23,8 @@ import (
 type Config struct {
 	Settings *guc.Registry
 	Logger   *slog.Logger
+	// DataDir holds the relation files, the commit log and the catalog.
+	DataDir string
 	// Reload re-reads the configuration (pg_reload_conf / SIGHUP). If nil,
 	// Settings.Reload is called.
 	Reload func() bool
@@ -31,7 +36,13 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	settings *guc.Registry
+	locks    *locks.Manager
+	txns     *txn.Manager
+	store    *storage.Store
 	engine   *sql.Engine
+	ckptProc *locks.Proc // the checkpointer's lock-manager identity
+	ckptStop chan struct{}
+	ckptDone chan struct{}
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -41,6 +52,8 @@ type Server struct {
 	wg        sync.WaitGroup
 	done      chan struct{}
 	closeOnce sync.Once
+	storeOnce sync.Once
+	ckptMu    sync.Mutex
 
 	nextPID atomic.Int32
 }
@@ -65,9 +78,104 @@ func New(cfg Config) (*Server, error) {
 	// Backend pids start above the range of real process ids so that
 	// pg_cancel_backend on a real pid never matches by accident.
 	s.nextPID.Store(int32(100000 + randUint32()%100000))
-	s.engine = sql.NewEngine(cfg.Settings, s)
+	reg := cfg.Settings
+	mgr, err := locks.NewManager(locks.Config{
+		MaxConnections:         int(reg.Value("max_connections").Int),
+		MaxLocksPerTransaction: int(reg.Value("max_locks_per_transaction").Int),
+		Partitions:             int(reg.Value("lock_partitions").Int),
+		FastPathSlots:          int(reg.Value("fastpath_lock_slots").Int),
+		Logger:                 cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.locks = mgr
+	wireLockSettings(reg, mgr)
+	if cfg.DataDir == "" {
+		return nil, errors.New("server: Config.DataDir is required")
+	}
+	if s.txns, err = txn.Open(txn.Config{DataDir: cfg.DataDir, Locks: mgr, MaxProcs: int(reg.Value("max_connections").Int) + locks.NumAuxProcs, Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
+	reg.OnChange("procarray_group_update", func(v guc.Value) { s.txns.SetGroupUpdate(v.Bool) })
+	if s.ckptProc, err = mgr.NewProc(0); err != nil {
+		return nil, err
+	}
+	if s.store, err = storage.Open(storage.Config{DataDir: cfg.DataDir, SharedBuffers: int(reg.Value("shared_buffers").Int),
+		Locks: mgr, Txns: s.txns, DatabaseOID: sql.DatabaseOID, Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
+	if s.engine, err = sql.NewEngine(sql.EngineConfig{Settings: reg, Locks: mgr, Txns: s.txns, Store: s.store, DataDir: cfg.DataDir, Host: s}); err != nil {
+		return nil, err
+	}
+	s.ckptStop, s.ckptDone = make(chan struct{}), make(chan struct{})
+	go s.checkpointer()
 	return s, nil
 }
+
+// checkpointer writes everything to disk every checkpoint_timeout.
+func (s *Server) checkpointer() {
+	defer close(s.ckptDone)
+	for {
+		d := time.Duration(s.settings.Value("checkpoint_timeout").Int) * time.Second
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+			if err := s.Checkpoint(); err != nil {
+				s.log.Error("checkpoint failed", "err", err)
+			}
+		case <-s.ckptStop:
+			t.Stop()
+			return
+		}
+	}
+}
+
+// Checkpoint writes dirty pages, the commit log and the catalog.
+func (s *Server) Checkpoint() error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	if err := s.engine.Checkpoint(); err != nil {
+		return err
+	}
+	if err := s.store.Checkpoint(s.ckptProc); err != nil {
+		return err
+	}
+	return s.txns.Checkpoint()
+}
+
+// closeStorage ends the checkpointer and, for a clean shutdown, writes a
+// last checkpoint. An immediate shutdown skips it, like a crash.
+func (s *Server) closeStorage(clean bool) {
+	s.storeOnce.Do(func() {
+		close(s.ckptStop)
+		<-s.ckptDone
+		if clean {
+			if err := s.Checkpoint(); err != nil {
+				s.log.Error("shutdown checkpoint failed", "err", err)
+			}
+			_ = s.store.Close(s.ckptProc)
+			_ = s.txns.Close()
+		}
+	})
+}
+
+// wireLockSettings attaches the lock settings' assign hooks: each change
+// (start-up, reload) is pushed into the lock manager without a restart.
+func wireLockSettings(reg *guc.Registry, mgr *locks.Manager) {
+	wake := func(guc.Value) {
+		locks.SetWakePolicy(reg.Value("wake_up_all_waiters").Bool, int(reg.Value("lwlock_wakeup_limit").Int))
+	}
+	reg.OnChange("wake_up_all_waiters", wake)
+	reg.OnChange("lwlock_wakeup_limit", wake)
+	reg.OnChange("deadlock_timeout", func(v guc.Value) { mgr.SetDeadlockTimeout(time.Duration(v.Int) * time.Millisecond) })
+	reg.OnChange("log_lock_waits", func(v guc.Value) { mgr.SetLogLockWaits(v.Bool) })
+	reg.OnChange("track_lock_timing", func(v guc.Value) { locks.SetTrackTiming(v.Bool) })
+	reg.OnChange("fastpath_lock_slots", func(v guc.Value) { mgr.SetFastPathSlots(int(v.Int)) })
+}
+
+// Locks returns the lock manager (for metrics and tests).
+func (s *Server) Locks() *locks.Manager { return s.locks }
 
 func randUint32() uint32 {
 	var b [4]byte
@@ -184,6 +292,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.closeStorage(false)
 	return nil
 }
 
@@ -193,6 +302,7 @@ func (s *Server) wait(ctx context.Context) error {
 	select {
 	case <-finished:
 		s.closeOnce.Do(func() { close(s.done) })
+		s.closeStorage(true)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

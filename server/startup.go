@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
@@ -68,23 +69,22 @@ func (s *Server) readStartup(conn net.Conn) (*startupResult, error) {
 			s.handleCancel(int32(binary.BigEndian.Uint32(body[4:])), body[8:12])
 			return &startupResult{cancel: true}, nil
 		case code>>16 == 3:
-			var m pgproto3.StartupMessage
+			// Any 3.x is accepted, as PostgreSQL 15 does, and negotiated
+			// down to 3.0.
 			minor := code & 0xffff
-			if minor != 0 {
-				// Decode insists on 3.0 or 3.2; we answer as PostgreSQL 15:
-				// accept, and negotiate down to 3.0.
-				binary.BigEndian.PutUint32(body, protocol30)
+			params, ok := parseStartupParams(body)
+			if !ok {
+				e := protocolError("invalid startup packet layout: expected terminator as last byte")
+				writeFatal(conn, e)
+				return nil, e
 			}
-			if err := m.Decode(body); err != nil {
-				return nil, protocolError("invalid startup packet layout: expected terminator as last byte")
-			}
-			res := &startupResult{params: m.Parameters}
-			if minor != 0 || hasProtocolOptions(m.Parameters) {
+			res := &startupResult{params: params}
+			if minor != 0 || hasProtocolOptions(params) {
 				var unrecognized []string
-				for k := range m.Parameters {
+				for k := range params {
 					if strings.HasPrefix(k, "_pq_.") {
 						unrecognized = append(unrecognized, k)
-						delete(m.Parameters, k)
+						delete(params, k)
 					}
 				}
 				neg := &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unrecognized}
@@ -94,15 +94,44 @@ func (s *Server) readStartup(conn net.Conn) (*startupResult, error) {
 				}
 			}
 			return res, nil
-		case code == codeSSLRequest || code == codeGSSENCRequest:
-			return nil, protocolError("received unencrypted data after SSL request")
 		default:
+			// A repeated SSLRequest or GSSENCRequest lands here too, as in
+			// PostgreSQL's ProcessStartupPacket.
 			e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported,
 				Message: fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff)}
 			writeFatal(conn, e)
 			return nil, e
 		}
 	}
+}
+
+// parseStartupParams reads the name/value pairs of a StartupMessage body
+// (after the protocol version) as PostgreSQL's ProcessStartupPacket does:
+// pairs up to an empty name, and the packet must end right after that
+// terminator. An empty list (just the terminator) is valid.
+func parseStartupParams(body []byte) (map[string]string, bool) {
+	cstr := func(off int) string {
+		if i := bytes.IndexByte(body[off:], 0); i >= 0 {
+			return string(body[off : off+i])
+		}
+		return string(body[off:])
+	}
+	params := map[string]string{}
+	off := 4
+	for off < len(body) {
+		name := cstr(off)
+		if name == "" {
+			break
+		}
+		voff := off + len(name) + 1
+		if voff >= len(body) {
+			break // missing value
+		}
+		val := cstr(voff)
+		params[name] = val
+		off = voff + len(val) + 1
+	}
+	return params, off == len(body)-1
 }
 
 func hasProtocolOptions(p map[string]string) bool {

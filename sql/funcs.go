@@ -11,6 +11,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/locks"
 	"lockd/pgerr"
 )
 
@@ -280,8 +281,8 @@ func fnSleep(ec *evalCtx, a []Datum) (Datum, error) {
 		secs = 1e7
 	}
 	d := time.Duration(secs * float64(time.Second))
-	ec.s.setWaitEvent(waitPgSleep)
-	defer ec.s.setWaitEvent(waitNone)
+	ec.s.proc.SetWaitEvent(locks.WaitEventPgSleep)
+	defer ec.s.proc.ClearWaitEvent()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -319,6 +320,9 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 	cands, ok := builtins[name]
 	if !ok {
 		if e, ok, err := a.s.eng.lockFunc(a, name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		if e, ok, err := a.s.eng.relSizeFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
 		return nil, noFunction(name, args, fc.Location)

@@ -3,10 +3,10 @@ package sql
 import (
 	"context"
 	"sort"
-	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/locks"
 	"lockd/pgerr"
 )
 
@@ -42,17 +42,18 @@ type sortKey struct {
 
 // selectPlan is a compiled SELECT over at most one source.
 type selectPlan struct {
-	src     rowSource
-	where   expr
-	targets []expr
-	cols    []Column
-	groupBy []expr
-	having  expr
-	aggs    []*aggRef
-	sort    []sortKey
-	limit   expr
-	offset  expr
+	src      rowSource
+	where    expr
+	targets  []expr
+	cols     []Column
+	groupBy  []expr
+	having   expr
+	aggs     []*aggRef
+	sort     []sortKey
+	limit    expr
+	offset   expr
 	distinct bool
+	rels     []relLock // relation locks to take at each execution
 }
 
 func isAggregate(name string) bool {
@@ -309,6 +310,10 @@ func (s *Session) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan
 		if p.where, err = a.asBool(w, "WHERE", -1); err != nil {
 			return nil, err
 		}
+	}
+	if ts, ok := p.src.(*tableSource); ok {
+		ts.useIndex(s.cat(), p.where)
+		p.rels = tableLocks(s.cat(), ts.t, locks.AccessShareLock)
 	}
 	var aggs []*aggRef
 	a.aggs = &aggs
@@ -800,9 +805,23 @@ func (s *Session) resolveFrom(n *pg.Node) (rowSource, error) {
 	if rv.Schemaname != "" && rv.Schemaname != "pg_catalog" && rv.Schemaname != "public" {
 		return nil, posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname), rv.Location)
 	}
-	v, ok := s.eng.views[strings.ToLower(rv.Relname)]
-	if !ok {
-		return nil, posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", rv.Relname), rv.Location)
+	v, ok := s.eng.views[rv.Relname]
+	if !ok || (rv.Schemaname == "public") {
+		if rv.Schemaname == "pg_catalog" {
+			return nil, posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname), rv.Location)
+		}
+		t, err := s.resolveTable(rv)
+		if err != nil {
+			return nil, err
+		}
+		alias := t.Name
+		if rv.Alias != nil {
+			alias = rv.Alias.Aliasname
+			if len(rv.Alias.Colnames) > 0 {
+				return nil, pgerr.NotSupported("column aliases in FROM are not supported")
+			}
+		}
+		return newTableSource(t, alias), nil
 	}
 	src := &viewSource{v: v, s: s, alias: rv.Relname}
 	if rv.Alias != nil {

@@ -2,15 +2,19 @@ package sql
 
 import (
 	"context"
+	"net"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
 
 	"lockd/guc"
+	"lockd/locks"
 	"lockd/pgerr"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Host is what the SQL layer needs from the server around it.
@@ -24,19 +28,45 @@ type Host interface {
 // link to the host server. It is safe for concurrent use.
 type Engine struct {
 	settings *guc.Registry
+	locks    *locks.Manager
+	txns     *txn.Manager
+	store    *storage.Store
+	cat      *catalog
 	hostRef  Host
 	views    map[string]*view
 	started  time.Time
+
+	mu   sync.Mutex
+	live map[int32]*Session // guarded by mu; for pg_stat_activity
 }
 
-// NewEngine returns an engine over the given settings registry.
-func NewEngine(settings *guc.Registry, host Host) *Engine {
-	e := &Engine{settings: settings, hostRef: host, started: time.Now(), views: map[string]*view{}}
-	for _, v := range []*view{settingsView()} {
+// EngineConfig is what an Engine runs on.
+type EngineConfig struct {
+	Settings *guc.Registry
+	Locks    *locks.Manager
+	Txns     *txn.Manager
+	Store    *storage.Store
+	DataDir  string // holds the catalog (global/lockd_catalog.json)
+	Host     Host
+}
+
+// NewEngine opens the catalog and returns an engine.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	cat, err := openCatalog(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat,
+		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
+	for _, v := range []*view{settingsView(), pgLocksView(), statActivityView()} {
 		e.views[v.name] = v
 	}
-	return e
+	return e, nil
 }
+
+// Checkpoint persists the catalog (the store and the commit log are
+// checkpointed by their owners).
+func (e *Engine) Checkpoint() error { return e.cat.flush() }
 
 func (e *Engine) host() Host { return e.hostRef }
 
@@ -44,9 +74,9 @@ func (e *Engine) host() Host { return e.hostRef }
 type TxStatus byte
 
 const (
-	TxIdle   TxStatus = 'I'
+	TxIdle    TxStatus = 'I'
 	TxInBlock TxStatus = 'T'
-	TxFailed TxStatus = 'E'
+	TxFailed  TxStatus = 'E'
 )
 
 type txState uint8
@@ -54,17 +84,8 @@ type txState uint8
 const (
 	txNone     txState = iota // no transaction
 	txImplicit                // an implicit transaction (statement or query string)
-	txBlock                   // BEGIN ... 
+	txBlock                   // BEGIN ...
 	txFailed                  // a block that saw an error
-)
-
-// wait events a session reports outside the lock manager.
-type waitEvent uint32
-
-const (
-	waitNone waitEvent = iota
-	waitPgSleep
-	waitClientRead
 )
 
 // Session is one backend's SQL state. It is used by its connection's
@@ -81,28 +102,55 @@ type Session struct {
 	xactStart time.Time
 	stmtStart time.Time
 
-	fc       formatCtx
-	tzName   string
-	notices  []*pgerr.Error
-	cache    map[string][]*Stmt
-	wait     atomic.Uint32
+	proc *locks.Proc // this backend's lock-manager state
+	lxid uint32      // local transaction id of the virtual xid
+	txn  txn.Txn     // the current transaction (reused)
+
+	pendingCat *catalogState // this transaction's view of the catalog after its DDL
+	catOps     []*catOp      // this transaction's DDL, replayed at commit
+	copySrc    CopySource
+	rowBuf     []byte
+
+	fc      formatCtx
+	tzName  string
+	notices []*pgerr.Error
+	cache   map[string][]*Stmt
+	act     activity
 }
 
 // SessionInfo identifies a new backend.
 type SessionInfo struct {
-	PID      int32
-	User     string
-	Database string
-	Settings *guc.Session
+	PID        int32
+	User       string
+	Database   string
+	Settings   *guc.Session
+	ClientAddr net.Addr
 }
 
-// NewSession starts the SQL state of one backend.
-func (e *Engine) NewSession(info SessionInfo) *Session {
+// NewSession starts the SQL state of one backend, with its lock-manager
+// Proc. It fails (53300) when no Proc is free.
+func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
+	proc, err := e.locks.NewProc(info.PID)
+	if err != nil {
+		return nil, err
+	}
 	s := &Session{eng: e, gucs: info.Settings, pid: info.PID, user: info.User, database: info.Database,
-		cache: map[string][]*Stmt{}}
+		cache: map[string][]*Stmt{}, proc: proc}
+	now := time.Now()
+	s.act.backendStart = now
+	s.act.stateChange = now
+	s.act.state = "idle"
+	s.act.clientAddr = info.ClientAddr
+	s.act.app = info.Settings.String("application_name")
 	s.refreshFormat()
-	return s
+	e.mu.Lock()
+	e.live[s.pid] = s
+	e.mu.Unlock()
+	return s, nil
 }
+
+// Proc is the session's lock-manager state.
+func (s *Session) Proc() *locks.Proc { return s.proc }
 
 // PID is the backend's process id as clients see it.
 func (s *Session) PID() int32 { return s.pid }
@@ -132,8 +180,6 @@ func (s *Session) notice(severity, code, msg string) {
 	s.notices = append(s.notices, &pgerr.Error{Severity: severity, Code: code, Message: msg})
 }
 
-func (s *Session) setWaitEvent(w waitEvent) { s.wait.Store(uint32(w)) }
-
 func (s *Session) refreshFormat() {
 	tz := s.gucs.String("TimeZone")
 	if tz == s.tzName && s.fc.loc != nil {
@@ -149,14 +195,19 @@ func (s *Session) refreshFormat() {
 
 // Stmt is an analysed statement, reusable across executions.
 type Stmt struct {
-	Text      string
-	Tag       string // command tag prefix, e.g. "SELECT", "SET"
-	cols      []Column
-	params    []Type
-	txControl bool // allowed in a failed block (COMMIT, ROLLBACK)
-	noBlock   string // non-empty: may not run inside a transaction block
-	cacheable bool
-	run       func(ec *evalCtx, emit func([]Datum) error) (string, error)
+	Text       string
+	Tag        string // command tag prefix, e.g. "SELECT", "SET"
+	cols       []Column
+	params     []Type
+	txControl  bool      // allowed in a failed block (COMMIT, ROLLBACK)
+	noBlock    string    // non-empty: may not run inside a transaction block
+	cacheable  bool      // may be kept in the session's plan cache
+	rels       []relLock // relation locks taken at each execution
+	writes     bool      // advances the command counter afterwards
+	copyCols   int       // COPY FROM STDIN: columns the client sends
+	catVer     uint64    // catalog version the plan was made against
+	noSnapshot bool      // transaction control and settings take no snapshot
+	run        func(ec *evalCtx, emit func([]Datum) error) (string, error)
 }
 
 // Columns describes the result rows; nil for statements without rows.
@@ -290,13 +341,72 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 		s.refreshFormat()
 		s.beginTxn(now, txImplicit)
 	}
+	s.startStatement(st.Text, now)
 	ec := evalCtx{s: s, ctx: ctx, params: params}
-	tag, err := st.run(&ec, emit)
+	run := st.run
+	if len(st.rels) > 0 {
+		if err := s.lockRelations(ctx, st.rels); err != nil {
+			s.failStatement()
+			return "", err
+		}
+		if s.pendingCat == nil && st.catVer != s.eng.cat.state().Version {
+			// The catalog changed since the plan was made: plan again
+			// (PostgreSQL re-plans a cached plan on invalidation too).
+			fresh, err := s.replan(st)
+			if err != nil {
+				s.failStatement()
+				return "", err
+			}
+			if err := s.lockRelations(ctx, fresh.rels); err != nil {
+				s.failStatement()
+				return "", err
+			}
+			run = fresh.run
+		}
+	}
+	if !st.noSnapshot {
+		s.txn.StatementSnapshot()
+	}
+	tag, err := run(&ec, emit)
 	if err != nil {
 		s.failStatement()
 		return "", err
 	}
+	if st.writes {
+		s.txn.CommandCounterIncrement()
+	}
 	return tag, nil
+}
+
+// replan analyses st's text again against the current catalog.
+func (s *Session) replan(st *Stmt) (*Stmt, error) {
+	tree, err := pg.Parse(st.Text)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil, parseError(err)
+	}
+	params := append([]Type(nil), st.params...)
+	fresh, err := s.analyze(tree.Stmts[0].Stmt, st.Text, &params)
+	if err != nil {
+		return nil, err
+	}
+	if !sameColumns(fresh.cols, st.cols) {
+		return nil, pgerr.NotSupported("cached plan must not change result type")
+	}
+	*st = *fresh
+	st.params = params
+	return st, nil
+}
+
+func sameColumns(a, b []Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type.OID != b[i].Type.OID || a[i].Name != b[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // failStatement records an error: a block becomes failed; an implicit
@@ -326,23 +436,44 @@ func (s *Session) Abort() {
 	}
 }
 
-// Close ends the session, rolling back any open transaction.
+// Close ends the session: any open transaction is rolled back and every
+// lock it holds, session-level ones included, is released.
 func (s *Session) Close() {
 	s.Abort()
+	s.eng.mu.Lock()
+	delete(s.eng.live, s.pid)
+	s.eng.mu.Unlock()
+	s.proc.Close()
 }
 
+// beginTxn starts a transaction: like PostgreSQL, every transaction holds
+// ExclusiveLock on its own virtual xid (taken through the fast path).
 func (s *Session) beginTxn(now time.Time, kind txState) {
 	s.tx = kind
 	s.xactStart = now
+	s.lxid++
+	s.eng.locks.BeginVirtualXact(s.proc, s.lxid)
+	s.eng.txns.Begin(&s.txn, s.proc, isolationOf(s.gucs.String("default_transaction_isolation")))
 	s.gucs.BeginTxn()
 }
 
+// endTxn commits or aborts: settings are kept or undone and every
+// transaction-level lock is released.
 func (s *Session) endTxn(commit bool) {
 	if commit {
+		if err := s.commitCatalog(); err != nil {
+			s.notice(pgerr.SeverityWarning, pgerr.InternalError, "could not write the catalog: "+err.Error())
+		}
+		if err := s.txn.Commit(); err != nil {
+			s.notice(pgerr.SeverityWarning, pgerr.InternalError, "commit: "+err.Error())
+		}
 		s.gucs.CommitTxn()
 	} else {
+		s.abortCatalog()
+		s.txn.Abort()
 		s.gucs.AbortTxn()
 	}
+	s.eng.locks.ReleaseTransactionLocks(s.proc)
 	s.tx = txNone
 	s.refreshFormat()
 }

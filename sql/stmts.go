@@ -7,11 +7,12 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
+	"lockd/txn"
 )
 
 // analyze compiles one parsed statement.
 func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error) {
-	st := &Stmt{Text: text, cacheable: true}
+	st := &Stmt{Text: text, cacheable: true, catVer: s.cat().Version}
 	switch {
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
@@ -20,6 +21,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 		st.Tag = "SELECT"
 		st.cols = p.cols
+		if st.cols == nil {
+			st.cols = []Column{} // a SELECT returns rows even with no columns
+		}
+		st.rels = p.rels
 		st.cacheable = p.cacheable()
 		st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
 			var count int64
@@ -33,15 +38,59 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 			return "SELECT " + strconv.FormatInt(count, 10), nil
 		}
 	case n.GetVariableSetStmt() != nil:
+		st.noSnapshot = true
 		return s.analyzeSet(n.GetVariableSetStmt(), st)
 	case n.GetVariableShowStmt() != nil:
+		st.noSnapshot = true
 		return s.analyzeShow(n.GetVariableShowStmt(), st)
 	case n.GetTransactionStmt() != nil:
+		st.noSnapshot = true
 		return s.analyzeTransaction(n.GetTransactionStmt(), st)
+	case n.GetInsertStmt() != nil:
+		if err := s.compileInsert(n.GetInsertStmt(), params, st); err != nil {
+			return nil, err
+		}
+	case n.GetUpdateStmt() != nil:
+		if err := s.compileUpdate(n.GetUpdateStmt(), params, st); err != nil {
+			return nil, err
+		}
+	case n.GetDeleteStmt() != nil:
+		if err := s.compileDelete(n.GetDeleteStmt(), params, st); err != nil {
+			return nil, err
+		}
+	case n.GetCreateStmt() != nil:
+		if err := s.compileCreateTable(n.GetCreateStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetDropStmt() != nil:
+		if err := s.compileDrop(n.GetDropStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetTruncateStmt() != nil:
+		if err := s.compileTruncate(n.GetTruncateStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetAlterTableStmt() != nil:
+		if err := s.compileAlterTable(n.GetAlterTableStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetLockStmt() != nil:
+		if err := s.compileLock(n.GetLockStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetVacuumStmt() != nil:
+		if err := s.compileVacuum(n.GetVacuumStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetCopyStmt() != nil:
+		if err := s.compileCopy(n.GetCopyStmt(), st); err != nil {
+			return nil, err
+		}
 	case n.GetAlterSystemStmt() != nil:
 		set := n.GetAlterSystemStmt().Setstmt
 		st.Tag = "ALTER SYSTEM"
 		st.noBlock = "ALTER SYSTEM"
+		st.noSnapshot = true
 		st.cacheable = false
 		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 			var err error
@@ -107,11 +156,31 @@ func setValue(args []*pg.Node) (string, error) {
 }
 
 func (s *Session) set(name, value string, local bool) error {
+	if strings.EqualFold(name, "transaction_isolation") && s.tx != txNone {
+		// PostgreSQL: the level is fixed by the first query of a transaction.
+		d, _, err := s.gucs.Show(name)
+		if err == nil && d != value {
+			if err := s.txn.SetIsolation(isolationOf(value)); err != nil {
+				return pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			}
+		}
+	}
 	_, err := s.gucs.Set(name, value, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
 		s.refreshFormat()
 	}
 	return err
+}
+
+// isolationOf maps a transaction_isolation value to the level lockd runs:
+// SERIALIZABLE runs as REPEATABLE READ (documented), READ UNCOMMITTED as
+// READ COMMITTED (as in PostgreSQL).
+func isolationOf(v string) txn.Isolation {
+	switch strings.ToLower(v) {
+	case "repeatable read", "serializable":
+		return txn.RepeatableRead
+	}
+	return txn.ReadCommitted
 }
 
 func (s *Session) setDefault(name string, local bool) error {

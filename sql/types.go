@@ -351,7 +351,7 @@ func appendInterval(buf []byte, us int64) []byte {
 	buf = append(buf, ':')
 	buf = append(buf, pad2(s)...)
 	if us != 0 {
-		frac := strings.TrimRight(strconv.Itoa(int(us)+1000000)[1:], "0")
+		frac := strings.TrimRight(strconv.Itoa(int(us) + 1000000)[1:], "0")
 		buf = append(buf, '.')
 		buf = append(buf, frac...)
 	}

@@ -157,7 +157,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	configFile := opts.config
-	if configFile == "" {
+	if configFile == "" && opts.show == "" {
+		// Like initdb's postgresql.conf: the data directory always has a
+		// configuration file, so editing it and sending SIGHUP works.
+		configFile = filepath.Join(opts.dataDir, "lockd.conf")
+		if err := ensureConfigFile(configFile); err != nil {
+			fmt.Fprintf(stderr, "lockd: %v\n", err)
+			return 1
+		}
+	} else if configFile == "" {
 		if p := filepath.Join(opts.dataDir, "lockd.conf"); fileExists(p) {
 			configFile = p
 		}
@@ -178,6 +186,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	settings.OnChange("log_min_messages", func(v guc.Value) { logLevel.Set(slogLevel(v.Str)) })
 	return serve(opts, configFile, settings, logger)
+}
+
+// ensureConfigFile creates an empty configuration file (and the data
+// directory) if there is none.
+func ensureConfigFile(path string) error {
+	if fileExists(path) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("could not create data directory: %w", err)
+	}
+	header := "# lockd configuration file (TOML). Every setting, with its default and\n" +
+		"# meaning, is listed in lockd.conf.example. Edit and send SIGHUP (or run\n" +
+		"# SELECT pg_reload_conf()) to apply reloadable settings.\n"
+	return os.WriteFile(path, []byte(header), 0o600)
 }
 
 func fileExists(p string) bool {
@@ -214,12 +237,8 @@ func serve(opts *options, configFile string, settings *guc.Registry, logger *slo
 		}
 		return true
 	}
-	srv, err := server.New(server.Config{Settings: settings, Logger: logger, Reload: reload})
+	srv, err := server.New(server.Config{Settings: settings, Logger: logger, Reload: reload, DataDir: opts.dataDir})
 	if err != nil {
-		logger.Error(err.Error())
-		return 1
-	}
-	if err := wire(srv, settings, logger); err != nil {
 		logger.Error(err.Error())
 		return 1
 	}

@@ -25,8 +25,9 @@ type Instance struct {
 	DataDir  string
 	Addr     string
 	Port     int
-	listener net.Listener
+	opts     Options
 	done     chan error
+	stopped  bool
 }
 
 // Options tune Start.
@@ -35,16 +36,27 @@ type Options struct {
 	Settings []string
 	// Config is the text of a TOML configuration file to load.
 	Config string
-	// Wire, if set, is called to attach subsystems before serving.
-	Wire func(*server.Server, *guc.Registry) error
 	// Logger receives the server log (default: discarded).
 	Logger *slog.Logger
+	// DataDir reuses a data directory instead of a fresh one.
+	DataDir string
 }
 
 // Start launches lockd on 127.0.0.1:0 and stops it when t ends.
 func Start(t testing.TB, opts Options) *Instance {
 	t.Helper()
-	dir := t.TempDir()
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	inst := &Instance{DataDir: opts.DataDir, opts: opts}
+	inst.start(t)
+	t.Cleanup(func() { inst.Stop(t) })
+	return inst
+}
+
+func (inst *Instance) start(t testing.TB) {
+	t.Helper()
+	opts := inst.opts
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -58,50 +70,74 @@ func Start(t testing.TB, opts Options) *Instance {
 	}
 	cfg := ""
 	if opts.Config != "" {
-		cfg = dir + "/lockd.conf"
+		cfg = inst.DataDir + "/lockd.conf"
 		writeFile(t, cfg, opts.Config)
 	}
-	if err := reg.LoadFiles(cfg, dir); err != nil {
+	if err := reg.LoadFiles(cfg, inst.DataDir); err != nil {
 		t.Fatalf("load settings: %v", err)
 	}
-	srv, err := server.New(server.Config{Settings: reg, Logger: logger})
+	srv, err := server.New(server.Config{Settings: reg, Logger: logger, DataDir: inst.DataDir})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if opts.Wire != nil {
-		if err := opts.Wire(srv, reg); err != nil {
-			t.Fatal(err)
-		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst := &Instance{Server: srv, Settings: reg, DataDir: dir, Addr: l.Addr().String(),
-		Port: l.Addr().(*net.TCPAddr).Port, listener: l, done: make(chan error, 1)}
+	inst.Server, inst.Settings = srv, reg
+	inst.Addr = l.Addr().String()
+	inst.Port = l.Addr().(*net.TCPAddr).Port
+	inst.done = make(chan error, 1)
+	inst.stopped = false
 	go func() { inst.done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		select {
-		case <-inst.done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("server did not stop")
-		}
-	})
-	return inst
+}
+
+// Stop shuts the server down cleanly (a fast shutdown with a final
+// checkpoint). It is safe to call twice.
+func (inst *Instance) Stop(t testing.TB) {
+	if inst.stopped {
+		return
+	}
+	inst.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := inst.Server.ShutdownFast(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	inst.Server.Close()
+	select {
+	case <-inst.done:
+	case <-time.After(10 * time.Second):
+		t.Errorf("server did not stop")
+	}
+}
+
+// Crash stops the server without a checkpoint, as an immediate shutdown.
+func (inst *Instance) Crash(t testing.TB) {
+	inst.stopped = true
+	inst.Server.Close()
+	<-inst.done
+}
+
+// Restart stops the server cleanly and starts a new one on the same data
+// directory (on a new port).
+func (inst *Instance) Restart(t testing.TB) {
+	t.Helper()
+	inst.Stop(t)
+	inst.start(t)
 }
 
 // ConnString is a libpq URL for user postgres.
-func (i *Instance) ConnString() string {
-	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", i.Addr)
+func (inst *Instance) ConnString() string {
+	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", inst.Addr)
 }
 
 // Connect opens a pgx connection closed at the end of the test.
-func (i *Instance) Connect(t testing.TB) *pgx.Conn {
+func (inst *Instance) Connect(t testing.TB) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := pgx.Connect(ctx, i.ConnString())
+	c, err := pgx.Connect(ctx, inst.ConnString())
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}

@@ -1,0 +1,285 @@
+package sql
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"lockd/pgerr"
+)
+
+// The catalog: tables, their columns and indexes. It is copy-on-write: a
+// published catalogState is immutable and read without locks; DDL builds
+// a list of operations in its transaction, which sees them applied to a
+// private copy, and at commit the operations are replayed onto the newest
+// published state and written to disk. The relation locks that DDL takes
+// (AccessExclusiveLock) keep two transactions from changing one table.
+
+// firstUserOID is where PostgreSQL starts assigning OIDs to user objects.
+const firstUserOID = 16384
+
+// ColumnDef is a table column.
+type ColumnDef struct {
+	Name    string `json:"name"`
+	TypeOID uint32 `json:"type"`
+	TypeMod int32  `json:"typmod"`
+	NotNull bool   `json:"not_null,omitempty"`
+	Default string `json:"default,omitempty"` // SQL text of the DEFAULT expression
+}
+
+// Type returns the column's SQL type.
+func (c *ColumnDef) Type() Type {
+	t, _ := typeByOID(c.TypeOID)
+	t.Mod = c.TypeMod
+	return t
+}
+
+// IndexDef is an index (primary key or unique constraint or plain index).
+type IndexDef struct {
+	OID     uint32 `json:"oid"`
+	Name    string `json:"name"`
+	Table   uint32 `json:"table"`
+	Cols    []int  `json:"cols"` // 0-based column positions
+	Unique  bool   `json:"unique,omitempty"`
+	Primary bool   `json:"primary,omitempty"`
+	RelFile uint32 `json:"relfile"`
+}
+
+// TableDef is a table.
+type TableDef struct {
+	OID        uint32      `json:"oid"`
+	Name       string      `json:"name"`
+	Cols       []ColumnDef `json:"cols"`
+	RelFile    uint32      `json:"relfile"`
+	Fillfactor int         `json:"fillfactor,omitempty"`
+	Unlogged   bool        `json:"unlogged,omitempty"`
+	Indexes    []uint32    `json:"indexes,omitempty"`
+}
+
+func (t *TableDef) colIndex(name string) int {
+	for i := range t.Cols {
+		if t.Cols[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+type catalogState struct {
+	Version uint64               `json:"version"`
+	NextOID uint32               `json:"next_oid"`
+	Tables  map[uint32]*TableDef `json:"tables"`
+	Indexes map[uint32]*IndexDef `json:"indexes"`
+	byName  map[string]uint32    // relation name → OID (tables and indexes)
+}
+
+func newCatalogState() *catalogState {
+	return &catalogState{NextOID: firstUserOID, Tables: map[uint32]*TableDef{}, Indexes: map[uint32]*IndexDef{}, byName: map[string]uint32{}}
+}
+
+func (c *catalogState) clone() *catalogState {
+	n := &catalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
+		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), byName: make(map[string]uint32, len(c.byName))}
+	for k, v := range c.Tables {
+		t := *v
+		t.Cols = append([]ColumnDef(nil), v.Cols...)
+		t.Indexes = append([]uint32(nil), v.Indexes...)
+		n.Tables[k] = &t
+	}
+	for k, v := range c.Indexes {
+		i := *v
+		i.Cols = append([]int(nil), v.Cols...)
+		n.Indexes[k] = &i
+	}
+	for k, v := range c.byName {
+		n.byName[k] = v
+	}
+	return n
+}
+
+func (c *catalogState) reindexNames() {
+	c.byName = map[string]uint32{}
+	for _, t := range c.Tables {
+		c.byName[t.Name] = t.OID
+	}
+	for _, i := range c.Indexes {
+		c.byName[i.Name] = i.OID
+	}
+}
+
+func (c *catalogState) table(name string) *TableDef {
+	if oid, ok := c.byName[name]; ok {
+		return c.Tables[oid]
+	}
+	return nil
+}
+
+func (c *catalogState) tableIndexes(t *TableDef) []*IndexDef {
+	out := make([]*IndexDef, 0, len(t.Indexes))
+	for _, oid := range t.Indexes {
+		if ix := c.Indexes[oid]; ix != nil {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
+// catOp is one catalog change made by a transaction.
+type catOp struct {
+	kind    string // "create", "drop", "truncate", "addindex", "dropindex"
+	table   *TableDef
+	index   *IndexDef
+	oid     uint32
+	relfile uint32 // truncate: the new relfile
+	oldFile uint32 // truncate/drop: files to remove at commit
+	oldIdx  map[uint32]uint32
+	newIdx  map[uint32]uint32
+}
+
+func (c *catalogState) apply(op *catOp) {
+	switch op.kind {
+	case "create":
+		t := *op.table
+		c.Tables[t.OID] = &t
+	case "drop":
+		if t := c.Tables[op.oid]; t != nil {
+			for _, ix := range t.Indexes {
+				delete(c.Indexes, ix)
+			}
+			delete(c.Tables, op.oid)
+		}
+	case "truncate":
+		if t := c.Tables[op.oid]; t != nil {
+			t.RelFile = op.relfile
+			for ixOID, f := range op.newIdx {
+				if ix := c.Indexes[ixOID]; ix != nil {
+					ix.RelFile = f
+				}
+			}
+		}
+	case "addindex":
+		ix := *op.index
+		c.Indexes[ix.OID] = &ix
+		if t := c.Tables[ix.Table]; t != nil {
+			t.Indexes = append(t.Indexes, ix.OID)
+		}
+	}
+	c.reindexNames()
+}
+
+// catalog is the engine's published catalog plus its file.
+type catalog struct {
+	mu    sync.Mutex // serialises commits and OID allocation
+	cur   atomic.Pointer[catalogState]
+	path  string
+	oidMu sync.Mutex
+}
+
+func openCatalog(dataDir string) (*catalog, error) {
+	c := &catalog{path: filepath.Join(dataDir, "global", "lockd_catalog.json")}
+	st := newCatalogState()
+	data, err := os.ReadFile(c.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if err := json.Unmarshal(data, st); err != nil {
+			return nil, fmt.Errorf("catalog file %s is corrupt: %w", c.path, err)
+		}
+		if st.Tables == nil {
+			st.Tables = map[uint32]*TableDef{}
+		}
+		if st.Indexes == nil {
+			st.Indexes = map[uint32]*IndexDef{}
+		}
+		st.reindexNames()
+	}
+	c.cur.Store(st)
+	return c, nil
+}
+
+func (c *catalog) state() *catalogState { return c.cur.Load() }
+
+// allocOID hands out a new OID (also used as a relfile number).
+func (c *catalog) allocOID() uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.cur.Load().clone()
+	oid := st.NextOID
+	st.NextOID++
+	c.cur.Store(st)
+	return oid
+}
+
+// commit replays ops onto the published state and persists it.
+func (c *catalog) commit(ops []*catOp) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.cur.Load().clone()
+	for _, op := range ops {
+		st.apply(op)
+	}
+	st.Version++
+	if err := c.write(st); err != nil {
+		return err
+	}
+	c.cur.Store(st)
+	return nil
+}
+
+func (c *catalog) write(st *catalogState) error {
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := c.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path)
+}
+
+// flush persists the current state (after OID allocation, at checkpoint).
+func (c *catalog) flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.write(c.cur.Load())
+}
+
+// tableNames lists the user tables in name order.
+func (c *catalogState) tableNames() []string {
+	var out []string
+	for _, t := range c.Tables {
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func undefinedTable(name string, loc int32) *pgerr.Error {
+	return posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name), loc)
+}
+
+func lowerIdent(s string) string { return strings.ToLower(s) }

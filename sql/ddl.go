@@ -1,0 +1,559 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/storage"
+)
+
+// cat is the catalog as this session sees it: its own uncommitted DDL
+// applied to the published catalog.
+func (s *Session) cat() *catalogState {
+	if s.pendingCat != nil {
+		return s.pendingCat
+	}
+	return s.eng.cat.state()
+}
+
+// addCatOp records a DDL change in the current transaction.
+func (s *Session) addCatOp(op *catOp) {
+	if s.pendingCat == nil {
+		s.pendingCat = s.eng.cat.state().clone()
+	}
+	s.pendingCat.apply(op)
+	s.catOps = append(s.catOps, op)
+}
+
+// commitCatalog publishes the transaction's DDL and removes files that
+// dropped or truncated relations no longer use.
+func (s *Session) commitCatalog() error {
+	if len(s.catOps) == 0 {
+		return nil
+	}
+	ops := s.catOps
+	s.catOps, s.pendingCat = nil, nil
+	if err := s.eng.cat.commit(ops); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		switch op.kind {
+		case "drop":
+			_ = s.eng.store.DropRelation(storage.RelID(op.oldFile))
+			for _, f := range op.oldIdx {
+				_ = s.eng.store.DropIndex(storage.RelID(f))
+			}
+		case "truncate":
+			_ = s.eng.store.DropRelation(storage.RelID(op.oldFile))
+			for _, f := range op.oldIdx {
+				_ = s.eng.store.DropIndex(storage.RelID(f))
+			}
+		}
+	}
+	return nil
+}
+
+// abortCatalog forgets the transaction's DDL and removes files it made.
+func (s *Session) abortCatalog() {
+	for _, op := range s.catOps {
+		switch op.kind {
+		case "create":
+			_ = s.eng.store.DropRelation(storage.RelID(op.table.RelFile))
+		case "truncate":
+			_ = s.eng.store.DropRelation(storage.RelID(op.relfile))
+			for _, f := range op.newIdx {
+				_ = s.eng.store.DropIndex(storage.RelID(f))
+			}
+		case "addindex":
+			_ = s.eng.store.DropIndex(storage.RelID(op.index.RelFile))
+		}
+	}
+	s.catOps, s.pendingCat = nil, nil
+}
+
+// lockNow takes a relation lock during execution.
+func (s *Session) lockNow(ec *evalCtx, oid uint32, mode locks.LockMode) error {
+	return s.eng.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, oid), mode, locks.LockOptions{LockTimeout: s.lockTimeout()})
+}
+
+func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
+	switch {
+	case cs.Partspec != nil || cs.Partbound != nil:
+		return pgerr.NotSupported("partitioned tables are not supported yet")
+	case len(cs.InhRelations) > 0:
+		return pgerr.NotSupported("table inheritance is not supported")
+	case cs.Relation.Relpersistence == "t":
+		return pgerr.NotSupported("temporary tables are not supported")
+	case cs.Relation.Schemaname != "" && cs.Relation.Schemaname != "public":
+		return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", cs.Relation.Schemaname)
+	}
+	name := cs.Relation.Relname
+	t := &TableDef{Name: name, Unlogged: cs.Relation.Relpersistence == "u"}
+	for _, o := range cs.Options {
+		de := o.GetDefElem()
+		switch de.Defname {
+		case "fillfactor":
+			v, err := defInt(de)
+			if err != nil || v < 10 || v > 100 {
+				return pgerr.New(pgerr.InvalidParameterValue, "value %s out of bounds for option \"fillfactor\"", defString(de)).
+					WithDetail("Valid values are between \"10\" and \"100\".")
+			}
+			t.Fillfactor = v
+		default:
+			return pgerr.New(pgerr.InvalidParameterValue, "unrecognized parameter \"%s\"", de.Defname)
+		}
+	}
+	var pk []string
+	pkName := ""
+	for _, e := range cs.TableElts {
+		switch {
+		case e.GetColumnDef() != nil:
+			cd := e.GetColumnDef()
+			a := newAnalyzer(s, nil)
+			typ, err := a.typeName(cd.TypeName)
+			if err != nil {
+				return err
+			}
+			if typ.OID == OIDUnknown || typ.OID == OIDTextArray || typ.OID == OIDInt4Array {
+				return pgerr.NotSupported("columns of type %s are not supported", typ.Name)
+			}
+			if t.colIndex(cd.Colname) >= 0 {
+				return pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", cd.Colname)
+			}
+			col := ColumnDef{Name: cd.Colname, TypeOID: typ.OID, TypeMod: typ.Mod}
+			if cd.IsNotNull {
+				col.NotNull = true
+			}
+			for _, c := range cd.Constraints {
+				con := c.GetConstraint()
+				switch con.Contype {
+				case pg.ConstrType_CONSTR_NOTNULL:
+					col.NotNull = true
+				case pg.ConstrType_CONSTR_NULL:
+				case pg.ConstrType_CONSTR_DEFAULT:
+					text, err := deparseExpr(con.RawExpr)
+					if err != nil {
+						return err
+					}
+					col.Default = text
+				case pg.ConstrType_CONSTR_PRIMARY:
+					pk = []string{cd.Colname}
+					pkName = con.Conname
+					col.NotNull = true
+				default:
+					return pgerr.NotSupported("column constraint %s is not supported yet", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
+				}
+			}
+			if strings.Contains(strings.ToLower(nodeName(cd.TypeName.Names[len(cd.TypeName.Names)-1])), "serial") {
+				return pgerr.NotSupported("serial columns are not supported")
+			}
+			t.Cols = append(t.Cols, col)
+		case e.GetConstraint() != nil:
+			con := e.GetConstraint()
+			if con.Contype != pg.ConstrType_CONSTR_PRIMARY {
+				return pgerr.NotSupported("table constraint %s is not supported yet", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
+			}
+			for _, k := range con.Keys {
+				pk = append(pk, nodeName(k))
+			}
+			pkName = con.Conname
+		default:
+			return pgerr.NotSupported("this table element is not supported")
+		}
+	}
+	if len(t.Cols) > 1600 {
+		return pgerr.New("54011", "tables can have at most 1600 columns")
+	}
+	ifNotExists := cs.IfNotExists
+	st.Tag = "CREATE TABLE"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		cat := s.cat()
+		if _, exists := cat.byName[name]; exists {
+			if ifNotExists {
+				s.notice(pgerr.SeverityNotice, pgerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))
+				return "CREATE TABLE", nil
+			}
+			return "", pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
+		}
+		nt := *t
+		nt.Cols = append([]ColumnDef(nil), t.Cols...)
+		nt.OID = s.eng.cat.allocOID()
+		nt.RelFile = nt.OID
+		if err := s.eng.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
+			return "", err
+		}
+		if err := s.lockNow(ec, nt.OID, locks.AccessExclusiveLock); err != nil {
+			return "", err
+		}
+		s.addCatOp(&catOp{kind: "create", table: &nt})
+		if len(pk) > 0 {
+			if err := s.addPrimaryKey(ec, s.cat().Tables[nt.OID], pk, pkName); err != nil {
+				return "", err
+			}
+		}
+		return "CREATE TABLE", nil
+	}
+	return nil
+}
+
+func defInt(de *pg.DefElem) (int, error) {
+	if c := de.Arg.GetInteger(); c != nil {
+		return int(c.Ival), nil
+	}
+	return strconv.Atoi(defString(de))
+}
+
+func defString(de *pg.DefElem) string {
+	switch {
+	case de.Arg == nil:
+		return ""
+	case de.Arg.GetString_() != nil:
+		return de.Arg.GetString_().Sval
+	case de.Arg.GetInteger() != nil:
+		return strconv.Itoa(int(de.Arg.GetInteger().Ival))
+	case de.Arg.GetFloat() != nil:
+		return de.Arg.GetFloat().Fval
+	case de.Arg.GetBoolean() != nil:
+		if de.Arg.GetBoolean().Boolval {
+			return "true"
+		}
+		return "false"
+	case de.Arg.GetTypeName() != nil:
+		_, n := qualifiedName(de.Arg.GetTypeName().Names)
+		return n
+	}
+	return ""
+}
+
+// deparseExpr turns an expression node back into SQL text (for DEFAULT).
+func deparseExpr(n *pg.Node) (string, error) {
+	tree := &pg.ParseResult{Version: parserVersion(), Stmts: []*pg.RawStmt{{Stmt: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &pg.SelectStmt{
+		TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: n}}}},
+	}}}}}}
+	s, err := pg.Deparse(tree)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(s, "SELECT "), nil
+}
+
+// addPrimaryKey builds a unique index over existing rows (23505 on
+// duplicates, 23502 on NULLs) and records it.
+func (s *Session) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, name string) error {
+	cat := s.cat()
+	for _, ixOID := range t.Indexes {
+		if ix := cat.Indexes[ixOID]; ix != nil && ix.Primary {
+			return pgerr.New(pgerr.InvalidTableDefinition, "multiple primary keys for table \"%s\" are not allowed", t.Name)
+		}
+	}
+	var cols []int
+	for _, c := range colNames {
+		i := t.colIndex(c)
+		if i < 0 {
+			return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", c, t.Name)
+		}
+		if t.Cols[i].TypeOID == OIDNumeric {
+			return pgerr.NotSupported("indexes on numeric columns are not supported yet")
+		}
+		cols = append(cols, i)
+	}
+	if name == "" {
+		name = t.Name + "_pkey"
+	}
+	if _, exists := cat.byName[name]; exists {
+		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
+	}
+	ix := &IndexDef{Name: name, Table: t.OID, Cols: cols, Unique: true, Primary: true}
+	ix.OID = s.eng.cat.allocOID()
+	ix.RelFile = ix.OID
+	if err := s.eng.store.CreateIndex(storage.RelID(ix.RelFile)); err != nil {
+		return err
+	}
+	s.addCatOp(&catOp{kind: "addindex", index: ix})
+	// PRIMARY KEY makes its columns NOT NULL.
+	nt := s.cat().Tables[t.OID]
+	for _, c := range cols {
+		nt.Cols[c].NotNull = true
+	}
+	src := newTableSource(nt, nt.Name)
+	type entry struct {
+		tid storage.TID
+		row []Datum
+	}
+	var rows []entry
+	if err := src.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
+		rows = append(rows, entry{tid, append([]Datum(nil), row...)})
+		return nil
+	}); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if err := checkNotNull(nt, r.row); err != nil {
+			return err
+		}
+		key := s.indexKey(nt, ix, r.row)
+		if seen[string(key)] {
+			return pgerr.New(pgerr.UniqueViolation, "could not create unique index \"%s\"", name).
+				WithDetail(strings.TrimSuffix(s.uniqueViolation(nt, ix, r.row).(*pgerr.Error).Detail, " already exists.") + " is duplicated.")
+		}
+		seen[string(key)] = true
+		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, r.tid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
+	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
+		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
+	}
+	type addPK struct {
+		cols []string
+		name string
+	}
+	var pks []addPK
+	for _, c := range at.Cmds {
+		cmd := c.GetAlterTableCmd()
+		con := cmd.GetDef().GetConstraint()
+		if cmd.Subtype != pg.AlterTableType_AT_AddConstraint || con == nil || con.Contype != pg.ConstrType_CONSTR_PRIMARY {
+			return pgerr.NotSupported("this form of ALTER TABLE is not supported yet (only ADD PRIMARY KEY)")
+		}
+		var cols []string
+		for _, k := range con.Keys {
+			cols = append(cols, nodeName(k))
+		}
+		pks = append(pks, addPK{cols, con.Conname})
+	}
+	rv := at.Relation
+	missingOK := at.MissingOk
+	st.Tag = "ALTER TABLE"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		t, err := s.resolveTable(rv)
+		if err != nil {
+			if missingOK {
+				s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("relation \"%s\" does not exist, skipping", rv.Relname))
+				return "ALTER TABLE", nil
+			}
+			return "", err
+		}
+		if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
+			return "", err
+		}
+		if t, err = s.resolveTable(rv); err != nil {
+			return "", err
+		}
+		for _, pk := range pks {
+			if err := s.addPrimaryKey(ec, t, pk.cols, pk.name); err != nil {
+				return "", err
+			}
+			t = s.cat().Tables[t.OID]
+		}
+		return "ALTER TABLE", nil
+	}
+	return nil
+}
+
+func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
+	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
+		return pgerr.NotSupported("DROP %s is not supported yet", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
+	}
+	if d.Behavior == pg.DropBehavior_DROP_CASCADE {
+		// nothing depends on a table yet, so CASCADE changes nothing
+	}
+	var names []string
+	for _, o := range d.Objects {
+		schema, name := qualifiedName(o.GetList().GetItems())
+		if schema != "" && schema != "public" {
+			return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", schema)
+		}
+		names = append(names, name)
+	}
+	missingOK := d.MissingOk
+	st.Tag = "DROP TABLE"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		for _, name := range names {
+			t := s.cat().table(name)
+			if t == nil {
+				if missingOK {
+					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("table \"%s\" does not exist, skipping", name))
+					continue
+				}
+				return "", pgerr.New(pgerr.UndefinedTable, "table \"%s\" does not exist", name)
+			}
+			if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
+				return "", err
+			}
+			t = s.cat().table(name)
+			if t == nil {
+				continue
+			}
+			op := &catOp{kind: "drop", oid: t.OID, oldFile: t.RelFile, oldIdx: map[uint32]uint32{}}
+			for _, ix := range s.cat().tableIndexes(t) {
+				op.oldIdx[ix.OID] = ix.RelFile
+			}
+			s.addCatOp(op)
+		}
+		return "DROP TABLE", nil
+	}
+	return nil
+}
+
+func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
+	var rvs []*pg.RangeVar
+	for _, r := range tr.Relations {
+		rvs = append(rvs, r.GetRangeVar())
+	}
+	st.Tag = "TRUNCATE TABLE"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		var tabs []*TableDef
+		for _, rv := range rvs {
+			t, err := s.resolveTable(rv)
+			if err != nil {
+				return "", err
+			}
+			if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
+				return "", err
+			}
+			tabs = append(tabs, t)
+		}
+		for _, t := range tabs {
+			t = s.cat().Tables[t.OID]
+			op := &catOp{kind: "truncate", oid: t.OID, oldFile: t.RelFile, oldIdx: map[uint32]uint32{}, newIdx: map[uint32]uint32{}}
+			op.relfile = s.eng.cat.allocOID()
+			if err := s.eng.store.CreateRelation(storage.RelID(op.relfile)); err != nil {
+				return "", err
+			}
+			for _, ix := range s.cat().tableIndexes(t) {
+				op.oldIdx[ix.OID] = ix.RelFile
+				f := s.eng.cat.allocOID()
+				if err := s.eng.store.CreateIndex(storage.RelID(f)); err != nil {
+					return "", err
+				}
+				op.newIdx[ix.OID] = f
+			}
+			s.addCatOp(op)
+		}
+		return "TRUNCATE TABLE", nil
+	}
+	return nil
+}
+
+func (s *Session) compileLock(ls *pg.LockStmt, st *Stmt) error {
+	mode := locks.LockMode(ls.Mode)
+	if !mode.Valid() {
+		return pgerr.New(pgerr.SyntaxError, "invalid lock mode")
+	}
+	var rvs []*pg.RangeVar
+	for _, r := range ls.Relations {
+		rvs = append(rvs, r.GetRangeVar())
+	}
+	nowait := ls.Nowait
+	st.Tag = "LOCK TABLE"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		if s.tx != txBlock {
+			return "", pgerr.New(pgerr.NoActiveSQLTransaction, "LOCK TABLE can only be used in transaction blocks")
+		}
+		for _, rv := range rvs {
+			t, err := s.resolveTable(rv)
+			if err != nil {
+				return "", err
+			}
+			ok, err := s.acquire(ec, locks.RelationTag(DatabaseOID, t.OID), mode, false, nowait)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return "", pgerr.New(pgerr.LockNotAvailable, "could not obtain lock on relation \"%s\"", t.Name)
+			}
+		}
+		return "LOCK TABLE", nil
+	}
+	return nil
+}
+
+func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
+	full, analyzeOnly := false, !v.IsVacuumcmd
+	for _, o := range v.Options {
+		de := o.GetDefElem()
+		switch de.Defname {
+		case "full":
+			full = true
+		case "analyze", "verbose", "freeze", "skip_locked", "disable_page_skipping", "index_cleanup", "truncate", "process_toast", "parallel":
+		}
+	}
+	if full {
+		return pgerr.NotSupported("VACUUM FULL is not supported")
+	}
+	var rvs []*pg.RangeVar
+	for _, r := range v.Rels {
+		rvs = append(rvs, r.GetVacuumRelation().Relation)
+	}
+	tag := "VACUUM"
+	if analyzeOnly {
+		tag = "ANALYZE"
+	}
+	st.Tag = tag
+	if !analyzeOnly {
+		st.noBlock = "VACUUM"
+	}
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		var tabs []*TableDef
+		if len(rvs) == 0 {
+			cat := s.cat()
+			for _, n := range cat.tableNames() {
+				tabs = append(tabs, cat.table(n))
+			}
+		}
+		for _, rv := range rvs {
+			t, err := s.resolveTable(rv)
+			if err != nil {
+				return "", err
+			}
+			tabs = append(tabs, t)
+		}
+		for _, t := range tabs {
+			if err := s.lockNow(ec, t.OID, locks.ShareUpdateExclusiveLock); err != nil {
+				return "", err
+			}
+			if analyzeOnly {
+				continue // lockd keeps no planner statistics
+			}
+			t = s.cat().Tables[t.OID]
+			if t == nil {
+				continue
+			}
+			var idx []storage.RelID
+			for _, ix := range s.cat().tableIndexes(t) {
+				idx = append(idx, storage.RelID(ix.RelFile))
+			}
+			if _, err := s.eng.store.Vacuum(ec.ctx, s.proc, storage.RelID(t.RelFile), s.eng.txns.OldestXmin(), idx); err != nil {
+				return "", err
+			}
+		}
+		return tag, nil
+	}
+	return nil
+}
+
+var parserVersionOnce struct {
+	sync.Once
+	v int32
+}
+
+// parserVersion is the parse-tree version pg_query expects back in Deparse.
+func parserVersion() int32 {
+	parserVersionOnce.Do(func() {
+		if tree, err := pg.Parse("SELECT 1"); err == nil {
+			parserVersionOnce.v = tree.Version
+		}
+	})
+	return parserVersionOnce.v
+}

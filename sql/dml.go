@@ -1,0 +1,376 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/storage"
+	"lockd/txn"
+)
+
+type txnHeader = txn.TupleHeader
+
+const boolAnd = pg.BoolExprType_AND_EXPR
+
+// resolveTable finds a table by RangeVar in the session's catalog view.
+func (s *Session) resolveTable(rv *pg.RangeVar) (*TableDef, error) {
+	if rv.Schemaname != "" && rv.Schemaname != "public" {
+		return nil, tableNotFound(rv.Schemaname+"."+rv.Relname, rv.Location)
+	}
+	t := s.cat().table(rv.Relname)
+	if t == nil {
+		return nil, tableNotFound(rv.Relname, rv.Location)
+	}
+	return t, nil
+}
+
+// insertPlan is a compiled INSERT.
+type insertPlan struct {
+	t       *TableDef
+	targets []int    // column position of each supplied value
+	rows    [][]expr // VALUES rows (typed to the target columns)
+	sel     *selectPlan
+	defs    []expr // DEFAULT expression per column (nil = NULL)
+	indexes []*IndexDef
+}
+
+func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
+	if ins.OnConflictClause != nil {
+		return pgerr.NotSupported("INSERT ... ON CONFLICT is not supported")
+	}
+	if len(ins.ReturningList) > 0 {
+		return pgerr.NotSupported("INSERT ... RETURNING is not supported yet")
+	}
+	if ins.WithClause != nil {
+		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	t, err := s.resolveTable(ins.Relation)
+	if err != nil {
+		return err
+	}
+	cat := s.cat()
+	p := &insertPlan{t: t, indexes: cat.tableIndexes(t)}
+	if len(ins.Cols) == 0 {
+		for i := range t.Cols {
+			p.targets = append(p.targets, i)
+		}
+	}
+	for _, c := range ins.Cols {
+		rt := c.GetResTarget()
+		i := t.colIndex(rt.Name)
+		if i < 0 {
+			return posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, t.Name), rt.Location)
+		}
+		p.targets = append(p.targets, i)
+	}
+	a := newAnalyzer(s, params)
+	for i := range t.Cols {
+		var d expr
+		if t.Cols[i].Default != "" {
+			if d, err = s.compileDefault(a, &t.Cols[i]); err != nil {
+				return err
+			}
+		}
+		p.defs = append(p.defs, d)
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	switch {
+	case sel == nil:
+		// INSERT ... DEFAULT VALUES
+		p.rows = [][]expr{{}}
+		p.targets = nil
+	case len(sel.ValuesLists) > 0:
+		for _, vl := range sel.ValuesLists {
+			items := vl.GetList().Items
+			if len(items) > len(p.targets) {
+				return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+			}
+			if len(items) < len(p.targets) {
+				return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
+			}
+			row := make([]expr, len(items))
+			for j, it := range items {
+				if it.GetSetToDefault() != nil {
+					row[j] = p.defs[p.targets[j]]
+					if row[j] == nil {
+						row[j] = &constExpr{t: t.Cols[p.targets[j]].Type(), d: NullDatum}
+					}
+					continue
+				}
+				e, err := a.expr(it)
+				if err != nil {
+					return err
+				}
+				if row[j], err = a.assignTo(e, &t.Cols[p.targets[j]]); err != nil {
+					return err
+				}
+			}
+			p.rows = append(p.rows, row)
+		}
+	default:
+		sp, err := s.compileSelect(sel, params)
+		if err != nil {
+			return err
+		}
+		if len(sp.cols) != len(p.targets) {
+			if len(sp.cols) > len(p.targets) {
+				return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+			}
+			return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
+		}
+		for j := range sp.targets {
+			e, err := a.assignTo(sp.targets[j], &t.Cols[p.targets[j]])
+			if err != nil {
+				return err
+			}
+			sp.targets[j] = e
+		}
+		p.sel = sp
+		st.rels = append(st.rels, sp.rels...)
+	}
+	st.rels = append(st.rels, tableLocks(cat, t, locks.RowExclusiveLock)...)
+	st.Tag = "INSERT"
+	st.writes = true
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		n, err := s.execInsert(ec, p)
+		if err != nil {
+			return "", err
+		}
+		return "INSERT 0 " + strconv.FormatInt(n, 10), nil
+	}
+	return nil
+}
+
+// assignTo converts e for storing into column c (an assignment cast).
+func (a *analyzer) assignTo(e expr, c *ColumnDef) (expr, error) {
+	t := c.Type()
+	if isUnknown(e) {
+		return a.coerceUnknown(e, t)
+	}
+	if e.typ().OID == t.OID && (t.Mod < 0 || e.typ().Mod == t.Mod) {
+		return e, nil
+	}
+	if !castable(e.typ(), t) {
+		return nil, pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", c.Name, t.Name, e.typ().Name).
+			WithHint("You will need to rewrite or cast the expression.")
+	}
+	return a.castTo(e, t, false)
+}
+
+func (s *Session) compileDefault(a *analyzer, c *ColumnDef) (expr, error) {
+	tree, err := pg.Parse("SELECT " + c.Default)
+	if err != nil {
+		return nil, err
+	}
+	n := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+	e, err := a.expr(n)
+	if err != nil {
+		return nil, err
+	}
+	return a.assignTo(e, c)
+}
+
+// buildRow makes a full table row from target values and defaults.
+func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
+	row := make([]Datum, len(p.t.Cols))
+	set := make([]bool, len(p.t.Cols))
+	for j, c := range p.targets {
+		row[c] = vals[j]
+		set[c] = true
+	}
+	for i := range row {
+		if set[i] {
+			continue
+		}
+		if p.defs[i] == nil {
+			row[i] = NullDatum
+			continue
+		}
+		v, err := p.defs[i].eval(ec, nil)
+		if err != nil {
+			return nil, err
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+func (s *Session) execInsert(ec *evalCtx, p *insertPlan) (int64, error) {
+	var n int64
+	insertOne := func(vals []Datum) error {
+		row, err := p.buildRow(ec, vals)
+		if err != nil {
+			return err
+		}
+		if err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
+			return err
+		}
+		n++
+		return nil
+	}
+	if p.sel != nil {
+		// materialise first: the SELECT must not see the rows inserted
+		var rows [][]Datum
+		if err := p.sel.run(ec, func(r []Datum) error {
+			rows = append(rows, append([]Datum(nil), r...))
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+		for _, r := range rows {
+			if err := insertOne(r); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}
+	vals := make([]Datum, len(p.targets))
+	for _, r := range p.rows {
+		for j, e := range r {
+			v, err := e.eval(ec, nil)
+			if err != nil {
+				return 0, err
+			}
+			vals[j] = v
+		}
+		if err := insertOne(vals); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// checkNotNull enforces NOT NULL (23502) with PostgreSQL's message.
+func checkNotNull(t *TableDef, row []Datum) error {
+	for i := range t.Cols {
+		if t.Cols[i].NotNull && row[i].Null {
+			return pgerr.New(pgerr.NotNullViolation, "null value in column \"%s\" of relation \"%s\" violates not-null constraint", t.Cols[i].Name, t.Name).
+				WithDetail("Failing row contains " + failingRow(t, row) + ".")
+		}
+	}
+	return nil
+}
+
+func failingRow(t *TableDef, row []Datum) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i := range row {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if row[i].Null {
+			b.WriteString("null")
+		} else {
+			b.Write(appendText(nil, t.Cols[i].Type(), row[i], nil))
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// insertRow writes a row and its index entries, enforcing NOT NULL and
+// unique indexes.
+func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) error {
+	if err := checkNotNull(t, row); err != nil {
+		return err
+	}
+	if _, err := s.txn.AssignXid(); err != nil {
+		return err
+	}
+	s.rowBuf = appendRow(s.rowBuf[:0], t.Cols, row)
+	tid, err := s.eng.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), s.rowBuf, fillfactor(t))
+	if err != nil {
+		return err
+	}
+	return s.insertIndexEntries(ec, t, indexes, row, tid)
+}
+
+func fillfactor(t *TableDef) int {
+	if t.Fillfactor == 0 {
+		return 100
+	}
+	return t.Fillfactor
+}
+
+func (s *Session) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum, tid storage.TID) error {
+	for _, ix := range indexes {
+		key := s.indexKey(t, ix, row)
+		if key == nil {
+			continue // NULLs are not indexed for uniqueness here
+		}
+		if ix.Unique {
+			if err := s.checkUnique(ec, t, ix, row, key, tid); err != nil {
+				return err
+			}
+		}
+		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexKey encodes row's key for ix; nil when a key column is NULL.
+func (s *Session) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
+	var typs [4]Type
+	var vals [4]Datum
+	ts, vs := typs[:0], vals[:0]
+	for _, c := range ix.Cols {
+		if row[c].Null {
+			return nil
+		}
+		ts = append(ts, t.Cols[c].Type())
+		vs = append(vs, row[c])
+	}
+	return appendKey(nil, ts, vs)
+}
+
+// checkUnique looks for another live version with the same key. A key
+// inserted by a transaction still running is waited for, as PostgreSQL's
+// _bt_check_unique does; then the check is repeated.
+func (s *Session) checkUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, self storage.TID) error {
+	for {
+		var wait txn.Xid
+		conflict := false
+		err := s.eng.store.IndexLookup(s.proc, storage.RelID(ix.RelFile), key, func(tid storage.TID) bool {
+			if tid == self {
+				return true
+			}
+			_, err := s.eng.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
+				visible, w := s.txn.SatisfiesDirty(h)
+				if w != 0 {
+					wait = w
+				} else if visible {
+					conflict = true
+				}
+			})
+			return err == nil && !conflict && wait == 0
+		})
+		if err != nil {
+			return err
+		}
+		if conflict {
+			return s.uniqueViolation(t, ix, row)
+		}
+		if wait == 0 {
+			return nil
+		}
+		if err := s.txn.WaitFor(ec.ctx, wait, s.lockTimeout()); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Session) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {
+	var names, vals []string
+	for _, c := range ix.Cols {
+		names = append(names, t.Cols[c].Name)
+		vals = append(vals, string(appendText(nil, t.Cols[c].Type(), row[c], nil)))
+	}
+	return pgerr.New(pgerr.UniqueViolation, "duplicate key value violates unique constraint \"%s\"", ix.Name).
+		WithDetail("Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") already exists.")
+}

@@ -1,0 +1,21 @@
+// Package sql parses statements with PostgreSQL's own grammar
+// (pg_query_go), analyses them into typed plans and executes them for one
+// session.
+//
+// What it owns: the statement and plan cache of a session, expression
+// typing with PostgreSQL's rules (unknown literals and parameters take
+// their type from context; int4 / int8 / numeric / float8 promotion; text
+// output and binary wire formats), the executor for SELECT over system
+// views and set-returning functions, the settings statements (SET, SHOW,
+// RESET, ALTER SYSTEM), the transaction state machine (implicit
+// transactions, blocks, failed blocks) and the built-in functions.
+// Anything it cannot execute is a 0A000 error naming the construct.
+//
+// What it must not do: touch the network or write protocol messages
+// (package server does), or keep settings of its own (package guc does).
+//
+// Concurrency: an Engine is shared by all sessions and safe for
+// concurrent use; a Session and its Stmts belong to one connection
+// goroutine. Datums are plain values; a row passed to an emit callback is
+// valid only during the call.
+package sql

@@ -1,0 +1,153 @@
+package sql
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// Heap tuple data as the SQL layer stores it: a null bitmap, then each
+// non-NULL column in column order. Fixed-width types take their width;
+// variable-width ones a uvarint length and the bytes.
+
+var errCorruptRow = errors.New("sql: corrupt row data")
+
+func appendRow(buf []byte, cols []ColumnDef, row []Datum) []byte {
+	nb := (len(cols) + 7) / 8
+	start := len(buf)
+	for i := 0; i < nb; i++ {
+		buf = append(buf, 0)
+	}
+	for i := range cols {
+		d := row[i]
+		if d.Null {
+			buf[start+i/8] |= 1 << (i % 8)
+			continue
+		}
+		switch cols[i].TypeOID {
+		case OIDBool:
+			buf = append(buf, byte(d.I))
+		case OIDInt2:
+			buf = binary.LittleEndian.AppendUint16(buf, uint16(d.I))
+		case OIDInt4, OIDOid, OIDXid, OIDDate:
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(d.I))
+		case OIDInt8, OIDTimestamp, OIDTimestamptz, OIDInterval:
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(d.I))
+		case OIDFloat4, OIDFloat8:
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(d.F))
+		default:
+			buf = binary.AppendUvarint(buf, uint64(len(d.S)))
+			buf = append(buf, d.S...)
+		}
+	}
+	return buf
+}
+
+// decodeRow fills dst (len(cols)) from data. Strings are copied, so dst
+// stays valid after the page is released.
+func decodeRow(data []byte, cols []ColumnDef, dst []Datum) error {
+	nb := (len(cols) + 7) / 8
+	if len(data) < nb {
+		return errCorruptRow
+	}
+	bitmap, p := data[:nb], data[nb:]
+	for i := range cols {
+		if bitmap[i/8]&(1<<(i%8)) != 0 {
+			dst[i] = NullDatum
+			continue
+		}
+		var need int
+		switch cols[i].TypeOID {
+		case OIDBool:
+			need = 1
+		case OIDInt2:
+			need = 2
+		case OIDInt4, OIDOid, OIDXid, OIDDate:
+			need = 4
+		case OIDInt8, OIDTimestamp, OIDTimestamptz, OIDInterval, OIDFloat4, OIDFloat8:
+			need = 8
+		default:
+			n, k := binary.Uvarint(p)
+			if k <= 0 || uint64(len(p)-k) < n {
+				return errCorruptRow
+			}
+			dst[i] = Datum{S: string(p[k : k+int(n)])}
+			p = p[k+int(n):]
+			continue
+		}
+		if len(p) < need {
+			return errCorruptRow
+		}
+		switch need {
+		case 1:
+			dst[i] = Datum{I: int64(p[0])}
+		case 2:
+			dst[i] = Datum{I: int64(int16(binary.LittleEndian.Uint16(p)))}
+		case 4:
+			v := binary.LittleEndian.Uint32(p)
+			if cols[i].TypeOID == OIDOid || cols[i].TypeOID == OIDXid {
+				dst[i] = Datum{I: int64(v)}
+			} else {
+				dst[i] = Datum{I: int64(int32(v))}
+			}
+		case 8:
+			v := binary.LittleEndian.Uint64(p)
+			if t := cols[i].TypeOID; t == OIDFloat4 || t == OIDFloat8 {
+				dst[i] = Datum{F: math.Float64frombits(v)}
+			} else {
+				dst[i] = Datum{I: int64(v)}
+			}
+		}
+		p = p[need:]
+	}
+	return nil
+}
+
+// appendKey appends a memcmp-ordered encoding of the index columns, so
+// that byte order equals PostgreSQL's btree order for these types.
+func appendKey(buf []byte, types []Type, vals []Datum) []byte {
+	for i, t := range types {
+		d := vals[i]
+		if d.Null {
+			buf = append(buf, 0x02) // NULLs sort last
+			continue
+		}
+		buf = append(buf, 0x01)
+		switch categoryOf(t) {
+		case catInt, catBool, catDatetime:
+			buf = binary.BigEndian.AppendUint64(buf, uint64(d.I)^(1<<63))
+		case catFloat:
+			bits := math.Float64bits(d.F)
+			if d.F == 0 {
+				bits = 0 // -0 == 0
+			}
+			if bits&(1<<63) != 0 {
+				bits = ^bits
+			} else {
+				bits |= 1 << 63
+			}
+			buf = binary.BigEndian.AppendUint64(buf, bits)
+		default:
+			s := d.S
+			if t.OID == OIDBpchar {
+				s = trimRightSpaces(s)
+			}
+			for j := 0; j < len(s); j++ {
+				if s[j] == 0 {
+					buf = append(buf, 0, 0xff)
+				} else {
+					buf = append(buf, s[j])
+				}
+			}
+			buf = append(buf, 0, 0)
+		}
+	}
+	return buf
+}
+
+func trimRightSpaces(s string) string {
+	for len(s) > 0 && s[len(s)-1] == ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+package sql
+
+import (
+	"context"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/storage"
+)
+
+// relLock is a relation lock a statement takes at every execution, as
+// PostgreSQL's parser and AcquireExecutorLocks do: the table and each of
+// its indexes, in the given mode.
+type relLock struct {
+	oid  uint32
+	mode locks.LockMode
+}
+
+// tableSource scans a user table, or looks up its primary key when the
+// WHERE clause pins every key column to a value.
+type tableSource struct {
+	t     *TableDef
+	alias string
+	cols  []Column
+	defs  []ColumnDef
+	// index lookup: when set, only tuples found under key are read
+	index   *IndexDef
+	keyArgs []expr
+	keyTyps []Type
+}
+
+func (ts *tableSource) name() string      { return ts.alias }
+func (ts *tableSource) columns() []Column { return ts.cols }
+
+func newTableSource(t *TableDef, alias string) *tableSource {
+	ts := &tableSource{t: t, alias: alias, defs: t.Cols}
+	for i := range t.Cols {
+		ts.cols = append(ts.cols, Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: int16(i + 1)})
+	}
+	return ts
+}
+
+// scan calls fn for every tuple visible to the statement's snapshot.
+func (ts *tableSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+	return ts.scanTIDs(ec, func(_ storage.TID, row []Datum) error { return fn(row) })
+}
+
+func (ts *tableSource) scanTIDs(ec *evalCtx, fn func(storage.TID, []Datum) error) error {
+	s := ec.s
+	row := make([]Datum, len(ts.defs))
+	st := s.eng.store
+	relfile := storage.RelID(ts.t.RelFile)
+	if ts.index != nil {
+		key, ok, err := ts.lookupKey(ec)
+		if err != nil || !ok {
+			return err
+		}
+		var tids []storage.TID
+		if err := st.IndexLookup(s.proc, storage.RelID(ts.index.RelFile), key, func(tid storage.TID) bool {
+			tids = append(tids, tid)
+			return true
+		}); err != nil {
+			return err
+		}
+		for _, tid := range tids {
+			var derr error
+			visible, err := st.Fetch(s.proc, &s.txn, relfile, tid, func(_ *txnHeader, data []byte) {
+				derr = decodeRow(data, ts.defs, row)
+			})
+			if err != nil {
+				return err
+			}
+			if derr != nil {
+				return derr
+			}
+			if visible {
+				if err := fn(tid, row); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return st.Scan(ec.ctx, s.proc, &s.txn, relfile, func(tid storage.TID, data []byte) error {
+		if err := decodeRow(data, ts.defs, row); err != nil {
+			return err
+		}
+		return fn(tid, row)
+	})
+}
+
+// lookupKey evaluates the key values; a NULL key matches nothing.
+func (ts *tableSource) lookupKey(ec *evalCtx) ([]byte, bool, error) {
+	vals := make([]Datum, len(ts.keyArgs))
+	for i, a := range ts.keyArgs {
+		v, err := a.eval(ec, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.Null {
+			return nil, false, nil
+		}
+		vals[i] = v
+	}
+	return appendKey(nil, ts.keyTyps, vals), true, nil
+}
+
+// useIndex looks for `col = value` conjuncts covering a unique index and,
+// if found, turns the scan into an index lookup. The WHERE clause stays
+// in force as a recheck.
+func (ts *tableSource) useIndex(cat *catalogState, where expr) {
+	if where == nil {
+		return
+	}
+	eq := map[int]expr{}
+	var collect func(e expr)
+	collect = func(e expr) {
+		switch x := e.(type) {
+		case *boolExpr:
+			if x.op == boolAnd {
+				for _, a := range x.args {
+					collect(a)
+				}
+			}
+		case *binopExpr:
+			if x.op != "=" {
+				return
+			}
+			if c, ok := x.l.(*colExpr); ok && isRowFree(x.r) {
+				eq[c.i] = x.r
+			} else if c, ok := x.r.(*colExpr); ok && isRowFree(x.l) {
+				eq[c.i] = x.l
+			}
+		}
+	}
+	collect(where)
+	for _, ix := range cat.tableIndexes(ts.t) {
+		if !ix.Unique {
+			continue
+		}
+		args := make([]expr, len(ix.Cols))
+		typs := make([]Type, len(ix.Cols))
+		ok := true
+		for i, c := range ix.Cols {
+			a, found := eq[c]
+			if !found || a.typ().OID != ts.cols[c].Type.OID {
+				ok = false
+				break
+			}
+			args[i] = a
+			typs[i] = ts.cols[c].Type
+		}
+		if ok {
+			ts.index, ts.keyArgs, ts.keyTyps = ix, args, typs
+			return
+		}
+	}
+}
+
+// isRowFree reports whether e reads no column of the current row.
+func isRowFree(e expr) bool {
+	switch x := e.(type) {
+	case *constExpr, *paramExpr:
+		return true
+	case *castExpr:
+		return isRowFree(x.arg)
+	case *negExpr:
+		return isRowFree(x.arg)
+	case *binopExpr:
+		return isRowFree(x.l) && isRowFree(x.r)
+	}
+	return false
+}
+
+// lockRelations takes the statement's relation locks.
+func (s *Session) lockRelations(ctx context.Context, rels []relLock) error {
+	for _, r := range rels {
+		err := s.eng.locks.Lock(ctx, s.proc, locks.RelationTag(DatabaseOID, r.oid), r.mode, locks.LockOptions{LockTimeout: s.lockTimeout()})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tableLocks lists the lock set for reading or writing table t: the table
+// and every index, as the planner opens them.
+func tableLocks(cat *catalogState, t *TableDef, mode locks.LockMode) []relLock {
+	out := []relLock{{t.OID, mode}}
+	for _, ix := range cat.tableIndexes(t) {
+		out = append(out, relLock{ix.OID, mode})
+	}
+	return out
+}
+
+func tableNotFound(name string, loc int32) error {
+	return posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name), loc)
+}

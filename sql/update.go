@@ -1,0 +1,312 @@
+package sql
+
+import (
+	"strconv"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/storage"
+	"lockd/txn"
+)
+
+// modifyPlan is a compiled UPDATE or DELETE.
+type modifyPlan struct {
+	t       *TableDef
+	src     *tableSource
+	where   expr
+	set     map[int]expr // UPDATE: column → new value over the old row
+	indexes []*IndexDef
+	delete  bool
+}
+
+func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
+	if len(up.FromClause) > 0 {
+		return pgerr.NotSupported("UPDATE ... FROM is not supported")
+	}
+	if len(up.ReturningList) > 0 {
+		return pgerr.NotSupported("UPDATE ... RETURNING is not supported yet")
+	}
+	if up.WithClause != nil {
+		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	p, a, err := s.modifyCommon(up.Relation, up.WhereClause, params)
+	if err != nil {
+		return err
+	}
+	p.set = map[int]expr{}
+	for _, n := range up.TargetList {
+		rt := n.GetResTarget()
+		if len(rt.Indirection) > 0 {
+			return pgerr.NotSupported("UPDATE of array elements or subfields is not supported")
+		}
+		i := p.t.colIndex(rt.Name)
+		if i < 0 {
+			return posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, p.t.Name), rt.Location)
+		}
+		if _, dup := p.set[i]; dup {
+			return posErr(pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name), rt.Location)
+		}
+		var e expr
+		if rt.Val.GetSetToDefault() != nil {
+			if p.t.Cols[i].Default != "" {
+				if e, err = s.compileDefault(a, &p.t.Cols[i]); err != nil {
+					return err
+				}
+			} else {
+				e = &constExpr{t: p.t.Cols[i].Type(), d: NullDatum}
+			}
+		} else {
+			if e, err = a.expr(rt.Val); err != nil {
+				return err
+			}
+			if e, err = a.assignTo(e, &p.t.Cols[i]); err != nil {
+				return err
+			}
+		}
+		p.set[i] = e
+	}
+	st.rels = tableLocks(s.cat(), p.t, locks.RowExclusiveLock)
+	st.Tag = "UPDATE"
+	st.writes = true
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		n, err := s.execModify(ec, p)
+		if err != nil {
+			return "", err
+		}
+		return "UPDATE " + strconv.FormatInt(n, 10), nil
+	}
+	return nil
+}
+
+func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
+	if len(del.UsingClause) > 0 {
+		return pgerr.NotSupported("DELETE ... USING is not supported")
+	}
+	if len(del.ReturningList) > 0 {
+		return pgerr.NotSupported("DELETE ... RETURNING is not supported yet")
+	}
+	if del.WithClause != nil {
+		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	p, _, err := s.modifyCommon(del.Relation, del.WhereClause, params)
+	if err != nil {
+		return err
+	}
+	p.delete = true
+	st.rels = tableLocks(s.cat(), p.t, locks.RowExclusiveLock)
+	st.Tag = "DELETE"
+	st.writes = true
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		n, err := s.execModify(ec, p)
+		if err != nil {
+			return "", err
+		}
+		return "DELETE " + strconv.FormatInt(n, 10), nil
+	}
+	return nil
+}
+
+func (s *Session) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) (*modifyPlan, *analyzer, error) {
+	t, err := s.resolveTable(rv)
+	if err != nil {
+		return nil, nil, err
+	}
+	alias := t.Name
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+	}
+	src := newTableSource(t, alias)
+	a := newAnalyzer(s, params)
+	a.scope = src.cols
+	a.rel = alias
+	p := &modifyPlan{t: t, src: src, indexes: s.cat().tableIndexes(t)}
+	if where != nil {
+		w, err := a.expr(where)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.where, err = a.asBool(w, "WHERE", -1); err != nil {
+			return nil, nil, err
+		}
+		src.useIndex(s.cat(), p.where)
+	}
+	return p, a, nil
+}
+
+type target struct {
+	tid storage.TID
+	row []Datum
+}
+
+func (p *modifyPlan) matches(ec *evalCtx, row []Datum) (bool, error) {
+	if p.where == nil {
+		return true, nil
+	}
+	v, err := p.where.eval(ec, row)
+	if err != nil {
+		return false, err
+	}
+	return !v.Null && v.I != 0, nil
+}
+
+// execModify finds the target rows with the statement's snapshot, then
+// updates or deletes each one with PostgreSQL's concurrency rules: a row
+// being changed by a running transaction is waited for (ShareLock on its
+// transaction id); under READ COMMITTED a row changed by a committed
+// transaction is re-read at its newest version and the WHERE clause
+// re-checked (EvalPlanQual); under REPEATABLE READ that is error 40001.
+func (s *Session) execModify(ec *evalCtx, p *modifyPlan) (int64, error) {
+	var targets []target
+	err := p.src.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
+		ok, err := p.matches(ec, row)
+		if err != nil || !ok {
+			return err
+		}
+		targets = append(targets, target{tid, append([]Datum(nil), row...)})
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(targets) == 0 {
+		return 0, nil
+	}
+	if _, err := s.txn.AssignXid(); err != nil {
+		return 0, err
+	}
+	rel := storage.RelID(p.t.RelFile)
+	var n int64
+	newRow := make([]Datum, len(p.t.Cols))
+	for _, tg := range targets {
+		tid, row := tg.tid, tg.row
+		for {
+			var out storage.UpdateOutcome
+			if p.delete {
+				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid)
+			} else {
+				for i := range newRow {
+					if e, ok := p.set[i]; ok {
+						v, err := e.eval(ec, row)
+						if err != nil {
+							return 0, err
+						}
+						newRow[i] = v
+					} else {
+						newRow[i] = row[i]
+					}
+				}
+				if err := checkNotNull(p.t, newRow); err != nil {
+					return 0, err
+				}
+				s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
+				out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t))
+			}
+			if err != nil {
+				return 0, err
+			}
+			switch out.Result {
+			case txn.TMOk:
+				n++
+				if !p.delete {
+					if err := s.insertIndexEntries(ec, p.t, p.indexes, newRow, out.NewTID); err != nil {
+						return 0, err
+					}
+				}
+			case txn.TMBeingModified:
+				if err := s.txn.WaitFor(ec.ctx, out.WaitXid, s.lockTimeout()); err != nil {
+					return 0, err
+				}
+				continue // try the same version again
+			case txn.TMUpdated, txn.TMDeleted:
+				if s.txn.Isolation() != txn.ReadCommitted {
+					what := "update"
+					if out.Result == txn.TMDeleted {
+						what = "delete"
+					}
+					return 0, pgerr.New(pgerr.SerializationFailure, "could not serialize access due to concurrent %s", what)
+				}
+				if out.Result == txn.TMDeleted {
+					break
+				}
+				// EvalPlanQual: re-read the newest version and re-check.
+				next, nrow, ok, err := s.latestVersion(ec, p, out.NextTID)
+				if err != nil {
+					return 0, err
+				}
+				if !ok {
+					break
+				}
+				if match, err := p.matches(ec, nrow); err != nil {
+					return 0, err
+				} else if !match {
+					break
+				}
+				tid, row = next, nrow
+				continue
+			}
+			break
+		}
+	}
+	return n, nil
+}
+
+// latestVersion follows the update chain from tid to its live end and
+// returns that version's row. As PostgreSQL does, a transaction counts as
+// finished only once it has left the ProcArray (it may already be marked
+// committed in the commit log while still there): a version whose
+// inserter is still finishing is waited for.
+func (s *Session) latestVersion(ec *evalCtx, p *modifyPlan, tid storage.TID) (storage.TID, []Datum, bool, error) {
+	rel := storage.RelID(p.t.RelFile)
+	row := make([]Datum, len(p.t.Cols))
+	txns := s.eng.txns
+	for hops := 0; hops < 1<<20; hops++ {
+		var next storage.TID
+		var derr error
+		var gone, updated bool
+		var wait txn.Xid
+		found, err := s.eng.store.FetchAny(s.proc, rel, tid, func(h *txn.TupleHeader, ctid storage.TID, data []byte) {
+			if txns.IsRunning(h.Xmin) {
+				wait = h.Xmin
+				return
+			}
+			if txns.Status(h.Xmin) != txn.Committed {
+				gone = true
+				return
+			}
+			if h.Flags&txn.Updated != 0 && !txns.IsRunning(h.Xmax) && txns.Status(h.Xmax) == txn.Committed {
+				updated = true
+				next = ctid
+				return
+			}
+			derr = decodeRow(data, p.t.Cols, row)
+		})
+		if err != nil || derr != nil {
+			return tid, nil, false, firstErr(err, derr)
+		}
+		switch {
+		case !found || gone:
+			return tid, nil, false, nil
+		case wait != 0:
+			if err := s.txn.WaitFor(ec.ctx, wait, s.lockTimeout()); err != nil {
+				return tid, nil, false, err
+			}
+			continue // look at the same version again
+		case updated:
+			tid = next
+			continue
+		}
+		return tid, row, true, nil
+	}
+	return tid, nil, false, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
