@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# compare-pg.sh — pgbench the same custom script against lockd and a real
+# PostgreSQL 15 on this machine, side by side, and print a markdown table.
+#
+# Not run in CI. Usage (from anywhere in the repository):
+#
+#   scripts/compare-pg.sh
+#   DURATION=30 CLIENTS=16 scripts/compare-pg.sh
+#   SCRIPT=$'\\set x random(1, 1000)\nSELECT :x + 1;' scripts/compare-pg.sh
+#
+# Environment:
+#   DURATION   seconds per pgbench run (default 10)
+#   CLIENTS    pgbench -c (default 8)
+#   THREADS    pgbench -j (default 2)
+#   SCRIPT     pgbench script text (default "SELECT 1;")
+#   MODES      query modes (default "simple extended prepared")
+#   WARMUP     seconds of unrecorded warm-up per server (default 2; 0 = none)
+#   PGBIN      PostgreSQL server binaries (default /usr/lib/postgresql/15/bin)
+#   PG_OS_USER unprivileged user that runs PostgreSQL when this script runs
+#              as root (default pgbench_cmp; created if missing)
+#   LOCKD_BIN  use this lockd binary instead of building one
+#   KEEP=1     keep the temporary directory (logs, data) after the run
+#
+# For each mode the two servers run one after the other (the order alternates
+# from mode to mode), never at the same time: pgbench and the server under test
+# share the machine's cores.
+set -euo pipefail
+
+DURATION=${DURATION:-10}
+CLIENTS=${CLIENTS:-8}
+THREADS=${THREADS:-2}
+SCRIPT=${SCRIPT:-SELECT 1;}
+MODES=${MODES:-simple extended prepared}
+WARMUP=${WARMUP:-2}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+PG_OS_USER=${PG_OS_USER:-pgbench_cmp}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+for bin in pgbench pg_isready go; do
+	command -v "$bin" >/dev/null || { echo "compare-pg.sh: $bin not found on PATH" >&2; exit 1; }
+done
+for bin in initdb pg_ctl postgres; do
+	[ -x "$PGBIN/$bin" ] || { echo "compare-pg.sh: $PGBIN/$bin not found (set PGBIN)" >&2; exit 1; }
+done
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+work=$(mktemp -d "${TMPDIR:-/tmp}/compare-pg.XXXXXX")
+chmod 711 "$work"
+lockd_pid=""
+pg_started=""
+
+# as_pg runs a command as the PostgreSQL OS user (PostgreSQL refuses root).
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u "$PG_OS_USER" -- "$@"
+	else
+		"$@"
+	fi
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	if [ -n "$lockd_pid" ] && kill -0 "$lockd_pid" 2>/dev/null; then
+		kill -INT "$lockd_pid"
+		for _ in $(seq 50); do kill -0 "$lockd_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$lockd_pid" 2>/dev/null
+		wait "$lockd_pid" 2>/dev/null
+	fi
+	if [ -n "$pg_started" ]; then
+		as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -m fast -w stop >/dev/null 2>&1 ||
+			as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -m immediate -w stop >/dev/null 2>&1
+	fi
+	if [ "${KEEP:-0}" = 1 ] || [ "$rc" != 0 ]; then
+		echo "compare-pg.sh: logs and data kept in $work" >&2
+	else
+		rm -rf "$work"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# free_port prints a loopback TCP port nobody listens on.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+}
+
+wait_ready() { # host port what
+	for _ in $(seq 100); do
+		pg_isready -q -h "$1" -p "$2" -U postgres -d postgres && return 0
+		sleep 0.1
+	done
+	echo "compare-pg.sh: $3 did not start on port $2" >&2
+	return 1
+}
+
+# --- lockd -----------------------------------------------------------------
+if [ -n "${LOCKD_BIN:-}" ]; then
+	cp "$LOCKD_BIN" "$work/lockd"
+else
+	echo "building lockd ..." >&2
+	(cd "$repo" && go build -o "$work/lockd" ./cmd/lockd)
+fi
+lockd_port=$(free_port)
+"$work/lockd" -D "$work/lockd-data" -p "$lockd_port" -c listen_addresses=127.0.0.1 >"$work/lockd.log" 2>&1 &
+lockd_pid=$!
+wait_ready 127.0.0.1 "$lockd_port" lockd
+
+# --- PostgreSQL ---------------------------------------------------------------
+if [ "$(id -u)" = 0 ] && ! id "$PG_OS_USER" >/dev/null 2>&1; then
+	useradd -m "$PG_OS_USER"
+fi
+mkdir -p "$work/pg"
+[ "$(id -u)" = 0 ] && chown "$PG_OS_USER" "$work/pg"
+echo "initdb ..." >&2
+as_pg "$PGBIN/initdb" -D "$work/pg/data" -U postgres -A trust --no-sync >"$work/initdb.log" 2>&1
+pg_port=$(free_port)
+while [ "$pg_port" = "$lockd_port" ]; do pg_port=$(free_port); done
+as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w \
+	-o "-c listen_addresses=127.0.0.1 -p $pg_port -c unix_socket_directories=$work/pg -c max_connections=100" \
+	start >/dev/null
+pg_started=1
+wait_ready 127.0.0.1 "$pg_port" PostgreSQL
+
+# --- runs ----------------------------------------------------------------------
+printf '%s\n' "$SCRIPT" >"$work/bench.sql"
+chmod 644 "$work/bench.sql"
+
+bench() { # port mode seconds -> prints tps
+	local out
+	out=$(PGCONNECT_TIMEOUT=5 pgbench -n -h 127.0.0.1 -p "$1" -U postgres -f "$work/bench.sql" -M "$2" \
+		-c "$CLIENTS" -j "$THREADS" -T "$3" postgres 2>&1) || {
+		echo "compare-pg.sh: pgbench failed against port $1 (-M $2):" >&2
+		echo "$out" >&2
+		return 1
+	}
+	echo "$out" >>"$work/pgbench.log"
+	if ! grep -q '^number of failed transactions: 0 ' <<<"$out"; then
+		echo "compare-pg.sh: failed transactions against port $1 (-M $2):" >&2
+		echo "$out" >&2
+		return 1
+	fi
+	sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out"
+}
+
+if [ "$WARMUP" != 0 ]; then
+	echo "warm-up ${WARMUP}s each ..." >&2
+	bench "$lockd_port" simple "$WARMUP" >/dev/null
+	bench "$pg_port" simple "$WARMUP" >/dev/null
+fi
+
+lockd_version=$("$work/lockd" version)
+pg_version=$(psql -X -At -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -c 'SHOW server_version')
+echo
+echo "script: \`$(tr '\n' ' ' <"$work/bench.sql" | sed 's/ *$//')\`, pgbench -n -c $CLIENTS -j $THREADS -T $DURATION;" \
+	"$lockd_version vs PostgreSQL $pg_version; $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"
+echo
+echo "| mode | lockd tps | PostgreSQL tps | ratio (lockd/PG) |"
+echo "|---|---:|---:|---:|"
+i=0
+for mode in $MODES; do
+	echo "-M $mode ..." >&2
+	if [ $((i % 2)) = 0 ]; then
+		l=$(bench "$lockd_port" "$mode" "$DURATION")
+		p=$(bench "$pg_port" "$mode" "$DURATION")
+	else
+		p=$(bench "$pg_port" "$mode" "$DURATION")
+		l=$(bench "$lockd_port" "$mode" "$DURATION")
+	fi
+	i=$((i + 1))
+	awk -v m="$mode" -v l="$l" -v p="$p" 'BEGIN { printf "| %s | %.0f | %.0f | %.2f |\n", m, l, p, l / p }'
+done
+echo
+echo "load average at start: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg) (anything else running on the machine skews the figures)"
