@@ -6,6 +6,7 @@ import (
 	"lockd/locks"
 	"lockd/pgerr"
 	"lockd/storage"
+	"lockd/txn"
 )
 
 // relLock is a relation lock a statement takes at every execution, as
@@ -62,6 +63,12 @@ func (ts *tableSource) scanTIDs(ec *evalCtx, fn func(storage.TID, []Datum) error
 		}); err != nil {
 			return err
 		}
+		// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
+		// is dead to every transaction are removed as the lookup meets
+		// them, so a row updated many times does not make every lookup
+		// walk all of its old versions until the next VACUUM.
+		var dead []storage.TID
+		var horizon txn.Xid
 		for _, tid := range tids {
 			var derr error
 			visible, err := st.Fetch(s.proc, &s.txn, relfile, tid, func(_ *txnHeader, data []byte) {
@@ -77,6 +84,24 @@ func (ts *tableSource) scanTIDs(ec *evalCtx, fn func(storage.TID, []Datum) error
 				if err := fn(tid, row); err != nil {
 					return err
 				}
+				continue
+			}
+			if len(tids) > 1 {
+				if horizon == 0 {
+					horizon = s.eng.txns.OldestXmin()
+				}
+				if _, err := st.FetchAny(s.proc, relfile, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
+					if s.eng.txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
+						dead = append(dead, tid)
+					}
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, tid := range dead {
+			if err := st.IndexDelete(s.proc, storage.RelID(ts.index.RelFile), key, tid); err != nil {
+				return err
 			}
 		}
 		return nil
