@@ -22,6 +22,10 @@ type LockOptions struct {
 	// LockTimeout is lock_timeout for this call (0 = none): a wait longer
 	// than this fails with 55P03 "canceling statement due to lock timeout".
 	LockTimeout time.Duration
+	// DeadlockTimeout is the waiting session's deadlock_timeout (0 = the
+	// manager's, see SetDeadlockTimeout): how long a wait lasts before the
+	// deadlock detector runs.
+	DeadlockTimeout time.Duration
 }
 
 // Lock acquires a heavyweight lock on tag in mode for backend p
@@ -196,7 +200,11 @@ func (m *Manager) waitOnLock(ctx context.Context, p *Proc, ll *localLock, part *
 	st := &p.stats.lock[tag.Type][mode]
 	prevEvent := p.waitEvent.Swap(uint32(LockWaitEvent(tag.Type)))
 	timing := trackTiming.Load()
-	p.dlTimer.Reset(time.Duration(m.deadlockTimeout.Load()))
+	dt := opt.DeadlockTimeout
+	if dt <= 0 {
+		dt = time.Duration(m.deadlockTimeout.Load())
+	}
+	p.dlTimer.Reset(dt)
 	dlC := p.dlTimer.C
 	var ltC <-chan time.Time
 	if opt.LockTimeout > 0 {

@@ -163,11 +163,16 @@ func TestAdvisoryTryAndShared(t *testing.T) {
 }
 
 func TestDeadlockDetected(t *testing.T) {
-	inst := lockdtest.Start(t, lockdtest.Options{Settings: []string{"deadlock_timeout=200"}})
+	// The server default stays 1s; each session lowers its own
+	// deadlock_timeout, as one does in psql.
+	inst := lockdtest.Start(t, lockdtest.Options{})
 	ctx := context.Background()
 	s1, s2 := inst.Connect(t), inst.Connect(t)
 	p1, p2 := backendPID(t, s1), backendPID(t, s2)
 	for _, c := range []*pgx.Conn{s1, s2} {
+		if _, err := c.Exec(ctx, "set deadlock_timeout = '100ms'"); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := c.Exec(ctx, "begin"); err != nil {
 			t.Fatal(err)
 		}
@@ -212,8 +217,8 @@ func TestDeadlockDetected(t *testing.T) {
 	if deadlocks != 1 || ok != 1 {
 		t.Fatalf("deadlocks=%d ok=%d", deadlocks, ok)
 	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Fatalf("deadlock took %v to detect", elapsed)
+	if elapsed := time.Since(start); elapsed >= time.Second {
+		t.Fatalf("deadlock took %v to detect; the sessions' deadlock_timeout is 100ms", elapsed)
 	}
 	for _, want := range []string{
 		"Process " + itoa(p1) + " waits for ExclusiveLock on advisory lock [5,0,2,1]; blocked by process " + itoa(p2) + ".",

@@ -45,6 +45,9 @@ type backend struct {
 	unflushed      int // bytes of rows sent since the last flush
 }
 
+// testHook is set only by tests (export_test.go).
+var testHook func(query string)
+
 // rowMsg is a DataRow encoded in place, so that sending a row costs no
 // allocation.
 type rowMsg struct{ buf []byte }
@@ -199,6 +202,7 @@ func (b *backend) run() {
 	defer func() {
 		if r := recover(); r != nil {
 			b.srv.log.Error("panic in session", "pid", b.pid, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			b.sess.Proc().ReleaseAllLWLocks()
 			b.sess.Abort()
 			b.send(errorResponse(&pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InternalError,
 				Message: fmt.Sprintf("internal error: %v", r)}))
@@ -435,6 +439,9 @@ func rowDescription(cols []sql.Column, formats []int16) *pgproto3.RowDescription
 // simpleQuery runs a Query message: every statement in the string, in one
 // implicit transaction unless the string itself manages transactions.
 func (b *backend) simpleQuery(q string) {
+	if testHook != nil {
+		testHook(q)
+	}
 	sts, err := b.sess.Parse(q)
 	if err != nil {
 		b.sess.Fail()

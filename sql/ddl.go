@@ -79,7 +79,7 @@ func (s *Session) abortCatalog() {
 
 // lockNow takes a relation lock during execution.
 func (s *Session) lockNow(ec *evalCtx, oid uint32, mode locks.LockMode) error {
-	return s.eng.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, oid), mode, locks.LockOptions{LockTimeout: s.lockTimeout()})
+	return s.eng.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, oid), mode, s.lockOptions(false, false))
 }
 
 func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {

@@ -359,7 +359,7 @@ func (s *Session) checkUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datu
 		if wait == 0 {
 			return nil
 		}
-		if err := s.txn.WaitFor(ec.ctx, wait, s.lockTimeout()); err != nil {
+		if err := s.txn.WaitForOptions(ec.ctx, wait, s.lockOptions(false, false)); err != nil {
 			return err
 		}
 	}

@@ -17,13 +17,20 @@ func (s *Session) lockTimeout() time.Duration {
 	return time.Duration(s.gucs.Int("lock_timeout")) * time.Millisecond
 }
 
+// lockOptions are the session's heavyweight-lock wait options: its
+// lock_timeout and deadlock_timeout (both per session, as in PostgreSQL).
+func (s *Session) lockOptions(session, nowait bool) locks.LockOptions {
+	return locks.LockOptions{
+		NoWait: nowait, Session: session, LockTimeout: s.lockTimeout(),
+		DeadlockTimeout: time.Duration(s.gucs.Int("deadlock_timeout")) * time.Millisecond,
+	}
+}
+
 // acquire takes a heavyweight lock for this session, waiting as
 // PostgreSQL does (cancel, statement_timeout, lock_timeout, deadlock
 // detection). With nowait it reports false instead of waiting.
 func (s *Session) acquire(ec *evalCtx, tag locks.LockTag, mode locks.LockMode, session, nowait bool) (bool, error) {
-	err := s.eng.locks.Lock(ec.ctx, s.proc, tag, mode, locks.LockOptions{
-		NoWait: nowait, Session: session, LockTimeout: s.lockTimeout(),
-	})
+	err := s.eng.locks.Lock(ec.ctx, s.proc, tag, mode, s.lockOptions(session, nowait))
 	if errors.Is(err, locks.ErrLockNotAvailable) {
 		return false, nil
 	}

@@ -111,11 +111,12 @@ type Session struct {
 	copySrc    CopySource
 	rowBuf     []byte
 
-	fc      formatCtx
-	tzName  string
-	notices []*pgerr.Error
-	cache   map[string][]*Stmt
-	act     activity
+	fc        formatCtx
+	tzName    string
+	notices   []*pgerr.Error
+	cache     map[string][]*Stmt // simple-protocol plans by query text
+	prepCache map[string]*Stmt   // extended-protocol plans by query text
+	act       activity
 }
 
 // SessionInfo identifies a new backend.
@@ -135,7 +136,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{eng: e, gucs: info.Settings, pid: info.PID, user: info.User, database: info.Database,
-		cache: map[string][]*Stmt{}, proc: proc}
+		cache: map[string][]*Stmt{}, prepCache: map[string]*Stmt{}, proc: proc}
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now
@@ -225,7 +226,7 @@ func (st *Stmt) ParamTypes() []uint32 {
 // Parse splits and analyses a simple-protocol query string. An empty
 // result means an empty query.
 func (s *Session) Parse(query string) ([]*Stmt, error) {
-	if sts, ok := s.cache[query]; ok {
+	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].catVer == s.cat().Version) {
 		return sts, nil
 	}
 	tree, err := pg.Parse(query)
@@ -259,6 +260,16 @@ func (s *Session) Parse(query string) ([]*Stmt, error) {
 // Prepare analyses one statement for the extended protocol. paramOIDs
 // are the client's declared types (0 = infer).
 func (s *Session) Prepare(query string, paramOIDs []uint32) (*Stmt, error) {
+	// Clients such as pgbench -M extended send the same unnamed Parse for
+	// every execution; a plan analysed once serves them all (plans are
+	// read-only, and re-planned if the catalog changes).
+	cacheKey := ""
+	if allZero(paramOIDs) {
+		cacheKey = query
+		if st, ok := s.prepCache[cacheKey]; ok && st.catVer == s.cat().Version {
+			return st, nil
+		}
+	}
 	tree, err := pg.Parse(query)
 	if err != nil {
 		return nil, parseError(err)
@@ -286,7 +297,22 @@ func (s *Session) Prepare(query string, paramOIDs []uint32) (*Stmt, error) {
 	}
 	finishParams(params)
 	st.params = params
+	if cacheKey != "" && st.cacheable && len(paramOIDs) == 0 {
+		if len(s.prepCache) >= 256 {
+			clear(s.prepCache)
+		}
+		s.prepCache[cacheKey] = st
+	}
 	return st, nil
+}
+
+func allZero(oids []uint32) bool {
+	for _, o := range oids {
+		if o != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // IsEmpty reports whether the statement is an empty query.

@@ -200,7 +200,7 @@ func isRowFree(e expr) bool {
 // lockRelations takes the statement's relation locks.
 func (s *Session) lockRelations(ctx context.Context, rels []relLock) error {
 	for _, r := range rels {
-		err := s.eng.locks.Lock(ctx, s.proc, locks.RelationTag(DatabaseOID, r.oid), r.mode, locks.LockOptions{LockTimeout: s.lockTimeout()})
+		err := s.eng.locks.Lock(ctx, s.proc, locks.RelationTag(DatabaseOID, r.oid), r.mode, s.lockOptions(false, false))
 		if err != nil {
 			return err
 		}

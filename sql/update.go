@@ -215,7 +215,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan) (int64, error) {
 					}
 				}
 			case txn.TMBeingModified:
-				if err := s.txn.WaitFor(ec.ctx, out.WaitXid, s.lockTimeout()); err != nil {
+				if err := s.txn.WaitForOptions(ec.ctx, out.WaitXid, s.lockOptions(false, false)); err != nil {
 					return 0, err
 				}
 				continue // try the same version again
@@ -289,7 +289,7 @@ func (s *Session) latestVersion(ec *evalCtx, p *modifyPlan, tid storage.TID) (st
 		case !found || gone:
 			return tid, nil, false, nil
 		case wait != 0:
-			if err := s.txn.WaitFor(ec.ctx, wait, s.lockTimeout()); err != nil {
+			if err := s.txn.WaitForOptions(ec.ctx, wait, s.lockOptions(false, false)); err != nil {
 				return tid, nil, false, err
 			}
 			continue // look at the same version again

@@ -207,12 +207,19 @@ const xactLockRetryDelay = time.Millisecond
 // Errors are the lock manager's: 40P01 deadlock detected, 55P03 lock
 // timeout (lockTimeout > 0), or context.Cause(ctx).
 func (t *Txn) WaitFor(ctx context.Context, xid Xid, lockTimeout time.Duration) error {
+	return t.WaitForOptions(ctx, xid, locks.LockOptions{LockTimeout: lockTimeout})
+}
+
+// WaitForOptions is WaitFor with the session's lock options (lock_timeout
+// and deadlock_timeout). NoWait and Session are ignored.
+func (t *Txn) WaitForOptions(ctx context.Context, xid Xid, opt locks.LockOptions) error {
 	if !xid.IsNormal() || xid == t.xid {
 		return nil
 	}
+	opt.NoWait, opt.Session = false, false
 	tag := locks.TransactionTag(uint32(xid))
 	for {
-		err := t.m.locks.Lock(ctx, t.p, tag, locks.ShareLock, locks.LockOptions{LockTimeout: lockTimeout})
+		err := t.m.locks.Lock(ctx, t.p, tag, locks.ShareLock, opt)
 		if err != nil {
 			return err
 		}
