@@ -13,6 +13,9 @@
 #   CLIENTS    pgbench -c (default 8)
 #   THREADS    pgbench -j (default 2)
 #   SCRIPT     pgbench script text (default "SELECT 1;")
+#   BUILTIN    a pgbench builtin script instead (tpcb-like, simple-update, select-only)
+#   SCALE      run pgbench -i -s SCALE on both servers first
+#   PG_OPTS    extra PostgreSQL options, e.g. "-c synchronous_commit=off"
 #   MODES      query modes (default "simple extended prepared")
 #   WARMUP     seconds of unrecorded warm-up per server (default 2; 0 = none)
 #   PGBIN      PostgreSQL server binaries (default /usr/lib/postgresql/15/bin)
@@ -125,7 +128,7 @@ as_pg "$PGBIN/initdb" -D "$work/pg/data" -U postgres -A trust --no-sync >"$work/
 pg_port=$(free_port)
 while [ "$pg_port" = "$lockd_port" ]; do pg_port=$(free_port); done
 as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w \
-	-o "-c listen_addresses=127.0.0.1 -p $pg_port -c unix_socket_directories=$work/pg -c max_connections=100" \
+	-o "-c listen_addresses=127.0.0.1 -p $pg_port -c unix_socket_directories=$work/pg -c max_connections=100 ${PG_OPTS:-}" \
 	start >/dev/null
 pg_started=1
 wait_ready 127.0.0.1 "$pg_port" PostgreSQL
@@ -134,9 +137,22 @@ wait_ready 127.0.0.1 "$pg_port" PostgreSQL
 printf '%s\n' "$SCRIPT" >"$work/bench.sql"
 chmod 644 "$work/bench.sql"
 
+if [ -n "${SCALE:-}" ]; then
+	for port in "$lockd_port" "$pg_port"; do
+		echo "pgbench -i -s $SCALE on port $port ..." >&2
+		PGCONNECT_TIMEOUT=5 pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$port" -U postgres postgres >>"$work/init.log" 2>&1 ||
+			{ echo "compare-pg.sh: pgbench -i failed on port $port" >&2; cat "$work/init.log" >&2; exit 1; }
+	done
+fi
+if [ -n "${BUILTIN:-}" ]; then
+	script_args=(-b "$BUILTIN")
+else
+	script_args=(-f "$work/bench.sql")
+fi
+
 bench() { # port mode seconds -> prints tps
 	local out
-	out=$(PGCONNECT_TIMEOUT=5 pgbench -n -h 127.0.0.1 -p "$1" -U postgres -f "$work/bench.sql" -M "$2" \
+	out=$(PGCONNECT_TIMEOUT=5 pgbench -n -h 127.0.0.1 -p "$1" -U postgres "${script_args[@]}" -M "$2" \
 		-c "$CLIENTS" -j "$THREADS" -T "$3" postgres 2>&1) || {
 		echo "compare-pg.sh: pgbench failed against port $1 (-M $2):" >&2
 		echo "$out" >&2
@@ -160,7 +176,9 @@ fi
 lockd_version=$("$work/lockd" version)
 pg_version=$(psql -X -At -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -c 'SHOW server_version')
 echo
-echo "script: \`$(tr '\n' ' ' <"$work/bench.sql" | sed 's/ *$//')\`, pgbench -n -c $CLIENTS -j $THREADS -T $DURATION;" \
+what="\`$(tr '\n' ' ' <"$work/bench.sql" | sed 's/ *$//')\`"
+[ -n "${BUILTIN:-}" ] && what="builtin $BUILTIN, scale ${SCALE:-1}"
+echo "script: $what, pgbench -n -c $CLIENTS -j $THREADS -T $DURATION; PostgreSQL options: ${PG_OPTS:-none};" \
 	"$lockd_version vs PostgreSQL $pg_version; $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"
 echo
 echo "| mode | lockd tps | PostgreSQL tps | ratio (lockd/PG) |"

@@ -442,7 +442,7 @@ func (b *backend) simpleQuery(q string) {
 	if testHook != nil {
 		testHook(q)
 	}
-	sts, err := b.sess.Parse(q)
+	sts, params, err := b.sess.Parse(q)
 	if err != nil {
 		b.sess.Fail()
 		b.sendError(err)
@@ -456,7 +456,7 @@ func (b *backend) simpleQuery(q string) {
 		return
 	}
 	for _, st := range sts {
-		if !b.runStatement(st, nil, nil, 0) {
+		if !b.runStatement(st, params, nil, 0) {
 			break
 		}
 	}

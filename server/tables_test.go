@@ -272,3 +272,30 @@ func TestConcurrentIncrements(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+func TestFastPathSlotsReload(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	mustExec(t, c, "create table fp (id int primary key)")
+	relLocks := func(conn *pgx.Conn) string {
+		mustExec(t, conn, "begin")
+		mustExec(t, conn, "select * from fp")
+		got := queryText(t, conn, "select mode, fastpath from pg_locks where locktype = 'relation' and pid = pg_backend_pid() order by relation")
+		mustExec(t, conn, "commit")
+		return got
+	}
+	if got := relLocks(c); got != "AccessShareLock,t|AccessShareLock,t" {
+		t.Fatalf("default slots: %s", got)
+	}
+	mustExec(t, c, "alter system set fastpath_lock_slots = 0")
+	if got := queryText(t, c, "select pg_reload_conf()"); got != "t" {
+		t.Fatal(got)
+	}
+	// the running session keeps its slots; a new one has none
+	if got := relLocks(c); got != "AccessShareLock,t|AccessShareLock,t" {
+		t.Fatalf("old session after reload: %s", got)
+	}
+	if got := relLocks(inst.Connect(t)); got != "AccessShareLock,f|AccessShareLock,f" {
+		t.Fatalf("new session after reload: %s", got)
+	}
+}

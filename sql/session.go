@@ -38,6 +38,8 @@ type Engine struct {
 
 	mu   sync.Mutex
 	live map[int32]*Session // guarded by mu; for pg_stat_activity
+
+	closedStmts stmtTotals // guarded by mu; statement counters of closed sessions (stats.go)
 }
 
 // EngineConfig is what an Engine runs on.
@@ -111,12 +113,15 @@ type Session struct {
 	copySrc    CopySource
 	rowBuf     []byte
 
-	fc        formatCtx
-	tzName    string
-	notices   []*pgerr.Error
-	cache     map[string][]*Stmt // simple-protocol plans by query text
-	prepCache map[string]*Stmt   // extended-protocol plans by query text
-	act       activity
+	fc         formatCtx
+	tzName     string
+	notices    []*pgerr.Error
+	cache      map[string][]*Stmt // simple-protocol plans by query text
+	prepCache  map[string]*Stmt   // extended-protocol plans by query text
+	shapeCache map[string]*Stmt   // simple-protocol plans by statement shape
+	noShape    map[string]bool    // shapes that could not be planned
+	act        activity
+	stats      sessionStats // statement counters (stats.go)
 }
 
 // SessionInfo identifies a new backend.
@@ -136,7 +141,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{eng: e, gucs: info.Settings, pid: info.PID, user: info.User, database: info.Database,
-		cache: map[string][]*Stmt{}, prepCache: map[string]*Stmt{}, proc: proc}
+		cache: map[string][]*Stmt{}, prepCache: map[string]*Stmt{}, shapeCache: map[string]*Stmt{}, noShape: map[string]bool{}, proc: proc}
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now
@@ -224,11 +229,71 @@ func (st *Stmt) ParamTypes() []uint32 {
 }
 
 // Parse splits and analyses a simple-protocol query string. An empty
-// result means an empty query.
-func (s *Session) Parse(query string) ([]*Stmt, error) {
+// result means an empty query. params are the parameter values of a
+// statement found by its shape (see shapeOf); nil otherwise.
+func (s *Session) Parse(query string) (sts []*Stmt, params []Datum, err error) {
 	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].catVer == s.cat().Version) {
-		return sts, nil
+		return sts, nil, nil
 	}
+	if st, params, ok := s.parseShape(query); ok {
+		return []*Stmt{st}, params, nil
+	}
+	sts, err = s.parseFull(query)
+	return sts, nil, err
+}
+
+// parseShape finds or builds the plan of query's shape and binds its
+// literals. ok is false when the statement has no usable shape; the
+// caller then parses it as it is (which also reports errors exactly as
+// PostgreSQL does, with positions).
+func (s *Session) parseShape(query string) (*Stmt, []Datum, bool) {
+	key, lits, ok := shapeOf(query)
+	if !ok || s.noShape[key] {
+		return nil, nil, false
+	}
+	st := s.shapeCache[key]
+	if st == nil || st.catVer != s.cat().Version {
+		text := key[strings.IndexByte(key, '|')+1:]
+		tree, err := pg.Parse(text)
+		if err != nil || len(tree.Stmts) != 1 {
+			s.markNoShape(key)
+			return nil, nil, false
+		}
+		params := make([]Type, len(lits))
+		for i, l := range lits {
+			params[i] = literalType(l.kind)
+		}
+		st, err = s.analyze(tree.Stmts[0].Stmt, text, &params)
+		if err != nil || len(params) != len(lits) || !st.cacheable {
+			s.markNoShape(key)
+			return nil, nil, false
+		}
+		finishParams(params)
+		st.params = params
+		if len(s.shapeCache) >= 256 {
+			clear(s.shapeCache)
+		}
+		s.shapeCache[key] = st
+	}
+	vals := make([]Datum, len(lits))
+	for i, l := range lits {
+		d, err := parseText(st.params[i], l.text, &s.fc)
+		if err != nil {
+			return nil, nil, false
+		}
+		vals[i] = d
+	}
+	return st, vals, true
+}
+
+func (s *Session) markNoShape(key string) {
+	if len(s.noShape) >= 256 {
+		clear(s.noShape)
+	}
+	s.noShape[key] = true
+}
+
+func (s *Session) parseFull(query string) ([]*Stmt, error) {
 	tree, err := pg.Parse(query)
 	if err != nil {
 		return nil, parseError(err)
@@ -361,6 +426,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 		return "", pgerr.New(pgerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", st.noBlock)
 	}
 	now := time.Now()
+	defer s.stats.statementDone(st.Tag, now)
 	s.stmtStart = now
 	if s.tx == txNone {
 		s.gucs.Refresh()
@@ -467,6 +533,7 @@ func (s *Session) Abort() {
 func (s *Session) Close() {
 	s.Abort()
 	s.eng.mu.Lock()
+	s.stats.addTo(&s.eng.closedStmts)
 	delete(s.eng.live, s.pid)
 	s.eng.mu.Unlock()
 	s.proc.Close()
