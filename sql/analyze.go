@@ -391,21 +391,13 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 			}
 			return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s", op, r.typ().Name), x.Location)
 		}
-		l, err := a.expr(x.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		r, err := a.expr(x.Rexpr)
+		l, r, err := a.operands(x)
 		if err != nil {
 			return nil, err
 		}
 		return a.binop(op, l, r, x.Location)
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
-		l, err := a.expr(x.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		r, err := a.expr(x.Rexpr)
+		l, r, err := a.operands(x)
 		if err != nil {
 			return nil, err
 		}
@@ -470,11 +462,7 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 		}
 		return e, nil
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		l, err := a.expr(x.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		r, err := a.expr(x.Rexpr)
+		l, r, err := a.operands(x)
 		if err != nil {
 			return nil, err
 		}
@@ -501,11 +489,7 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 			return boolDatum(distinct != not), nil
 		}}, nil
 	case pg.A_Expr_Kind_AEXPR_NULLIF:
-		l, err := a.expr(x.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		r, err := a.expr(x.Rexpr)
+		l, r, err := a.operands(x)
 		if err != nil {
 			return nil, err
 		}
@@ -526,6 +510,19 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 		}}, nil
 	}
 	return nil, posErr(pgerr.NotSupported("operator kind %s is not supported", x.Kind.String()), x.Location)
+}
+
+// operands compiles both sides of a binary A_Expr.
+func (a *analyzer) operands(x *pg.A_Expr) (expr, expr, error) {
+	l, err := a.expr(x.Lexpr)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := a.expr(x.Rexpr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
 }
 
 func (a *analyzer) toText(e expr) (expr, error) {
