@@ -509,3 +509,32 @@ func TestExtendedProtocol(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 }
+
+func TestIdleInTransactionTimeout(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	ctx := context.Background()
+	c := inst.Connect(t)
+	if _, err := c.Exec(ctx, "set idle_in_transaction_session_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "begin"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "select pg_advisory_xact_lock(1)"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the idle session to be ended", func() bool { return inst.Server.ActiveSessions() == 0 })
+	_, err := c.Exec(ctx, "select 1")
+	if err == nil {
+		t.Fatal("session survived its idle-in-transaction timeout")
+	}
+	if pe, ok := err.(*pgconn.PgError); ok && pe.Code != "25P03" {
+		t.Fatalf("got %v", err)
+	}
+	// its lock went with it
+	other := inst.Connect(t)
+	var got bool
+	if err := other.QueryRow(ctx, "select pg_try_advisory_xact_lock(1)").Scan(&got); err != nil || !got {
+		t.Fatalf("lock still held: %v %v", got, err)
+	}
+}
