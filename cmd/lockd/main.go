@@ -258,6 +258,8 @@ func serve(opts *options, configFile string, settings *guc.Registry, logger *slo
 		logger.Info("listening", "address", l.Addr().String())
 		go func() { errc <- srv.Serve(l) }()
 	}
+	stopMetrics := startMetrics(settings, srv, logger)
+	defer stopMetrics()
 	logger.Info("lockd is ready to accept connections", "version", sql.Version, "data_directory", opts.dataDir, "config_file", configFile)
 
 	sigs := make(chan os.Signal, 4)

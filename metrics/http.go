@@ -1,0 +1,79 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Handler serves reg in the Prometheus exposition formats (text, and
+// OpenMetrics when the scraper asks for it). It also counts its own
+// scrapes in promhttp_metric_handler_requests_total, registered in reg.
+func Handler(reg *prometheus.Registry) http.Handler {
+	return promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: true,
+		Registry:          reg, // promhttp_metric_handler_errors_total
+	}))
+}
+
+// Endpoint is a listening /metrics endpoint.
+type Endpoint struct {
+	ln  net.Listener
+	srv *http.Server
+	err chan error
+}
+
+// Serve listens on addr (host:port; port 0 picks a free one) and serves
+// Handler(reg) on /metrics, with a short index page on /. It returns once
+// the listener is bound; the server runs until Close.
+func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Endpoint, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", Handler(reg))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<html><head><title>lockd</title></head><body><h1>lockd</h1><p><a href=\"/metrics\">/metrics</a></p></body></html>\n"))
+	})
+	e := &Endpoint{
+		ln: ln,
+		srv: &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+		err: make(chan error, 1),
+	}
+	go func() {
+		err := e.srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		e.err <- err
+	}()
+	return e, nil
+}
+
+// Addr is the address the endpoint listens on.
+func (e *Endpoint) Addr() net.Addr { return e.ln.Addr() }
+
+// Close stops the endpoint, waiting for running scrapes until ctx ends.
+func (e *Endpoint) Close(ctx context.Context) error {
+	err := e.srv.Shutdown(ctx)
+	if serr := <-e.err; err == nil {
+		err = serr
+	}
+	return err
+}
