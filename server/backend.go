@@ -478,6 +478,11 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 	if st.CopyInColumns() > 0 {
 		b.sess.SetCopySource(b.copySource(st))
 	}
+	var sink *copySink
+	if st.CopyOut() {
+		sink = &copySink{b: b}
+		b.sess.SetCopySink(sink)
+	}
 	ctx, done := b.statementContext()
 	tag, err := b.sess.Execute(ctx, st, params, func(row []sql.Datum) error {
 		return b.sendRow(cols, formats, row)
@@ -486,6 +491,9 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 	if err != nil {
 		b.sendError(err)
 		return false
+	}
+	if sink != nil && sink.began {
+		b.send(&pgproto3.CopyDone{})
 	}
 	b.sendNotices()
 	b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})

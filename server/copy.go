@@ -21,7 +21,12 @@ func (b *backend) copySource(st *sql.Stmt) sql.CopySource {
 		}
 		if !started {
 			started = true
-			b.send(&pgproto3.CopyInResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, st.CopyInColumns())})
+			_, format := st.CopyIn()
+			codes := make([]uint16, st.CopyInColumns())
+			for i := range codes {
+				codes[i] = uint16(format)
+			}
+			b.send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
 			if err := b.be.Flush(); err != nil {
 				done = true
 				return nil, false, err
@@ -49,4 +54,30 @@ func (b *backend) copySource(st *sql.Stmt) sql.CopySource {
 			}
 		}
 	}
+}
+
+// copySink sends COPY TO STDOUT output: CopyOutResponse first, then a
+// CopyData per chunk; CopyDone follows when the statement succeeds.
+type copySink struct {
+	b     *backend
+	began bool
+}
+
+func (c *copySink) Begin(format int16, columns int) error {
+	codes := make([]uint16, columns)
+	for i := range codes {
+		codes[i] = uint16(format)
+	}
+	c.b.send(&pgproto3.CopyOutResponse{OverallFormat: byte(format), ColumnFormatCodes: codes})
+	c.began = true
+	return nil
+}
+
+func (c *copySink) Data(chunk []byte) error {
+	c.b.send(&pgproto3.CopyData{Data: chunk})
+	if c.b.unflushed += len(chunk); c.b.unflushed > 256<<10 {
+		c.b.unflushed = 0
+		return c.b.be.Flush()
+	}
+	return nil
 }

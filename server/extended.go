@@ -149,6 +149,11 @@ func (b *backend) execute(m *pgproto3.Execute) {
 	if p.stmt.CopyInColumns() > 0 {
 		b.sess.SetCopySource(b.copySource(p.stmt))
 	}
+	var sink *copySink
+	if p.stmt.CopyOut() {
+		sink = &copySink{b: b}
+		b.sess.SetCopySink(sink)
+	}
 	if !p.started && (m.MaxRows == 0 || cols == nil) {
 		p.started = true
 		p.tag = ""
@@ -163,6 +168,9 @@ func (b *backend) execute(m *pgproto3.Execute) {
 		}
 		p.tag = tag
 		b.sendNotices()
+		if sink != nil && sink.began {
+			b.send(&pgproto3.CopyDone{})
+		}
 		b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		return
 	}

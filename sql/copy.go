@@ -1,7 +1,14 @@
 package sql
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -9,6 +16,7 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
+	"lockd/storage"
 )
 
 // CopySource feeds COPY FROM STDIN: each call returns the next CopyData
@@ -16,84 +24,231 @@ import (
 // implements it over the protocol.
 type CopySource func() (data []byte, done bool, err error)
 
+// CopySink receives COPY TO STDOUT output. Begin is called once before
+// any data (the server sends CopyOutResponse); Data with each chunk.
+type CopySink interface {
+	Begin(format int16, columns int) error
+	Data(chunk []byte) error
+}
+
 // CopyInColumns reports, for a COPY FROM STDIN statement, how many
 // columns the client must send (0 for any other statement).
-func (st *Stmt) CopyInColumns() int { return st.copyCols }
+func (st *Stmt) CopyInColumns() int {
+	if st.copyIn {
+		return st.copyCols
+	}
+	return 0
+}
+
+// CopyIn reports whether st is COPY FROM STDIN, and its format (0 text
+// or csv, 1 binary).
+func (st *Stmt) CopyIn() (bool, int16) { return st.copyIn, st.copyFormat }
+
+// CopyOut reports whether st is COPY TO STDOUT.
+func (st *Stmt) CopyOut() bool { return st.copyOut }
 
 // SetCopySource installs the data source for the next COPY FROM STDIN.
 func (s *Session) SetCopySource(src CopySource) { s.copySrc = src }
 
-type copyPlan struct {
-	t       *TableDef
-	targets []int
-	indexes []*IndexDef
-	delim   byte
-	null    string
-	types   []Type
+// SetCopySink installs the destination of the next COPY TO STDOUT.
+func (s *Session) SetCopySink(sink CopySink) { s.copySink = sink }
+
+// copyOptions are COPY's format options (PostgreSQL's defaults).
+type copyOptions struct {
+	format byte // 't' text, 'c' csv, 'b' binary
+	delim  byte
+	null   string
+	quote  byte
+	escape byte
+	header bool
 }
 
-func (s *Session) compileCopy(c *pg.CopyStmt, st *Stmt) error {
-	if c.Query != nil || !c.IsFrom {
-		return pgerr.NotSupported("COPY TO is not supported yet")
-	}
-	if c.Filename != "" || c.IsProgram {
-		return pgerr.NotSupported("COPY from a file or program is not supported yet")
-	}
-	if c.WhereClause != nil {
-		return pgerr.NotSupported("COPY FROM ... WHERE is not supported")
-	}
-	t, err := s.resolveTable(c.Relation)
-	if err != nil {
-		return err
-	}
-	p := &copyPlan{t: t, indexes: s.cat().tableIndexes(t), delim: '\t', null: `\N`}
-	for _, o := range c.Options {
-		de := o.GetDefElem()
+func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
+	o := copyOptions{format: 't'}
+	var delim, null, quote, escape *string
+	for _, n := range opts {
+		de := n.GetDefElem()
+		v := defString(de)
 		switch de.Defname {
 		case "format":
-			if f := strings.ToLower(defString(de)); f != "text" {
-				return pgerr.NotSupported("COPY format \"%s\" is not supported yet", f)
+			switch strings.ToLower(v) {
+			case "text":
+				o.format = 't'
+			case "csv":
+				o.format = 'c'
+			case "binary":
+				o.format = 'b'
+			default:
+				return o, pgerr.New(pgerr.InvalidParameterValue, "COPY format \"%s\" not recognized", v)
 			}
 		case "freeze":
 			// accepted: lockd has no visibility map to freeze into
 		case "delimiter":
-			d := defString(de)
-			if len(d) != 1 {
-				return pgerr.NotSupported("COPY delimiter must be a single one-byte character")
-			}
-			p.delim = d[0]
+			delim = &v
 		case "null":
-			p.null = defString(de)
+			null = &v
+		case "quote":
+			quote = &v
+		case "escape":
+			escape = &v
+		case "header":
+			if de.Arg == nil {
+				o.header = true
+			} else {
+				b, ok := parseBool(v)
+				if !ok {
+					return o, pgerr.New(pgerr.SyntaxError, "header requires a Boolean value")
+				}
+				o.header = b
+			}
 		case "encoding":
-			if e := strings.ToUpper(defString(de)); e != "UTF8" && e != "UTF-8" {
-				return pgerr.NotSupported("COPY encoding %s is not supported", e)
+			if e := strings.ToUpper(v); e != "UTF8" && e != "UTF-8" {
+				return o, pgerr.NotSupported("COPY encoding %s is not supported", v)
 			}
 		default:
-			return pgerr.NotSupported("COPY option \"%s\" is not supported yet", de.Defname)
+			return o, pgerr.NotSupported("COPY option \"%s\" is not supported", de.Defname)
 		}
 	}
-	if len(c.Attlist) == 0 {
-		for i := range t.Cols {
+	o.delim = '\t'
+	o.null = `\N`
+	if o.format == 'c' {
+		o.delim, o.null, o.quote, o.escape = ',', "", '"', '"'
+	}
+	if o.format == 'b' && (delim != nil || null != nil || quote != nil || escape != nil || o.header) {
+		return o, pgerr.New(pgerr.SyntaxError, "cannot specify DELIMITER, NULL, QUOTE, ESCAPE or HEADER in BINARY mode")
+	}
+	if delim != nil {
+		if len(*delim) != 1 {
+			return o, pgerr.NotSupported("COPY delimiter must be a single one-byte character")
+		}
+		o.delim = (*delim)[0]
+	}
+	if null != nil {
+		o.null = *null
+	}
+	if quote != nil || escape != nil {
+		if o.format != 'c' {
+			return o, pgerr.NotSupported("COPY quote and escape are available only in CSV mode")
+		}
+		if quote != nil {
+			if len(*quote) != 1 {
+				return o, pgerr.NotSupported("COPY quote must be a single one-byte character")
+			}
+			o.quote, o.escape = (*quote)[0], (*quote)[0]
+		}
+		if escape != nil {
+			if len(*escape) != 1 {
+				return o, pgerr.NotSupported("COPY escape must be a single one-byte character")
+			}
+			o.escape = (*escape)[0]
+		}
+	}
+	if o.header && o.format == 't' {
+		return o, pgerr.NotSupported("COPY HEADER available only in CSV mode")
+	}
+	return o, nil
+}
+
+type copyPlan struct {
+	opts    copyOptions
+	t       *TableDef
+	targets []int
+	indexes []*IndexDef
+	types   []Type
+	names   []string
+	file    string      // server-side file, else STDIN/STDOUT
+	query   *selectPlan // COPY (query) TO
+}
+
+// dataPath resolves a server-side COPY file name: relative names are
+// relative to the data directory, as PostgreSQL's are.
+func (s *Session) dataPath(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(s.eng.dataDir, name)
+}
+
+func (s *Session) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
+	if c.IsProgram {
+		return pgerr.NotSupported("COPY to or from a program is not supported")
+	}
+	if c.WhereClause != nil {
+		return pgerr.NotSupported("COPY FROM ... WHERE is not supported")
+	}
+	opts, err := parseCopyOptions(c.Options)
+	if err != nil {
+		return err
+	}
+	p := &copyPlan{opts: opts, file: c.Filename}
+	if c.Query != nil {
+		if c.IsFrom {
+			return pgerr.New(pgerr.SyntaxError, "COPY FROM does not accept a query")
+		}
+		sel := c.Query.GetSelectStmt()
+		if sel == nil {
+			return pgerr.NotSupported("COPY (statement) TO supports only SELECT")
+		}
+		sp, err := s.compileSelect(sel, params)
+		if err != nil {
+			return err
+		}
+		p.query = sp
+		for _, col := range sp.cols {
+			p.types = append(p.types, col.Type)
+			p.names = append(p.names, col.Name)
+		}
+		st.rels = sp.rels
+	} else {
+		t, err := s.resolveTable(c.Relation)
+		if err != nil {
+			return err
+		}
+		p.t = t
+		p.indexes = s.cat().tableIndexes(t)
+		if len(c.Attlist) == 0 {
+			for i := range t.Cols {
+				p.targets = append(p.targets, i)
+			}
+		}
+		for _, a := range c.Attlist {
+			name := nodeName(a)
+			i := t.colIndex(name)
+			if i < 0 {
+				return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, t.Name)
+			}
 			p.targets = append(p.targets, i)
 		}
-	}
-	for _, a := range c.Attlist {
-		name := nodeName(a)
-		i := t.colIndex(name)
-		if i < 0 {
-			return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, t.Name)
+		for _, i := range p.targets {
+			p.types = append(p.types, t.Cols[i].Type())
+			p.names = append(p.names, t.Cols[i].Name)
 		}
-		p.targets = append(p.targets, i)
+		mode := locks.AccessShareLock
+		if c.IsFrom {
+			mode = locks.RowExclusiveLock
+		}
+		st.rels = tableLocks(s.cat(), t, mode)
 	}
-	for _, i := range p.targets {
-		p.types = append(p.types, t.Cols[i].Type())
-	}
-	st.rels = tableLocks(s.cat(), t, locks.RowExclusiveLock)
 	st.Tag = "COPY"
-	st.writes = true
-	st.copyCols = len(p.targets)
+	st.copyCols = len(p.types)
+	if opts.format == 'b' {
+		st.copyFormat = 1
+	}
+	if c.IsFrom {
+		st.writes = true
+		st.copyIn = p.file == ""
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			n, err := s.execCopyFrom(ec, p)
+			if err != nil {
+				return "", err
+			}
+			return "COPY " + strconv.FormatInt(n, 10), nil
+		}
+		return nil
+	}
+	st.copyOut = p.file == ""
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-		n, err := s.execCopyIn(ec, p)
+		n, err := s.execCopyTo(ec, p)
 		if err != nil {
 			return "", err
 		}
@@ -102,115 +257,132 @@ func (s *Session) compileCopy(c *pg.CopyStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Session) execCopyIn(ec *evalCtx, p *copyPlan) (int64, error) {
-	src := s.copySrc
-	s.copySrc = nil
-	if src == nil {
-		return 0, pgerr.New(pgerr.ProtocolViolation, "COPY FROM STDIN without a data source")
+// fileSource reads a server-side file in chunks.
+func fileSource(f *os.File) CopySource {
+	buf := make([]byte, 64<<10)
+	return func() ([]byte, bool, error) {
+		n, err := f.Read(buf)
+		if n > 0 {
+			return buf[:n], false, nil
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, true, nil
+		}
+		if err != nil {
+			return nil, false, pgerr.New("58030", "could not read from COPY file: %v", err)
+		}
+		return nil, false, nil
+	}
+}
+
+func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
+	var src CopySource
+	if p.file != "" {
+		f, err := os.Open(s.dataPath(p.file))
+		if err != nil {
+			return 0, pgerr.New(pgerr.UndefinedFile, "could not open file \"%s\" for reading: %s", p.file, errText(err))
+		}
+		defer f.Close()
+		src = fileSource(f)
+	} else {
+		src = s.copySrc
+		s.copySrc = nil
+		if src == nil {
+			return 0, pgerr.New(pgerr.ProtocolViolation, "COPY FROM STDIN without a data source")
+		}
+	}
+	r := &copyReader{src: src, opts: p.opts}
+	row := make([]Datum, len(p.t.Cols))
+	var defaults []expr
+	for i := range p.t.Cols {
+		var d expr
+		if p.t.Cols[i].Default != "" && !contains(p.targets, i) {
+			var err error
+			if d, err = s.compileDefault(newAnalyzer(s, nil), &p.t.Cols[i]); err != nil {
+				return 0, err
+			}
+		}
+		defaults = append(defaults, d)
 	}
 	var n, line int64
-	var pending []byte
-	row := make([]Datum, len(p.t.Cols))
-	fields := make([]string, 0, len(p.targets))
-	handle := func(l []byte) (bool, error) {
-		line++
-		if len(l) > 0 && l[len(l)-1] == '\r' {
-			l = l[:len(l)-1]
-		}
-		if string(l) == `\.` {
-			return true, nil
-		}
-		fields = fields[:0]
+	fields := make([]copyField, 0, len(p.targets))
+	for {
 		var err error
-		if fields, err = splitCopyLine(l, p.delim, fields); err != nil {
-			return false, copyErr(err, p.t.Name, line)
+		var more bool
+		fields, more, err = r.next(fields[:0])
+		line++
+		if err != nil {
+			drain(src)
+			return 0, copyErr(err, p.t.Name, line)
+		}
+		if !more {
+			break
+		}
+		if p.opts.header && line == 1 {
+			continue
 		}
 		if len(fields) < len(p.targets) {
-			return false, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "missing data for column \"%s\"", p.t.Cols[p.targets[len(fields)]].Name), p.t.Name, line)
+			drain(src)
+			return 0, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "missing data for column \"%s\"", p.names[len(fields)]), p.t.Name, line)
 		}
 		if len(fields) > len(p.targets) {
-			return false, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "extra data after last expected column"), p.t.Name, line)
+			drain(src)
+			return 0, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "extra data after last expected column"), p.t.Name, line)
 		}
 		for i := range row {
 			row[i] = NullDatum
+			if defaults[i] != nil {
+				if row[i], err = defaults[i].eval(ec, nil); err != nil {
+					drain(src)
+					return 0, err
+				}
+			}
 		}
 		for j, f := range fields {
-			c := p.targets[j]
-			if f == "\x00null" {
+			if f.null {
 				continue
 			}
-			d, err := parseText(p.types[j], f, &s.fc)
-			if err != nil {
-				return false, copyErr(err, p.t.Name, line)
+			t := p.types[j]
+			var d Datum
+			if p.opts.format == 'b' {
+				d, err = decodeBinary(t, f.data)
+			} else {
+				d, err = parseText(t, string(f.data), &s.fc)
 			}
-			if p.types[j].OID == OIDBpchar || p.types[j].OID == OIDVarchar {
-				if d, err = coerceString(p.types[j], f, false); err != nil {
-					return false, copyErr(err, p.t.Name, line)
-				}
+			if err == nil && (t.OID == OIDBpchar || t.OID == OIDVarchar) {
+				d, err = coerceString(t, d.S, false)
 			}
-			row[c] = d
-		}
-		for i := range p.t.Cols {
-			if p.t.Cols[i].Default != "" && !contains(p.targets, i) {
-				a := newAnalyzer(s, nil)
-				e, err := s.compileDefault(a, &p.t.Cols[i])
-				if err != nil {
-					return false, err
-				}
-				if row[i], err = e.eval(ec, nil); err != nil {
-					return false, err
-				}
-			}
-		}
-		if err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
-			return false, copyErr(err, p.t.Name, line)
-		}
-		n++
-		return false, nil
-	}
-	ended := false
-	for {
-		data, done, err := src()
-		if err != nil {
-			return 0, err
-		}
-		if done {
-			break
-		}
-		if ended {
-			continue
-		}
-		pending = append(pending, data...)
-		for {
-			i := bytes.IndexByte(pending, '\n')
-			if i < 0 {
-				break
-			}
-			end, err := handle(pending[:i])
-			pending = pending[i+1:]
 			if err != nil {
 				drain(src)
-				return 0, err
+				return 0, copyErr(err, p.t.Name, line)
 			}
-			if end {
-				ended = true
-				break
-			}
+			row[p.targets[j]] = d
 		}
-		if len(pending) == 0 {
-			pending = pending[:0:0]
+		if err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
+			drain(src)
+			return 0, copyErr(err, p.t.Name, line)
 		}
+		n++
 		if n&1023 == 0 && ec.ctx.Err() != nil {
 			drain(src)
 			return 0, ec.ctx.Err()
 		}
 	}
-	if !ended && len(pending) > 0 {
-		if _, err := handle(pending); err != nil {
-			return 0, err
-		}
-	}
 	return n, nil
+}
+
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return "No such file or directory"
+		case errors.Is(err, os.ErrPermission):
+			return "Permission denied"
+		}
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func contains(list []int, v int) bool {
@@ -234,59 +406,136 @@ func drain(src CopySource) {
 
 func copyErr(err error, table string, line int64) error {
 	e := pgerr.From(err)
-	if e.Code == pgerr.InternalError {
+	if e.Code == pgerr.InternalError || e.Code == pgerr.QueryCanceled || e.Code == pgerr.ProtocolViolation {
 		return e
 	}
 	ce := *e
-	ce.Detail = strings.TrimSpace(ce.Detail)
 	if ce.Detail == "" {
 		ce.Detail = "COPY " + table + ", line " + strconv.FormatInt(line, 10)
 	}
 	return &ce
 }
 
-// splitCopyLine splits one text-format line into de-escaped fields; a
-// NULL field is returned as "\x00null".
-func splitCopyLine(l []byte, delim byte, out []string) ([]string, error) {
-	var b strings.Builder
-	raw := true
-	isNull := false
-	flush := func() {
-		if isNull {
-			out = append(out, "\x00null")
-		} else {
-			out = append(out, b.String())
+// copyField is one field of one input row; data is valid until the next
+// call of next.
+type copyField struct {
+	data []byte
+	null bool
+}
+
+// copyReader splits COPY input into rows in text, csv or binary format.
+type copyReader struct {
+	src     CopySource
+	opts    copyOptions
+	buf     []byte // unconsumed input
+	scratch []byte
+	done    bool
+	binHdr  bool
+	ended   bool
+}
+
+// fill reads more input; it reports false at the end of the data.
+func (r *copyReader) fill() (bool, error) {
+	if r.done {
+		return false, nil
+	}
+	data, done, err := r.src()
+	if err != nil {
+		r.done = true
+		return false, err
+	}
+	if done {
+		r.done = true
+		return false, nil
+	}
+	r.buf = append(r.buf, data...)
+	return true, nil
+}
+
+// next returns the fields of the next row, or more=false at the end.
+func (r *copyReader) next(out []copyField) ([]copyField, bool, error) {
+	if r.ended {
+		return out, false, nil
+	}
+	switch r.opts.format {
+	case 'b':
+		return r.nextBinary(out)
+	case 'c':
+		return r.nextCSV(out)
+	}
+	return r.nextText(out)
+}
+
+func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
+	for {
+		if i := bytes.IndexByte(r.buf, '\n'); i >= 0 {
+			line := r.buf[:i]
+			r.buf = r.buf[i+1:]
+			if len(line) > 0 && line[len(line)-1] == '\r' {
+				line = line[:len(line)-1]
+			}
+			if string(line) == `\.` {
+				r.ended = true
+				return out, false, nil
+			}
+			return r.splitText(line, out), true, nil
 		}
-		b.Reset()
-		raw, isNull = true, false
+		more, err := r.fill()
+		if err != nil {
+			return out, false, err
+		}
+		if !more {
+			if len(r.buf) == 0 {
+				return out, false, nil
+			}
+			line := r.buf
+			r.buf = nil
+			if string(line) == `\.` {
+				return out, false, nil
+			}
+			return r.splitText(line, out), true, nil
+		}
+	}
+}
+
+// splitText de-escapes one text-format line into fields.
+func (r *copyReader) splitText(l []byte, out []copyField) []copyField {
+	r.scratch = r.scratch[:0]
+	start := 0
+	delim := r.opts.delim
+	nullStr := r.opts.null
+	fieldStart := 0 // position in l where the raw field began
+	flush := func(end int) {
+		raw := l[fieldStart:end]
+		if string(raw) == nullStr {
+			out = append(out, copyField{null: true})
+		} else {
+			out = append(out, copyField{data: r.scratch[start:len(r.scratch):len(r.scratch)]})
+		}
+		start = len(r.scratch)
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]
 		switch {
 		case c == delim:
-			flush()
+			flush(i)
+			fieldStart = i + 1
 		case c == '\\' && i+1 < len(l):
 			i++
 			e := l[i]
 			switch e {
-			case 'N':
-				if raw && (i+1 == len(l) || l[i+1] == delim) {
-					isNull = true
-					continue
-				}
-				b.WriteByte('N')
 			case 'n':
-				b.WriteByte('\n')
+				r.scratch = append(r.scratch, '\n')
 			case 't':
-				b.WriteByte('\t')
+				r.scratch = append(r.scratch, '\t')
 			case 'r':
-				b.WriteByte('\r')
+				r.scratch = append(r.scratch, '\r')
 			case 'b':
-				b.WriteByte('\b')
+				r.scratch = append(r.scratch, '\b')
 			case 'f':
-				b.WriteByte('\f')
+				r.scratch = append(r.scratch, '\f')
 			case 'v':
-				b.WriteByte('\v')
+				r.scratch = append(r.scratch, '\v')
 			default:
 				if e >= '0' && e <= '7' {
 					v := int(e - '0')
@@ -294,17 +543,380 @@ func splitCopyLine(l []byte, delim byte, out []string) ([]string, error) {
 						i++
 						v = v*8 + int(l[i]-'0')
 					}
-					b.WriteByte(byte(v))
+					r.scratch = append(r.scratch, byte(v))
 				} else {
-					b.WriteByte(e)
+					r.scratch = append(r.scratch, e)
 				}
 			}
-			raw = false
 		default:
-			b.WriteByte(c)
-			raw = false
+			r.scratch = append(r.scratch, c)
 		}
 	}
-	flush()
-	return out, nil
+	flush(len(l))
+	return out
+}
+
+// nextCSV reads one CSV record, which may span lines inside quotes.
+func (r *copyReader) nextCSV(out []copyField) ([]copyField, bool, error) {
+	for {
+		end, ok := r.csvRecordEnd()
+		if ok {
+			rec := r.buf[:end]
+			r.buf = r.buf[end:]
+			if len(r.buf) > 0 && r.buf[0] == '\n' {
+				r.buf = r.buf[1:]
+			}
+			if len(rec) > 0 && rec[len(rec)-1] == '\r' {
+				rec = rec[:len(rec)-1]
+			}
+			if string(rec) == `\.` {
+				r.ended = true
+				return out, false, nil
+			}
+			return r.splitCSV(rec, out)
+		}
+		more, err := r.fill()
+		if err != nil {
+			return out, false, err
+		}
+		if !more {
+			if len(r.buf) == 0 {
+				return out, false, nil
+			}
+			if _, ok := r.csvRecordEnd(); !ok && r.inQuote() {
+				return out, false, pgerr.New(pgerr.BadCopyFileFormat, "unterminated CSV quoted field")
+			}
+			rec := r.buf
+			r.buf = nil
+			if string(rec) == `\.` {
+				return out, false, nil
+			}
+			return r.splitCSV(rec, out)
+		}
+	}
+}
+
+// csvRecordEnd finds the newline that ends the first record in buf.
+func (r *copyReader) csvRecordEnd() (int, bool) {
+	inq := false
+	q, esc := r.opts.quote, r.opts.escape
+	for i := 0; i < len(r.buf); i++ {
+		c := r.buf[i]
+		switch {
+		case inq && c == esc && esc != q && i+1 < len(r.buf) && (r.buf[i+1] == q || r.buf[i+1] == esc):
+			i++
+		case c == q:
+			if inq && esc == q && i+1 < len(r.buf) && r.buf[i+1] == q {
+				i++
+				continue
+			}
+			inq = !inq
+		case c == '\n' && !inq:
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (r *copyReader) inQuote() bool {
+	inq := false
+	for _, c := range r.buf {
+		if c == r.opts.quote {
+			inq = !inq
+		}
+	}
+	return inq
+}
+
+func (r *copyReader) splitCSV(rec []byte, out []copyField) ([]copyField, bool, error) {
+	r.scratch = r.scratch[:0]
+	q, esc, delim := r.opts.quote, r.opts.escape, r.opts.delim
+	start := 0
+	quoted := false
+	rawStart := 0
+	inq := false
+	flush := func(end int) {
+		raw := rec[rawStart:end]
+		if !quoted && string(raw) == r.opts.null {
+			out = append(out, copyField{null: true})
+		} else {
+			out = append(out, copyField{data: r.scratch[start:len(r.scratch):len(r.scratch)]})
+		}
+		start = len(r.scratch)
+		quoted = false
+	}
+	for i := 0; i < len(rec); i++ {
+		c := rec[i]
+		switch {
+		case inq && c == esc && i+1 < len(rec) && (rec[i+1] == q || rec[i+1] == esc) && (esc != q || rec[i+1] == q):
+			r.scratch = append(r.scratch, rec[i+1])
+			i++
+		case c == q:
+			inq = !inq
+			quoted = true
+		case c == delim && !inq:
+			flush(i)
+			rawStart = i + 1
+		default:
+			r.scratch = append(r.scratch, c)
+		}
+	}
+	if inq {
+		return out, false, pgerr.New(pgerr.BadCopyFileFormat, "unterminated CSV quoted field")
+	}
+	flush(len(rec))
+	return out, true, nil
+}
+
+var binarySignature = []byte("PGCOPY\n\xff\r\n\x00")
+
+// need makes sure n bytes are buffered.
+func (r *copyReader) need(n int) (bool, error) {
+	for len(r.buf) < n {
+		more, err := r.fill()
+		if err != nil {
+			return false, err
+		}
+		if !more {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (r *copyReader) nextBinary(out []copyField) ([]copyField, bool, error) {
+	bad := func(msg string) ([]copyField, bool, error) {
+		return out, false, pgerr.New(pgerr.BadCopyFileFormat, "%s", msg)
+	}
+	if !r.binHdr {
+		ok, err := r.need(19)
+		if err != nil {
+			return out, false, err
+		}
+		if !ok || !bytes.Equal(r.buf[:11], binarySignature) {
+			return bad("COPY file signature not recognized")
+		}
+		ext := int(binary.BigEndian.Uint32(r.buf[15:19]))
+		if ok, err := r.need(19 + ext); err != nil || !ok {
+			return bad("invalid COPY file header (missing length)")
+		}
+		r.buf = r.buf[19+ext:]
+		r.binHdr = true
+	}
+	ok, err := r.need(2)
+	if err != nil {
+		return out, false, err
+	}
+	if !ok {
+		if len(r.buf) == 0 {
+			return out, false, nil
+		}
+		return bad("unexpected EOF in COPY data")
+	}
+	nf := int(int16(binary.BigEndian.Uint16(r.buf)))
+	if nf == -1 {
+		r.ended = true
+		return out, false, nil
+	}
+	pos := 2
+	// the row's fields point into buf, which must not move while they are
+	// used: gather the whole row first
+	for f := 0; f < nf; f++ {
+		if ok, err := r.need(pos + 4); err != nil || !ok {
+			return bad("unexpected EOF in COPY data")
+		}
+		l := int(int32(binary.BigEndian.Uint32(r.buf[pos:])))
+		pos += 4
+		if l == -1 {
+			continue
+		}
+		if l < 0 {
+			return bad("invalid field size")
+		}
+		if ok, err := r.need(pos + l); err != nil || !ok {
+			return bad("unexpected EOF in COPY data")
+		}
+		pos += l
+	}
+	row := r.buf[:pos]
+	r.buf = r.buf[pos:]
+	p := 2
+	for f := 0; f < nf; f++ {
+		l := int(int32(binary.BigEndian.Uint32(row[p:])))
+		p += 4
+		if l == -1 {
+			out = append(out, copyField{null: true})
+			continue
+		}
+		out = append(out, copyField{data: row[p : p+l]})
+		p += l
+	}
+	return out, true, nil
+}
+
+// execCopyTo writes a table's rows or a query's result.
+func (s *Session) execCopyTo(ec *evalCtx, p *copyPlan) (int64, error) {
+	var w io.Writer
+	var bw *bufio.Writer
+	if p.file != "" {
+		f, err := os.OpenFile(s.dataPath(p.file), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return 0, pgerr.New(pgerr.UndefinedFile, "could not open file \"%s\" for writing: %s", p.file, errText(err))
+		}
+		defer f.Close()
+		bw = bufio.NewWriterSize(f, 64<<10)
+		w = bw
+	} else {
+		sink := s.copySink
+		s.copySink = nil
+		if sink == nil {
+			return 0, pgerr.New(pgerr.ProtocolViolation, "COPY TO STDOUT without a destination")
+		}
+		format := int16(0)
+		if p.opts.format == 'b' {
+			format = 1
+		}
+		if err := sink.Begin(format, len(p.types)); err != nil {
+			return 0, err
+		}
+		w = sinkWriter{sink}
+	}
+	var buf []byte
+	if p.opts.format == 'b' {
+		buf = append(buf, binarySignature...)
+		buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0)
+	}
+	if p.opts.header {
+		for i, name := range p.names {
+			if i > 0 {
+				buf = append(buf, p.opts.delim)
+			}
+			buf = appendCSV(buf, name, p.opts, false)
+		}
+		buf = append(buf, '\n')
+	}
+	var n int64
+	vals := make([]Datum, len(p.types))
+	emit := func(row []Datum) error {
+		var err error
+		if buf, err = s.appendCopyRow(buf, p, row); err != nil {
+			return err
+		}
+		n++
+		if len(buf) >= 32<<10 || p.file == "" {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		return nil
+	}
+	var err error
+	if p.query != nil {
+		err = p.query.run(ec, emit)
+	} else {
+		err = newTableSource(p.t, p.t.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
+			for j, c := range p.targets {
+				vals[j] = row[c]
+			}
+			return emit(vals)
+		})
+	}
+	if err != nil {
+		return 0, err
+	}
+	if p.opts.format == 'b' {
+		buf = append(buf, 0xff, 0xff)
+	}
+	if len(buf) > 0 {
+		if _, err := w.Write(buf); err != nil {
+			return 0, err
+		}
+	}
+	if bw != nil {
+		if err := bw.Flush(); err != nil {
+			return 0, pgerr.New("58030", "could not write to COPY file: %v", err)
+		}
+	}
+	return n, nil
+}
+
+type sinkWriter struct{ s CopySink }
+
+func (w sinkWriter) Write(b []byte) (int, error) {
+	if err := w.s.Data(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// appendCopyRow formats one row in the plan's format.
+func (s *Session) appendCopyRow(buf []byte, p *copyPlan, row []Datum) ([]byte, error) {
+	if p.opts.format == 'b' {
+		buf = binary.BigEndian.AppendUint16(buf, uint16(len(row)))
+		for i, d := range row {
+			if d.Null {
+				buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
+				continue
+			}
+			at := len(buf)
+			buf = append(buf, 0, 0, 0, 0)
+			var err error
+			if buf, err = appendBinary(buf, p.types[i], d); err != nil {
+				return nil, err
+			}
+			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		}
+		return buf, nil
+	}
+	for i, d := range row {
+		if i > 0 {
+			buf = append(buf, p.opts.delim)
+		}
+		if d.Null {
+			buf = append(buf, p.opts.null...)
+			continue
+		}
+		text := string(appendText(nil, p.types[i], d, &s.fc))
+		if p.opts.format == 'c' {
+			buf = appendCSV(buf, text, p.opts, text == p.opts.null)
+			continue
+		}
+		for j := 0; j < len(text); j++ {
+			switch c := text[j]; c {
+			case '\\':
+				buf = append(buf, '\\', '\\')
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			default:
+				if c == p.opts.delim {
+					buf = append(buf, '\\')
+				}
+				buf = append(buf, c)
+			}
+		}
+	}
+	return append(buf, '\n'), nil
+}
+
+// appendCSV quotes a value when CSV needs it (delimiter, quote, newline,
+// or a value that would read back as NULL).
+func appendCSV(buf []byte, v string, o copyOptions, force bool) []byte {
+	need := force || v == "" && o.null == "" || strings.ContainsAny(v, "\r\n") ||
+		strings.IndexByte(v, o.delim) >= 0 || strings.IndexByte(v, o.quote) >= 0 || v == `\.`
+	if !need {
+		return append(buf, v...)
+	}
+	buf = append(buf, o.quote)
+	for i := 0; i < len(v); i++ {
+		if v[i] == o.quote || v[i] == o.escape {
+			buf = append(buf, o.escape)
+		}
+		buf = append(buf, v[i])
+	}
+	return append(buf, o.quote)
 }

@@ -32,6 +32,7 @@ type Engine struct {
 	txns     *txn.Manager
 	store    *storage.Store
 	cat      *catalog
+	dataDir  string
 	hostRef  Host
 	views    map[string]*view
 	started  time.Time
@@ -58,7 +59,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat,
+	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
 	for _, v := range []*view{settingsView(), pgLocksView(), statActivityView()} {
 		e.views[v.name] = v
@@ -111,6 +112,7 @@ type Session struct {
 	pendingCat *catalogState // this transaction's view of the catalog after its DDL
 	catOps     []*catOp      // this transaction's DDL, replayed at commit
 	copySrc    CopySource
+	copySink   CopySink
 	rowBuf     []byte
 
 	fc         formatCtx
@@ -210,7 +212,10 @@ type Stmt struct {
 	cacheable  bool      // may be kept in the session's plan cache
 	rels       []relLock // relation locks taken at each execution
 	writes     bool      // advances the command counter afterwards
-	copyCols   int       // COPY FROM STDIN: columns the client sends
+	copyCols   int       // COPY: columns in each row
+	copyIn     bool      // COPY FROM STDIN
+	copyOut    bool      // COPY TO STDOUT
+	copyFormat int16     // COPY: 0 text or csv, 1 binary
 	catVer     uint64    // catalog version the plan was made against
 	noSnapshot bool      // transaction control and settings take no snapshot
 	run        func(ec *evalCtx, emit func([]Datum) error) (string, error)

@@ -83,7 +83,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 			return nil, err
 		}
 	case n.GetCopyStmt() != nil:
-		if err := s.compileCopy(n.GetCopyStmt(), st); err != nil {
+		if err := s.compileCopy(n.GetCopyStmt(), params, st); err != nil {
 			return nil, err
 		}
 	case n.GetAlterSystemStmt() != nil:
