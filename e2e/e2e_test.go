@@ -232,7 +232,22 @@ SELECT 3 AS c, 'x' AS d;
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		time.Sleep(300 * time.Millisecond)
+		// Send SIGINT only once the query runs: before that, psql has no
+		// cancel handler installed and would simply die on a busy machine.
+		obs := inst.Connect(t)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var n int
+			err := obs.QueryRow(context.Background(),
+				"select count(*) from pg_stat_activity where state = 'active' and query = 'SELECT pg_sleep(30)'").Scan(&n)
+			if err == nil && n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("psql's query never started (err %v)", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		start := time.Now()
 		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)

@@ -442,6 +442,8 @@ func (b *backend) simpleQuery(q string) {
 	if testHook != nil {
 		testHook(q)
 	}
+	b.sess.SetQueryText(q)
+	defer b.sess.SetQueryText("")
 	sts, params, err := b.sess.Parse(q)
 	if err != nil {
 		b.sess.Fail()

@@ -111,6 +111,7 @@ type Session struct {
 
 	pendingCat *catalogState // this transaction's view of the catalog after its DDL
 	catOps     []*catOp      // this transaction's DDL, replayed at commit
+	queryText  string        // the client's query string, shown in pg_stat_activity
 	copySrc    CopySource
 	copySink   CopySink
 	rowBuf     []byte
@@ -438,7 +439,11 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 		s.refreshFormat()
 		s.beginTxn(now, txImplicit)
 	}
-	s.startStatement(st.Text, now)
+	text := st.Text
+	if s.queryText != "" {
+		text = s.queryText
+	}
+	s.startStatement(text, now)
 	ec := evalCtx{s: s, ctx: ctx, params: params}
 	run := st.run
 	if len(st.rels) > 0 {
@@ -614,6 +619,11 @@ func typeByOID(oid uint32) (Type, bool) {
 	}
 	return Type{}, false
 }
+
+// SetQueryText records the text of the Query message being run, which
+// pg_stat_activity shows (as PostgreSQL does, the whole string); "" makes
+// each statement show its own text (the extended protocol).
+func (s *Session) SetQueryText(q string) { s.queryText = q }
 
 // Fail records an error raised outside Execute (a parse or bind error):
 // an open block becomes failed, an implicit transaction is rolled back.
