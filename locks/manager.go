@@ -226,3 +226,21 @@ func (m *Manager) SetLogLockWaits(on bool) { m.logLockWaits.Store(on) }
 // Capacity returns the number of lock objects the shared table can hold
 // (max_locks_per_transaction × max_connections).
 func (m *Manager) Capacity() int { return m.maxLocks * m.maxConns }
+
+// WaiterCount returns the number of requests for tag in the shared lock
+// table, holders included — PostgreSQL's LockWaiterCount (lock->nRequested),
+// which RelationExtensionLockWaiterCount uses to size group extension. It
+// reads the lock object under its partition's LockManager LWLock in shared
+// mode and returns 0 if there is none. Locks held only through the fast
+// path are not counted (as in PostgreSQL, which uses this for relation
+// extension locks, never fast-path eligible).
+func (m *Manager) WaiterCount(tag LockTag) int {
+	part := m.part(tag.hash())
+	part.lock.Acquire(nil, LWShared)
+	n := 0
+	if lock := part.locks[tag]; lock != nil {
+		n = int(lock.nRequested)
+	}
+	part.lock.Release(nil)
+	return n
+}

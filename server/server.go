@@ -105,6 +105,7 @@ func New(cfg Config) (*Server, error) {
 		Locks: mgr, Txns: s.txns, DatabaseOID: sql.DatabaseOID, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
+	wireExtensionSettings(reg, s.store)
 	if s.engine, err = sql.NewEngine(sql.EngineConfig{Settings: reg, Locks: mgr, Txns: s.txns, Store: s.store, DataDir: cfg.DataDir, Host: s}); err != nil {
 		return nil, err
 	}
@@ -172,6 +173,19 @@ func wireLockSettings(reg *guc.Registry, mgr *locks.Manager) {
 	reg.OnChange("log_lock_waits", func(v guc.Value) { mgr.SetLogLockWaits(v.Bool) })
 	reg.OnChange("track_lock_timing", func(v guc.Value) { locks.SetTrackTiming(v.Bool) })
 	reg.OnChange("fastpath_lock_slots", func(v guc.Value) { mgr.SetFastPathSlots(int(v.Int)) })
+}
+
+// wireExtensionSettings pushes the relation-extension settings into the
+// store now and on every reload (they are sighup settings).
+func wireExtensionSettings(reg *guc.Registry, st *storage.Store) {
+	apply := func(guc.Value) {
+		mode, _ := storage.ParseExtensionMode(reg.Value("relation_extension_mode").Str)
+		st.SetExtensionPolicy(mode, int(reg.Value("relation_extension_blocks").Int),
+			int(reg.Value("relation_extension_max_blocks").Int), int(reg.Value("relation_extension_fallocate_threshold").Int))
+	}
+	for _, name := range []string{"relation_extension_mode", "relation_extension_blocks", "relation_extension_max_blocks", "relation_extension_fallocate_threshold"} {
+		reg.OnChange(name, apply)
+	}
 }
 
 // Locks returns the lock manager (for metrics and tests).

@@ -196,3 +196,34 @@ func (e *Engine) sessions() []*Session {
 	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
 	return out
 }
+
+// extensionView is pg_stat_lockd_extension: relation-extension counters
+// per table (lockd's own view; PostgreSQL has none).
+func extensionView() *view {
+	return &view{
+		name: "pg_stat_lockd_extension",
+		oid:  oidPgStatExtension,
+		cols: cols(oidPgStatExtension,
+			"relid", TypeOid, "relname", TypeName, "extensions", TypeInt8, "pages_added", TypeInt8,
+			"waits", TypeInt8, "wait_time", TypeFloat8),
+		rows: func(ec *evalCtx, emit func([]Datum) error) error {
+			cat := ec.s.cat()
+			byFile := map[uint32]*TableDef{}
+			for _, t := range cat.Tables {
+				byFile[t.RelFile] = t
+			}
+			for _, st := range ec.s.eng.store.ExtensionStats() {
+				t := byFile[uint32(st.Rel)]
+				if t == nil {
+					continue // an index, or a file of a dropped table
+				}
+				row := []Datum{intDatum(int64(t.OID)), textDatum(t.Name), intDatum(int64(st.Extensions)),
+					intDatum(int64(st.PagesAdded)), intDatum(int64(st.Waits)), floatDatum(float64(st.WaitTime) / 1e6)}
+				if err := emit(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}

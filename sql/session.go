@@ -61,7 +61,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
-	for _, v := range []*view{settingsView(), pgLocksView(), statActivityView()} {
+	for _, v := range []*view{settingsView(), pgLocksView(), statActivityView(), extensionView()} {
 		e.views[v.name] = v
 	}
 	return e, nil

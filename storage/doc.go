@@ -11,7 +11,9 @@
 // storage imports only the standard library, lockd/locks, lockd/txn and
 // lockd/pgerr. It knows nothing of SQL (tuple data and index keys are
 // opaque bytes), of catalogs (relations are bare RelIDs) or of settings
-// (sizes come in Config; future extension strategies through setters). It
+// (sizes come in Config; the relation extension policy — the settings
+// relation_extension_mode, _blocks, _max_blocks, _fallocate_threshold —
+// through Store.SetExtensionPolicy, which the server's SIGHUP hooks call). It
 // does not decide visibility itself — txn.Txn.Visible, SatisfiesUpdate and
 // txn.Manager.SatisfiesVacuum do — and it takes no heavyweight lock except
 // the relation extension lock: relation-level locks (RowExclusiveLock for
@@ -50,7 +52,12 @@
 //     they may call back into the Store (even for the same page); the data
 //     slice they get is valid only until they return.
 //   - Relation extension lock (heavyweight, ExtendTag(DatabaseOID, rel),
-//     ExclusiveLock): held only while pages are added; see extend.go.
+//     ExclusiveLock): held only while pages are added (zero-filled with
+//     pwrite or fallocate, then published in the size and the free space
+//     map); how many pages an extension adds depends on the extension
+//     mode (single, fixed, group — group asks the lock manager for the
+//     lock's WaiterCount); see extend.go. Store.SetExtensionPolicy may be
+//     called at any time; each extension reads the policy once.
 //   - One LWLock per index (tranche BufferContent): shared for lookups and
 //     range scans, exclusive for changes. IndexLookup/IndexRange callbacks
 //     run under it and must not call back into the same index.

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"lockd/locks"
@@ -15,15 +17,56 @@ type Stats struct {
 	BufferReads     uint64 // page read from its file (pread)
 	BufferWrites    uint64 // dirty page written back (eviction or checkpoint)
 	BufferEvictions uint64 // valid page replaced by the clock sweep
-	// Extensions counts relation extensions (RelationGetBufferForTuple
-	// calls that extended); PagesAdded the pages they added.
+	// Extensions counts relation extensions (each adds one or more pages
+	// under the extension lock); PagesAdded the pages they added (the
+	// caller's page and the extra ones entered in the free space map).
+	// PagesAdded / Extensions is the mean extension size.
 	Extensions uint64
 	PagesAdded uint64
-	// ExtensionLockWaits counts extensions whose conditional acquisition
-	// of the relation extension lock failed, so the backend had to wait
-	// (the lock manager also counts these waits, per lock type).
-	ExtensionLockWaits uint64
-	Checkpoints        uint64
+	// ExtensionSizes is the distribution of pages per extension: entry i
+	// counts extensions that added more than ExtensionSizeBounds[i-1] and at
+	// most ExtensionSizeBounds[i] pages; the last entry counts those above
+	// 512 (+Inf). Counts per bucket, not cumulative: a Prometheus histogram
+	// sums them (its _sum is PagesAdded, its _count Extensions).
+	ExtensionSizes [NumExtensionSizeBuckets]uint64
+	// ExtensionLockWaits counts extension attempts whose conditional
+	// acquisition of the relation extension lock failed, so the backend
+	// had to wait (the lock manager also counts these waits, per lock type
+	// and mode); ExtensionLockWaitTime is the time spent in those waits.
+	ExtensionLockWaits    uint64
+	ExtensionLockWaitTime time.Duration
+	// ExtensionWaitFSMHits counts extension-lock waits after which the
+	// free space map had room (someone extended for this backend), so it
+	// did not extend: what group mode is for.
+	ExtensionWaitFSMHits uint64
+	// Where tuple placements (Insert, and Update to another page) found
+	// their page: TargetBlockHits in the backend's cached target block
+	// (rd_targblock), FSMHits through the free space map (including the
+	// re-check after an extension-lock wait), FSMMisses by extending the
+	// relation. The three add up to the placements.
+	TargetBlockHits uint64
+	FSMHits         uint64
+	FSMMisses       uint64
+	Checkpoints     uint64
+}
+
+// NumExtensionSizeBuckets is the number of ExtensionSizes buckets.
+const NumExtensionSizeBuckets = 11
+
+// ExtensionSizeBounds are the inclusive upper bounds of the first
+// NumExtensionSizeBuckets-1 ExtensionSizes buckets, in pages; the last
+// bucket is +Inf.
+var ExtensionSizeBounds = [NumExtensionSizeBuckets - 1]uint32{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+
+// extensionSizeBucket returns the ExtensionSizes index for an extension
+// of n pages.
+func extensionSizeBucket(n uint32) int {
+	for i, b := range ExtensionSizeBounds {
+		if n <= b {
+			return i
+		}
+	}
+	return NumExtensionSizeBuckets - 1
 }
 
 // backendStats are one backend's counters: written only by that backend
@@ -38,6 +81,13 @@ type backendStats struct {
 	pagesAdded         atomic.Uint64
 	extensionLockWaits atomic.Uint64
 	checkpoints        atomic.Uint64
+	// extension path
+	extensionLockWaitNs  atomic.Uint64
+	extensionWaitFSMHits atomic.Uint64
+	targetBlockHits      atomic.Uint64
+	fsmHits              atomic.Uint64
+	fsmMisses            atomic.Uint64
+	extensionSizes       [NumExtensionSizeBuckets]atomic.Uint64
 }
 
 func (b *backendStats) addTo(s *Stats) {
@@ -49,6 +99,40 @@ func (b *backendStats) addTo(s *Stats) {
 	s.PagesAdded += b.pagesAdded.Load()
 	s.ExtensionLockWaits += b.extensionLockWaits.Load()
 	s.Checkpoints += b.checkpoints.Load()
+	s.ExtensionLockWaitTime += time.Duration(b.extensionLockWaitNs.Load())
+	s.ExtensionWaitFSMHits += b.extensionWaitFSMHits.Load()
+	s.TargetBlockHits += b.targetBlockHits.Load()
+	s.FSMHits += b.fsmHits.Load()
+	s.FSMMisses += b.fsmMisses.Load()
+	for i := range b.extensionSizes {
+		s.ExtensionSizes[i] += b.extensionSizes[i].Load()
+	}
+}
+
+// ExtensionStats returns the extension counters of every heap relation,
+// ordered by RelID (for pg_stat_lockd_extension). Safe from any goroutine.
+func (s *Store) ExtensionStats() []RelExtensionStats {
+	rels := *s.rels.Load()
+	out := make([]RelExtensionStats, 0, len(rels))
+	for id, r := range rels {
+		out = append(out, RelExtensionStats{
+			Rel:        id,
+			Extensions: r.ext.extensions.Load(),
+			PagesAdded: r.ext.pagesAdded.Load(),
+			Waits:      r.ext.waits.Load(),
+			WaitTime:   time.Duration(r.ext.waitNs.Load()),
+		})
+	}
+	slices.SortFunc(out, func(a, b RelExtensionStats) int {
+		switch {
+		case a.Rel < b.Rel:
+			return -1
+		case a.Rel > b.Rel:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // targetCache is a backend's insertion target per relation (the relcache's

@@ -87,6 +87,12 @@ type Store struct {
 
 	backends backendTable
 
+	// extPolicy is the relation extension policy (SetExtensionPolicy);
+	// nil means the defaults. noFallocate is set once fallocate turned
+	// out to be unsupported.
+	extPolicy   atomic.Pointer[extensionPolicy]
+	noFallocate atomic.Bool
+
 	ckpt   sync.Mutex // one checkpoint at a time
 	closed atomic.Bool
 }
@@ -106,6 +112,8 @@ type relation struct {
 	// gen changes on truncate so backends drop cached target blocks.
 	gen atomic.Uint32
 	fsm fsm
+	// ext are the relation's extension counters (ExtensionStats).
+	ext relExtStats
 }
 
 // Open opens (creating if needed) the store in cfg.DataDir: every

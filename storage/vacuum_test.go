@@ -6,8 +6,19 @@ import (
 	"lockd/txn"
 )
 
+// TestVacuumReclaimsSpace: a table filled, emptied by DELETE + VACUUM and
+// filled again does not grow, under every extension policy.
 func TestVacuumReclaimsSpace(t *testing.T) {
+	for _, m := range extModes {
+		t.Run(m.name, func(t *testing.T) {
+			testVacuumReclaimsSpace(t, func(s *Store) { s.SetExtensionPolicy(m.mode, m.blocks, m.maxBlocks, m.thr) })
+		})
+	}
+}
+
+func testVacuumReclaimsSpace(t *testing.T, setPolicy func(*Store)) {
 	e := newEnv(t, 64)
+	setPolicy(e.s)
 	const rel, idx = RelID(100), RelID(101)
 	e.s.CreateRelation(rel)
 	e.s.CreateIndex(idx)
