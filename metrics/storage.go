@@ -11,6 +11,7 @@ type storageCollector struct {
 	s *storage.Store
 
 	hits, reads, writes, evictions, extensions, pages, extWaits, checkpoints *prometheus.Desc
+	extSize, extWaitSeconds, fsm                                             *prometheus.Desc
 }
 
 func newStorageCollector(s *storage.Store) *storageCollector {
@@ -27,11 +28,18 @@ func newStorageCollector(s *storage.Store) *storageCollector {
 		extWaits: newDesc("relation_extension", "lock_waits_total",
 			"Extensions whose conditional acquisition of the relation extension lock failed, so the backend waited."),
 		checkpoints: newDesc("", "checkpoints_total", "Checkpoints completed."),
+		extSize: newDesc("relation_extension", "pages_per_extension",
+			"Pages added by one relation extension (1 in single mode; blocks in fixed; up to max_blocks+1 in group)."),
+		extWaitSeconds: newDesc("relation_extension", "lock_wait_seconds_total",
+			"Time spent waiting for relation extension locks."),
+		fsm: newDesc("relation_extension", "page_choices_total",
+			"Where inserts found a page: target (the backend's last page), fsm (the free space map), extend (no room: the relation had to grow).", "source"),
 	}
 }
 
 func (c *storageCollector) Describe(ch chan<- *prometheus.Desc) {
-	describe(ch, c.hits, c.reads, c.writes, c.evictions, c.extensions, c.pages, c.extWaits, c.checkpoints)
+	describe(ch, c.hits, c.reads, c.writes, c.evictions, c.extensions, c.pages, c.extWaits, c.checkpoints,
+		c.extSize, c.extWaitSeconds, c.fsm)
 }
 
 func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
@@ -44,4 +52,17 @@ func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.pages, s.PagesAdded)
 	counter(ch, c.extWaits, s.ExtensionLockWaits)
 	counter(ch, c.checkpoints, s.Checkpoints)
+	buckets := make(map[float64]uint64, len(storage.ExtensionSizeBounds))
+	var cum, sum uint64
+	for i, b := range storage.ExtensionSizeBounds {
+		cum += s.ExtensionSizes[i]
+		buckets[float64(b)] = cum
+	}
+	cum += s.ExtensionSizes[len(storage.ExtensionSizeBounds)]
+	sum = s.PagesAdded
+	ch <- prometheus.MustNewConstHistogram(c.extSize, cum, float64(sum), buckets)
+	ch <- prometheus.MustNewConstMetric(c.extWaitSeconds, prometheus.CounterValue, s.ExtensionLockWaitTime.Seconds())
+	counter(ch, c.fsm, s.TargetBlockHits, "target")
+	counter(ch, c.fsm, s.FSMHits, "fsm")
+	counter(ch, c.fsm, s.FSMMisses, "extend")
 }
