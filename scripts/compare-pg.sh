@@ -16,6 +16,14 @@
 #   BUILTIN    a pgbench builtin script instead (tpcb-like, simple-update, select-only)
 #   SCALE      run pgbench -i -s SCALE on both servers first
 #   PG_OPTS    extra PostgreSQL options, e.g. "-c synchronous_commit=off"
+#   LOCKD_OPTS extra lockd options, e.g. "-c relation_extension_mode=single"
+#   SETUP_SQL  SQL run once on each server before the runs (psql -f)
+#   RESET_SQL  SQL run on the server before each pgbench run
+#              In SCRIPT, SETUP_SQL and RESET_SQL, @DIR@ stands for a
+#              directory the server itself can write (for COPY ... TO/FROM
+#              server-side files).
+#   CLIENTS    may be a list ("1 2 4 8 16"): one row per mode and client count
+#   REPORT_SQL SQL run on lockd after the runs; its output is printed
 #   MODES      query modes (default "simple extended prepared")
 #   WARMUP     seconds of unrecorded warm-up per server (default 2; 0 = none)
 #   PGBIN      PostgreSQL server binaries (default /usr/lib/postgresql/15/bin)
@@ -113,7 +121,8 @@ else
 	(cd "$repo" && go build -o "$work/lockd" ./cmd/lockd)
 fi
 lockd_port=$(free_port)
-"$work/lockd" -D "$work/lockd-data" -p "$lockd_port" -c listen_addresses=127.0.0.1 >"$work/lockd.log" 2>&1 &
+# shellcheck disable=SC2086 # LOCKD_OPTS is a list of options
+"$work/lockd" -D "$work/lockd-data" -p "$lockd_port" -c listen_addresses=127.0.0.1 -c metrics_listen_address= ${LOCKD_OPTS:-} >"$work/lockd.log" 2>&1 &
 lockd_pid=$!
 wait_ready 127.0.0.1 "$lockd_port" lockd
 
@@ -134,8 +143,22 @@ pg_started=1
 wait_ready 127.0.0.1 "$pg_port" PostgreSQL
 
 # --- runs ----------------------------------------------------------------------
-printf '%s\n' "$SCRIPT" >"$work/bench.sql"
-chmod 644 "$work/bench.sql"
+# per-server directories the servers can write, for @DIR@
+mkdir -p "$work/lockd-files" "$work/pg/files"
+[ "$(id -u)" = 0 ] && chown "$PG_OS_USER" "$work/pg/files"
+dir_of() { if [ "$1" = "$lockd_port" ]; then echo "$work/lockd-files"; else echo "$work/pg/files"; fi; }
+subst() { sed "s|@DIR@|$2|g" <<<"$1"; }
+for port in "$lockd_port" "$pg_port"; do
+	subst "$SCRIPT" "$(dir_of "$port")" >"$work/bench-$port.sql"
+	chmod 644 "$work/bench-$port.sql"
+done
+cp "$work/bench-$lockd_port.sql" "$work/bench.sql"
+run_sql() { # port sql
+	[ -n "$2" ] || return 0
+	subst "$2" "$(dir_of "$1")" | PGCONNECT_TIMEOUT=5 psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$1" -U postgres -d postgres >>"$work/setup.log" 2>&1 ||
+		{ echo "compare-pg.sh: setup SQL failed on port $1:" >&2; tail -5 "$work/setup.log" >&2; exit 1; }
+}
+for port in "$lockd_port" "$pg_port"; do run_sql "$port" "${SETUP_SQL:-}"; done
 
 if [ -n "${SCALE:-}" ]; then
 	for port in "$lockd_port" "$pg_port"; do
@@ -144,16 +167,17 @@ if [ -n "${SCALE:-}" ]; then
 			{ echo "compare-pg.sh: pgbench -i failed on port $port" >&2; cat "$work/init.log" >&2; exit 1; }
 	done
 fi
-if [ -n "${BUILTIN:-}" ]; then
-	script_args=(-b "$BUILTIN")
-else
-	script_args=(-f "$work/bench.sql")
-fi
-
-bench() { # port mode seconds -> prints tps
-	local out
+bench() { # port mode seconds [clients] -> prints tps
+	local out script_args clients=${4:-${CLIENTS%% *}} threads=$THREADS
+	if [ -n "${BUILTIN:-}" ]; then
+		script_args=(-b "$BUILTIN")
+	else
+		script_args=(-f "$work/bench-$1.sql")
+	fi
+	[ "$threads" -gt "$clients" ] && threads=$clients
+	run_sql "$1" "${RESET_SQL:-}"
 	out=$(PGCONNECT_TIMEOUT=5 pgbench -n -h 127.0.0.1 -p "$1" -U postgres "${script_args[@]}" -M "$2" \
-		-c "$CLIENTS" -j "$THREADS" -T "$3" postgres 2>&1) || {
+		-c "$clients" -j "$threads" -T "$3" postgres 2>&1) || {
 		echo "compare-pg.sh: pgbench failed against port $1 (-M $2):" >&2
 		echo "$out" >&2
 		return 1
@@ -178,23 +202,31 @@ pg_version=$(psql -X -At -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -c '
 echo
 what="\`$(tr '\n' ' ' <"$work/bench.sql" | sed 's/ *$//')\`"
 [ -n "${BUILTIN:-}" ] && what="builtin $BUILTIN, scale ${SCALE:-1}"
-echo "script: $what, pgbench -n -c $CLIENTS -j $THREADS -T $DURATION; PostgreSQL options: ${PG_OPTS:-none};" \
+echo "script: $what, pgbench -n -c ($CLIENTS) -j $THREADS -T $DURATION; lockd options: ${LOCKD_OPTS:-none}; PostgreSQL options: ${PG_OPTS:-none};" \
 	"$lockd_version vs PostgreSQL $pg_version; $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"
 echo
-echo "| mode | lockd tps | PostgreSQL tps | ratio (lockd/PG) |"
-echo "|---|---:|---:|---:|"
+echo "| mode | clients | lockd tps | PostgreSQL tps | ratio (lockd/PG) |"
+echo "|---|---:|---:|---:|---:|"
 i=0
 for mode in $MODES; do
-	echo "-M $mode ..." >&2
-	if [ $((i % 2)) = 0 ]; then
-		l=$(bench "$lockd_port" "$mode" "$DURATION")
-		p=$(bench "$pg_port" "$mode" "$DURATION")
-	else
-		p=$(bench "$pg_port" "$mode" "$DURATION")
-		l=$(bench "$lockd_port" "$mode" "$DURATION")
-	fi
-	i=$((i + 1))
-	awk -v m="$mode" -v l="$l" -v p="$p" 'BEGIN { printf "| %s | %.0f | %.0f | %.2f |\n", m, l, p, l / p }'
+	for clients in $CLIENTS; do
+		echo "-M $mode -c $clients ..." >&2
+		if [ $((i % 2)) = 0 ]; then
+			l=$(bench "$lockd_port" "$mode" "$DURATION" "$clients")
+			p=$(bench "$pg_port" "$mode" "$DURATION" "$clients")
+		else
+			p=$(bench "$pg_port" "$mode" "$DURATION" "$clients")
+			l=$(bench "$lockd_port" "$mode" "$DURATION" "$clients")
+		fi
+		i=$((i + 1))
+		awk -v m="$mode" -v c="$clients" -v l="$l" -v p="$p" 'BEGIN { printf "| %s | %s | %.0f | %.0f | %.2f |\n", m, c, l, p, l / p }'
+	done
 done
+if [ -n "${REPORT_SQL:-}" ]; then
+	echo
+	echo '```'
+	PGCONNECT_TIMEOUT=5 psql -X -h 127.0.0.1 -p "$lockd_port" -U postgres -d postgres -c "$REPORT_SQL"
+	echo '```'
+fi
 echo
 echo "load average at start: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg) (anything else running on the machine skews the figures)"
