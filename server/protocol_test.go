@@ -538,3 +538,21 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 		t.Fatalf("lock still held: %v %v", got, err)
 	}
 }
+
+func TestCachedPlansDoNotFreezeTime(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	// Folded at analysis time, these depend on the clock or the session's
+	// TimeZone: a cached plan must not replay an old value.
+	q := "select 'now'::timestamptz::text, '2024-06-01 12:00:00+00'::timestamptz::text"
+	first := queryText(t, c, q)
+	time.Sleep(20 * time.Millisecond)
+	mustExec(t, c, "set timezone = 'Asia/Tokyo'")
+	second := queryText(t, c, q)
+	if first == second {
+		t.Fatalf("same answer twice: %s", first)
+	}
+	if !strings.HasSuffix(second, "2024-06-01 21:00:00+09") {
+		t.Fatalf("time zone not applied: %s", second)
+	}
+}

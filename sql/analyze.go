@@ -55,6 +55,7 @@ func (a *analyzer) coerceUnknown(e expr, t Type) (expr, error) {
 		if x.d.Null {
 			return &constExpr{t: t, d: NullDatum}, nil
 		}
+		a.noteFold(t)
 		d, err := parseText(t, x.d.S, a.fold.formatCtx())
 		if err != nil {
 			return nil, err
@@ -62,6 +63,15 @@ func (a *analyzer) coerceUnknown(e expr, t Type) (expr, error) {
 		return &constExpr{t: t, d: d}, nil
 	}
 	return a.castTo(e, t, false)
+}
+
+// noteFold records that a constant of type t was folded at analysis time.
+// Date and time values can depend on the clock ('now') and the session's
+// TimeZone, so a plan holding one must not be reused from a cache.
+func (a *analyzer) noteFold(t Type) {
+	if categoryOf(t) == catDatetime || t.OID == OIDInterval {
+		a.s.foldedVolatile = true
+	}
 }
 
 // castTo converts e to t, folding constants.
@@ -80,6 +90,8 @@ func (a *analyzer) castTo(e expr, t Type, explicit bool) (expr, error) {
 		if c.d.Null {
 			return &constExpr{t: t, d: NullDatum}, nil
 		}
+		a.noteFold(t)
+		a.noteFold(from)
 		d, err := castDatum(&a.fold, c.d, from, t, explicit)
 		if err != nil {
 			return nil, err
@@ -205,6 +217,7 @@ func (a *analyzer) expr(n *pg.Node) (expr, error) {
 		}
 		if isUnknown(e) {
 			if c, ok := e.(*constExpr); ok && !c.d.Null {
+				a.noteFold(t)
 				d, err := parseText(t, c.d.S, a.fold.formatCtx())
 				if err != nil {
 					return nil, posErr(pgerr.From(err), tc.Location)

@@ -109,12 +109,13 @@ type Session struct {
 	lxid uint32      // local transaction id of the virtual xid
 	txn  txn.Txn     // the current transaction (reused)
 
-	pendingCat *catalogState // this transaction's view of the catalog after its DDL
-	catOps     []*catOp      // this transaction's DDL, replayed at commit
-	queryText  string        // the client's query string, shown in pg_stat_activity
-	copySrc    CopySource
-	copySink   CopySink
-	rowBuf     []byte
+	pendingCat     *catalogState // this transaction's view of the catalog after its DDL
+	catOps         []*catOp      // this transaction's DDL, replayed at commit
+	queryText      string        // the client's query string, shown in pg_stat_activity
+	foldedVolatile bool          // analysis folded a clock- or zone-dependent constant
+	copySrc        CopySource
+	copySink       CopySink
+	rowBuf         []byte
 
 	fc         formatCtx
 	tzName     string

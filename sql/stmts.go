@@ -12,7 +12,9 @@ import (
 
 // analyze compiles one parsed statement.
 func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error) {
-	st := &Stmt{Text: text, cacheable: true, catVer: s.cat().Version}
+	st := &Stmt{Text: text, catVer: s.cat().Version}
+	s.foldedVolatile = false
+	defer func() { st.cacheable = !s.foldedVolatile }()
 	switch {
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
@@ -25,7 +27,6 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 			st.cols = []Column{} // a SELECT returns rows even with no columns
 		}
 		st.rels = p.rels
-		st.cacheable = p.cacheable()
 		st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
 			var count int64
 			err := p.run(ec, func(row []Datum) error {
@@ -118,10 +119,6 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 	}
 	return st, nil
 }
-
-// cacheable reports whether the plan may be reused: plans that folded
-// time-zone- or clock-dependent constants are not.
-func (p *selectPlan) cacheable() bool { return true }
 
 func setValue(args []*pg.Node) (string, error) {
 	var parts []string
