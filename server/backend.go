@@ -458,6 +458,12 @@ func (b *backend) simpleQuery(q string) {
 		return
 	}
 	for _, st := range sts {
+		st, err := b.sess.Resolve(st)
+		if err != nil {
+			b.sess.Fail()
+			b.sendError(err)
+			break
+		}
 		if !b.runStatement(st, params, nil, 0) {
 			break
 		}

@@ -66,6 +66,7 @@ func TestSelectWithoutFrom(t *testing.T) {
 		{"select sum(g) from generate_series(1, 10) g", "55"},
 		{"select avg(g) from generate_series(1, 4) g", "2.5000000000000000"},
 		{"select max(g) from generate_series(1, 4) g where g < 3", "2"},
+		{"select count(*) filter (where g % 2 = 0) from generate_series(1, 9) g", "4"},
 	}
 	for _, tc := range cases {
 		rs, err := c.PgConn().Exec(ctx, tc.sql).ReadAll()
@@ -555,4 +556,27 @@ func TestCachedPlansDoNotFreezeTime(t *testing.T) {
 	if !strings.HasSuffix(second, "2024-06-01 21:00:00+09") {
 		t.Fatalf("time zone not applied: %s", second)
 	}
+}
+
+func TestMultiStatementSeesEarlierDDL(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	got := queryText(t, c, "create table ms (id int); insert into ms select g from generate_series(1, 3) g; select count(*) from ms")
+	if got != "3" {
+		t.Fatalf("got %q", got)
+	}
+	// in a failed block, only syntax errors come before 25P02
+	mustExec(t, c, "begin")
+	if _, err := c.Exec(context.Background(), "select 1/0"); err == nil {
+		t.Fatal("no error")
+	}
+	_, err := c.Exec(context.Background(), "select * from no_such_table", pgx.QueryExecModeSimpleProtocol)
+	if pe := pgErr(t, err); pe.Code != "25P02" {
+		t.Fatalf("got %v", err)
+	}
+	_, err = c.Exec(context.Background(), "selec 1", pgx.QueryExecModeSimpleProtocol)
+	if pe := pgErr(t, err); pe.Code != "42601" {
+		t.Fatalf("got %v", err)
+	}
+	mustExec(t, c, "rollback")
 }

@@ -68,6 +68,7 @@ func isAggregate(name string) bool {
 type aggRef struct {
 	name     string
 	arg      expr
+	filter   expr // FILTER (WHERE ...), or nil
 	star     bool
 	distinct bool
 	t        Type
@@ -87,10 +88,22 @@ func (a *analyzer) aggregate(name string, fc *pg.FuncCall) (expr, error) {
 	if a.aggs == nil {
 		return nil, posErr(pgerr.New(pgerr.GroupingError, "aggregate functions are not allowed here"), fc.Location)
 	}
-	if len(fc.AggOrder) > 0 || fc.AggFilter != nil {
-		return nil, posErr(pgerr.NotSupported("ORDER BY and FILTER in aggregates are not supported"), fc.Location)
+	if len(fc.AggOrder) > 0 {
+		return nil, posErr(pgerr.NotSupported("ORDER BY in aggregates is not supported"), fc.Location)
 	}
 	ref := &aggRef{name: name, star: fc.AggStar, distinct: fc.AggDistinct}
+	if fc.AggFilter != nil {
+		saved := a.aggs
+		a.aggs = nil
+		f, err := a.expr(fc.AggFilter)
+		a.aggs = saved
+		if err != nil {
+			return nil, err
+		}
+		if ref.filter, err = a.asBool(f, "FILTER", fc.Location); err != nil {
+			return nil, err
+		}
+	}
 	if ref.star {
 		if name != "count" {
 			return nil, posErr(pgerr.New(pgerr.WrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name), fc.Location)
@@ -166,6 +179,12 @@ type aggState struct {
 
 func (st *aggState) add(ec *evalCtx, row []Datum) error {
 	r := st.ref
+	if r.filter != nil {
+		v, err := r.filter.eval(ec, row)
+		if err != nil || v.Null || v.I == 0 {
+			return err
+		}
+	}
 	if r.star {
 		st.count++
 		return nil

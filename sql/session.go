@@ -220,6 +220,7 @@ type Stmt struct {
 	copyFormat int16     // COPY: 0 text or csv, 1 binary
 	catVer     uint64    // catalog version the plan was made against
 	noSnapshot bool      // transaction control and settings take no snapshot
+	lazy       *pg.Node  // a statement of a multi-statement string, analysed by Resolve
 	run        func(ec *evalCtx, emit func([]Datum) error) (string, error)
 }
 
@@ -239,6 +240,11 @@ func (st *Stmt) ParamTypes() []uint32 {
 // result means an empty query. params are the parameter values of a
 // statement found by its shape (see shapeOf); nil otherwise.
 func (s *Session) Parse(query string) (sts []*Stmt, params []Datum, err error) {
+	if s.tx == txFailed {
+		// In a failed block only syntax errors come before 25P02: defer
+		// analysis to Resolve.
+		return s.parseLazy(query)
+	}
 	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].catVer == s.cat().Version) {
 		return sts, nil, nil
 	}
@@ -306,16 +312,17 @@ func (s *Session) parseFull(query string) ([]*Stmt, error) {
 		return nil, parseError(err)
 	}
 	sts := make([]*Stmt, 0, len(tree.Stmts))
+	if len(tree.Stmts) > 1 {
+		// As in PostgreSQL, each statement of a multi-statement string is
+		// analysed just before it runs ("create table t ...; insert into
+		// t ..." must see t): Resolve does it.
+		return lazyStmts(query, tree), nil
+	}
 	cacheable := true
 	for _, raw := range tree.Stmts {
-		text := stmtText(query, raw)
-		var params []Type
-		st, err := s.analyze(raw.Stmt, text, &params)
+		st, err := s.analyzeSimple(raw.Stmt, stmtText(query, raw))
 		if err != nil {
 			return nil, err
-		}
-		if len(params) > 0 {
-			return nil, pgerr.New(pgerr.UndefinedParameter, "there is no parameter $%d", len(params))
 		}
 		cacheable = cacheable && st.cacheable
 		sts = append(sts, st)
@@ -327,6 +334,52 @@ func (s *Session) parseFull(query string) ([]*Stmt, error) {
 		s.cache[query] = sts
 	}
 	return sts, nil
+}
+
+func (s *Session) parseLazy(query string) ([]*Stmt, []Datum, error) {
+	tree, err := pg.Parse(query)
+	if err != nil {
+		return nil, nil, parseError(err)
+	}
+	return lazyStmts(query, tree), nil, nil
+}
+
+func lazyStmts(query string, tree *pg.ParseResult) []*Stmt {
+	sts := make([]*Stmt, 0, len(tree.Stmts))
+	for _, raw := range tree.Stmts {
+		sts = append(sts, &Stmt{Text: stmtText(query, raw), lazy: raw.Stmt})
+	}
+	return sts
+}
+
+// analyzeSimple analyses one simple-protocol statement, which may not
+// have parameters.
+func (s *Session) analyzeSimple(n *pg.Node, text string) (*Stmt, error) {
+	var params []Type
+	st, err := s.analyze(n, text, &params)
+	if err != nil {
+		return nil, err
+	}
+	if len(params) > 0 {
+		return nil, pgerr.New(pgerr.UndefinedParameter, "there is no parameter $%d", len(params))
+	}
+	return st, nil
+}
+
+// Resolve returns st ready to run: a statement of a multi-statement
+// string is analysed now, against the catalog as the statements before
+// it left it. The server calls it before describing and executing each
+// statement of a Query message.
+func (s *Session) Resolve(st *Stmt) (*Stmt, error) {
+	if st.lazy == nil {
+		return st, nil
+	}
+	if s.tx == txFailed && st.lazy.GetTransactionStmt() == nil {
+		// PostgreSQL refuses everything but transaction control in a
+		// failed block before analysing it: Execute says 25P02.
+		return &Stmt{Text: st.Text, run: func(*evalCtx, func([]Datum) error) (string, error) { return "", nil }}, nil
+	}
+	return s.analyzeSimple(st.lazy, st.Text)
 }
 
 // Prepare analyses one statement for the extended protocol. paramOIDs
