@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# metrics-overhead.sh — what measuring costs: pgbench tps with /metrics
+# scraped every second and track_lock_timing on (the default), against
+# metrics_listen_address = '' and track_lock_timing = off, in one run.
+#
+# Not run in CI. Usage: scripts/metrics-overhead.sh
+# Environment: DURATION (default 30), SCALE (default 10), ROUNDS (default 2:
+# the two configurations alternate, each ROUNDS times per workload).
+set -euo pipefail
+DURATION=${DURATION:-30}
+SCALE=${SCALE:-10}
+ROUNDS=${ROUNDS:-2}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/metrics-overhead.XXXXXX")
+pid=""
+cleanup() {
+	[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -n "${scraper:-}" ] && kill "$scraper" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+(cd "$repo" && go build -o "$work/lockd" ./cmd/lockd)
+port=$((20000 + RANDOM % 20000))
+mport=$((port + 1))
+
+start() { # metrics address, track_lock_timing
+	"$work/lockd" -D "$work/data" -p "$port" -c listen_addresses=127.0.0.1 \
+		-c "metrics_listen_address=$1" -c "track_lock_timing=$2" >>"$work/lockd.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do pg_isready -q -h 127.0.0.1 -p "$port" && return; sleep 0.1; done
+	echo "lockd did not start" >&2
+	exit 1
+}
+stop() { kill -INT "$pid"; wait "$pid" || true; pid=""; }
+
+start "" on
+pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$port" -U postgres postgres >/dev/null 2>&1
+stop
+
+run() { # workload -> tps
+	pgbench -n -h 127.0.0.1 -p "$port" -U postgres -b "$1" -M prepared -c 8 -j 2 -T "$DURATION" postgres 2>/dev/null |
+		sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+}
+
+echo "| workload | round | metrics scraped every 1 s, timing on | metrics off, timing off | ratio |"
+echo "|---|---:|---:|---:|---:|"
+for w in select-only tpcb-like; do
+	for r in $(seq "$ROUNDS"); do
+		start "127.0.0.1:$mport" on
+		(while :; do curl -s -o /dev/null "http://127.0.0.1:$mport/metrics"; sleep 1; done) &
+		scraper=$!
+		on=$(run "$w")
+		kill "$scraper"
+		scraper=""
+		stop
+		start "" off
+		off=$(run "$w")
+		stop
+		awk -v w="$w" -v r="$r" -v a="$on" -v b="$off" 'BEGIN { printf "| %s | %d | %.0f | %.0f | %.3f |\n", w, r, a, b, a / b }'
+	done
+done
+echo
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
