@@ -76,14 +76,15 @@ func TestLocksGolden(t *testing.T) {
 			done <- err
 			return
 		}
-		defer p2.Close()
 		waiting <- p2
 		if err := m.Lock(ctx, p2, adv, locks.ExclusiveLock, locks.LockOptions{Session: true}); err != nil {
+			p2.Close()
 			done <- err
 			return
 		}
 		m.Unlock(p2, adv, locks.ExclusiveLock, true)
-		<-done // hold p2 open until the scrape below
+		<-done     // hold p2 open until the scrape below
+		p2.Close() // closed before main goes on, so lockd_procs counts p1 only
 		done <- nil
 	}()
 	p2 := <-waiting
