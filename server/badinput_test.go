@@ -473,8 +473,8 @@ func TestBadStartupTimeout(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			inst := startBad(t, "authentication_timeout=1")
+			start := time.Now() // before dialling: the server's clock starts at accept
 			conn := dial(t, inst)
-			start := time.Now()
 			if partial != nil {
 				write(t, conn, partial)
 			}
