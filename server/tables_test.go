@@ -299,3 +299,57 @@ func TestFastPathSlotsReload(t *testing.T) {
 		t.Fatalf("new session after reload: %s", got)
 	}
 }
+
+func TestCreateAndDropIndex(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	ctx := context.Background()
+	mustExec(t, c, "create table ix (id int primary key, email text, grp int)")
+	mustExec(t, c, "insert into ix select g, 'u' || g, g % 3 from generate_series(1, 30) g")
+	mustExec(t, c, "create unique index on ix (email)")
+	mustExec(t, c, "create index ix_grp on ix (grp)")
+	_, err := c.Exec(ctx, "insert into ix values (31, 'u5', 0)")
+	if pe := pgErr(t, err); pe.Code != "23505" || pe.Message != `duplicate key value violates unique constraint "ix_email_idx"` {
+		t.Fatalf("unique index: %v", err)
+	}
+	if got := queryText(t, c, "select count(*) from ix where grp = 1"); got != "10" {
+		t.Fatalf("lookup by a non-unique index: %s", got)
+	}
+	mustExec(t, c, "update ix set grp = 7 where id = 4")
+	if got := queryText(t, c, "select id from ix where grp = 7"); got != "4" {
+		t.Fatalf("after update: %s", got)
+	}
+	mustExec(t, c, "insert into ix values (32, 'dup', 0), (33, 'dup2', 0)")
+	_, err = c.Exec(ctx, "create unique index on ix (grp)")
+	if pe := pgErr(t, err); pe.Code != "23505" || pe.Message != `could not create unique index "ix_grp_idx"` {
+		t.Fatalf("unique over duplicates: %v", err)
+	}
+	// CREATE INDEX takes ShareLock: readers go on, writers wait
+	mustExec(t, c, "begin")
+	mustExec(t, c, "create index ix_email2 on ix (email)")
+	other := inst.Connect(t)
+	mustExec(t, other, "set lock_timeout = '100ms'")
+	if got := queryText(t, other, "select count(*) from ix"); got != "32" {
+		t.Fatalf("reader during CREATE INDEX: %s", got)
+	}
+	_, err = other.Exec(ctx, "insert into ix values (50, 'w', 0)")
+	if pe := pgErr(t, err); pe.Code != "55P03" {
+		t.Fatalf("writer during CREATE INDEX: %v", err)
+	}
+	mustExec(t, c, "commit")
+	mustExec(t, c, "drop index ix_grp")
+	mustExec(t, c, "drop index if exists ix_grp")
+	_, err = c.Exec(ctx, "drop index ix_pkey")
+	if pe := pgErr(t, err); pe.Code != "2BP01" {
+		t.Fatalf("dropping the primary key's index: %v", err)
+	}
+	if got := queryText(t, c, "select count(*) from ix where grp = 1"); got != "9" { // id 4 moved to grp 7
+		t.Fatalf("after drop index: %s", got)
+	}
+	inst.Restart(t)
+	c = inst.Connect(t)
+	_, err = c.Exec(ctx, "insert into ix values (40, 'u6', 0)")
+	if pe := pgErr(t, err); pe.Code != "23505" {
+		t.Fatalf("unique index after restart: %v", err)
+	}
+}

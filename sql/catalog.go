@@ -169,6 +169,19 @@ func (c *catalogState) apply(op *catOp) {
 		if t := c.Tables[ix.Table]; t != nil {
 			t.Indexes = append(t.Indexes, ix.OID)
 		}
+	case "dropindex":
+		if ix := c.Indexes[op.oid]; ix != nil {
+			if t := c.Tables[ix.Table]; t != nil {
+				kept := t.Indexes[:0]
+				for _, o := range t.Indexes {
+					if o != op.oid {
+						kept = append(kept, o)
+					}
+				}
+				t.Indexes = kept
+			}
+			delete(c.Indexes, op.oid)
+		}
 	}
 	c.reindexNames()
 }

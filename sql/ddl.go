@@ -54,6 +54,8 @@ func (s *Session) commitCatalog() error {
 			for _, f := range op.oldIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
 			}
+		case "dropindex":
+			_ = s.eng.store.DropIndex(storage.RelID(op.oldFile))
 		}
 	}
 	return nil
@@ -252,6 +254,30 @@ func (s *Session) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, nam
 			return pgerr.New(pgerr.InvalidTableDefinition, "multiple primary keys for table \"%s\" are not allowed", t.Name)
 		}
 	}
+	return s.addIndex(ec, t, colNames, name, true, true)
+}
+
+// defaultIndexName is PostgreSQL's choice: table_col1_col2_idx (or _pkey),
+// made unique with a number if taken.
+func defaultIndexName(cat *catalogState, table string, cols []string, primary bool) string {
+	base := table + "_" + strings.Join(cols, "_") + "_idx"
+	if primary {
+		base = table + "_pkey"
+	}
+	name := base
+	for i := 1; ; i++ {
+		if _, taken := cat.byName[name]; !taken {
+			return name
+		}
+		name = base + strconv.Itoa(i)
+	}
+}
+
+// addIndex builds an index over the existing rows and records it. A
+// unique index refuses duplicates (23505); a primary key also makes its
+// columns NOT NULL (23502 on existing NULLs).
+func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
+	cat := s.cat()
 	var cols []int
 	for _, c := range colNames {
 		i := t.colIndex(c)
@@ -264,22 +290,23 @@ func (s *Session) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, nam
 		cols = append(cols, i)
 	}
 	if name == "" {
-		name = t.Name + "_pkey"
+		name = defaultIndexName(cat, t.Name, colNames, primary)
 	}
 	if _, exists := cat.byName[name]; exists {
 		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
 	}
-	ix := &IndexDef{Name: name, Table: t.OID, Cols: cols, Unique: true, Primary: true}
+	ix := &IndexDef{Name: name, Table: t.OID, Cols: cols, Unique: unique, Primary: primary}
 	ix.OID = s.eng.cat.allocOID()
 	ix.RelFile = ix.OID
 	if err := s.eng.store.CreateIndex(storage.RelID(ix.RelFile)); err != nil {
 		return err
 	}
 	s.addCatOp(&catOp{kind: "addindex", index: ix})
-	// PRIMARY KEY makes its columns NOT NULL.
 	nt := s.cat().Tables[t.OID]
-	for _, c := range cols {
-		nt.Cols[c].NotNull = true
+	if primary { // PRIMARY KEY makes its columns NOT NULL
+		for _, c := range cols {
+			nt.Cols[c].NotNull = true
+		}
 	}
 	src := newTableSource(nt, nt.Name)
 	type entry struct {
@@ -299,7 +326,10 @@ func (s *Session) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, nam
 			return err
 		}
 		key := s.indexKey(nt, ix, r.row)
-		if seen[string(key)] {
+		if key == nil {
+			continue // a NULL key is not indexed (and never a duplicate)
+		}
+		if unique && seen[string(key)] {
 			return pgerr.New(pgerr.UniqueViolation, "could not create unique index \"%s\"", name).
 				WithDetail(strings.TrimSuffix(s.uniqueViolation(nt, ix, r.row).(*pgerr.Error).Detail, " already exists.") + " is duplicated.")
 		}
@@ -362,6 +392,9 @@ func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 }
 
 func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
+	if d.RemoveType == pg.ObjectType_OBJECT_INDEX {
+		return s.compileDropIndex(d, st)
+	}
 	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("DROP %s is not supported yet", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
@@ -556,4 +589,87 @@ func parserVersion() int32 {
 		}
 	})
 	return parserVersionOnce.v
+}
+
+func (s *Session) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
+	switch {
+	case is.Concurrent:
+		return pgerr.NotSupported("CREATE INDEX CONCURRENTLY is not supported")
+	case is.WhereClause != nil:
+		return pgerr.NotSupported("partial indexes are not supported")
+	case len(is.IndexIncludingParams) > 0:
+		return pgerr.NotSupported("INCLUDE columns are not supported")
+	case is.AccessMethod != "" && is.AccessMethod != "btree":
+		return pgerr.NotSupported("access method \"%s\" is not supported", is.AccessMethod)
+	}
+	var cols []string
+	for _, p := range is.IndexParams {
+		el := p.GetIndexElem()
+		if el.Expr != nil || el.Name == "" {
+			return pgerr.NotSupported("indexes on expressions are not supported")
+		}
+		cols = append(cols, el.Name)
+	}
+	rv, name, unique, ifNotExists := is.Relation, is.Idxname, is.Unique, is.IfNotExists
+	st.Tag = "CREATE INDEX"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		t, err := s.resolveTable(rv)
+		if err != nil {
+			return "", err
+		}
+		// CREATE INDEX takes ShareLock: it blocks writers, not readers.
+		if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
+			return "", err
+		}
+		if name != "" {
+			if _, exists := s.cat().byName[name]; exists && ifNotExists {
+				s.notice(pgerr.SeverityNotice, pgerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))
+				return "CREATE INDEX", nil
+			}
+		}
+		if err := s.addIndex(ec, s.cat().Tables[t.OID], cols, name, unique, false); err != nil {
+			return "", err
+		}
+		return "CREATE INDEX", nil
+	}
+	return nil
+}
+
+func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
+	var names []string
+	for _, o := range d.Objects {
+		schema, name := qualifiedName(o.GetList().GetItems())
+		if schema != "" && schema != "public" {
+			return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", schema)
+		}
+		names = append(names, name)
+	}
+	missingOK := d.MissingOk
+	st.Tag = "DROP INDEX"
+	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		for _, name := range names {
+			oid, ok := s.cat().byName[name]
+			ix := s.cat().Indexes[oid]
+			if !ok || ix == nil {
+				if missingOK {
+					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("index \"%s\" does not exist, skipping", name))
+					continue
+				}
+				return "", pgerr.New(pgerr.UndefinedObject, "index \"%s\" does not exist", name)
+			}
+			if ix.Primary {
+				return "", pgerr.New("2BP01", "cannot drop index %s because constraint %s on table %s requires it", name, name, s.cat().Tables[ix.Table].Name).
+					WithHint("You can drop constraint " + name + " on table " + s.cat().Tables[ix.Table].Name + " instead.")
+			}
+			if err := s.lockNow(ec, ix.Table, locks.AccessExclusiveLock); err != nil {
+				return "", err
+			}
+			if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+				return "", err
+			}
+			s.addCatOp(&catOp{kind: "dropindex", oid: ix.OID, oldFile: ix.RelFile, index: ix})
+		}
+		return "DROP INDEX", nil
+	}
+	return nil
 }

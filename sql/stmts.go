@@ -75,6 +75,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		if err := s.compileAlterTable(n.GetAlterTableStmt(), st); err != nil {
 			return nil, err
 		}
+	case n.GetIndexStmt() != nil:
+		if err := s.compileCreateIndex(n.GetIndexStmt(), st); err != nil {
+			return nil, err
+		}
 	case n.GetLockStmt() != nil:
 		if err := s.compileLock(n.GetLockStmt(), st); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"sort"
 
 	"lockd/locks"
 	"lockd/pgerr"
@@ -159,10 +160,10 @@ func (ts *tableSource) useIndex(cat *catalogState, where expr) {
 		}
 	}
 	collect(where)
-	for _, ix := range cat.tableIndexes(ts.t) {
-		if !ix.Unique {
-			continue
-		}
+	// unique indexes first: a lookup there finds at most one live row
+	ixs := cat.tableIndexes(ts.t)
+	sort.SliceStable(ixs, func(i, j int) bool { return ixs[i].Unique && !ixs[j].Unique })
+	for _, ix := range ixs {
 		args := make([]expr, len(ix.Cols))
 		typs := make([]Type, len(ix.Cols))
 		ok := true
