@@ -483,14 +483,7 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 	if cols != nil {
 		b.send(rowDescription(cols, nil))
 	}
-	if st.CopyInColumns() > 0 {
-		b.sess.SetCopySource(b.copySource(st))
-	}
-	var sink *copySink
-	if st.CopyOut() {
-		sink = &copySink{b: b}
-		b.sess.SetCopySink(sink)
-	}
+	sink := b.prepareCopy(st)
 	ctx, done := b.statementContext()
 	tag, err := b.sess.Execute(ctx, st, params, func(row []sql.Datum) error {
 		return b.sendRow(cols, formats, row)

@@ -56,6 +56,20 @@ func (b *backend) copySource(st *sql.Stmt) sql.CopySource {
 	}
 }
 
+// prepareCopy connects a COPY FROM STDIN or TO STDOUT statement to the
+// protocol before it runs; it returns the sink for TO STDOUT (else nil).
+func (b *backend) prepareCopy(st *sql.Stmt) *copySink {
+	if st.CopyInColumns() > 0 {
+		b.sess.SetCopySource(b.copySource(st))
+	}
+	if !st.CopyOut() {
+		return nil
+	}
+	sink := &copySink{b: b}
+	b.sess.SetCopySink(sink)
+	return sink
+}
+
 // copySink sends COPY TO STDOUT output: CopyOutResponse first, then a
 // CopyData per chunk; CopyDone follows when the statement succeeds.
 type copySink struct {

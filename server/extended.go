@@ -146,14 +146,7 @@ func (b *backend) execute(m *pgproto3.Execute) {
 		return
 	}
 	cols := p.stmt.Columns()
-	if p.stmt.CopyInColumns() > 0 {
-		b.sess.SetCopySource(b.copySource(p.stmt))
-	}
-	var sink *copySink
-	if p.stmt.CopyOut() {
-		sink = &copySink{b: b}
-		b.sess.SetCopySink(sink)
-	}
+	sink := b.prepareCopy(p.stmt)
 	if !p.started && (m.MaxRows == 0 || cols == nil) {
 		p.started = true
 		p.tag = ""

@@ -21,7 +21,6 @@ const (
 	codeSSLRequest    = 80877103
 	codeGSSENCRequest = 80877104
 	codeCancelRequest = 80877102
-	protocol30        = 3 << 16
 	maxStartupPacket  = 10000
 )
 

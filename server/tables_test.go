@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -270,7 +269,6 @@ func TestConcurrentIncrements(t *testing.T) {
 	if got := queryText(t, c, "select n from ctr"); got != itoa(workers*each) {
 		t.Fatalf("n = %s, want %d", got, workers*each)
 	}
-	_ = time.Second
 }
 
 func TestFastPathSlotsReload(t *testing.T) {

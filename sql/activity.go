@@ -24,16 +24,6 @@ type activity struct {
 	clientAddr   net.Addr
 }
 
-func (s *Session) setState(state string, now time.Time) {
-	a := &s.act
-	a.mu.Lock()
-	if a.state != state {
-		a.state = state
-		a.stateChange = now
-	}
-	a.mu.Unlock()
-}
-
 // startStatement records a running statement for pg_stat_activity.
 func (s *Session) startStatement(text string, now time.Time) {
 	a := &s.act

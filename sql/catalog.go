@@ -7,11 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
-
-	"lockd/pgerr"
 )
 
 // The catalog: tables, their columns and indexes. It is copy-on-write: a
@@ -188,10 +185,9 @@ func (c *catalogState) apply(op *catOp) {
 
 // catalog is the engine's published catalog plus its file.
 type catalog struct {
-	mu    sync.Mutex // serialises commits and OID allocation
-	cur   atomic.Pointer[catalogState]
-	path  string
-	oidMu sync.Mutex
+	mu   sync.Mutex // serialises commits and OID allocation
+	cur  atomic.Pointer[catalogState]
+	path string
 }
 
 func openCatalog(dataDir string) (*catalog, error) {
@@ -290,9 +286,3 @@ func (c *catalogState) tableNames() []string {
 	sort.Strings(out)
 	return out
 }
-
-func undefinedTable(name string, loc int32) *pgerr.Error {
-	return posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name), loc)
-}
-
-func lowerIdent(s string) string { return strings.ToLower(s) }

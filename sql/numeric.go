@@ -143,8 +143,6 @@ func (a *numeric) cmp(b *numeric) int {
 	return a.coefAt(s).Cmp(b.coefAt(s))
 }
 
-func (a *numeric) sign() int { return a.coef.Sign() }
-
 // nbaseWeight returns PostgreSQL's base-10000 weight and leading base-10000
 // digit of |n| (0, 0 for zero).
 func (n *numeric) nbaseWeight() (weight int, first int64) {

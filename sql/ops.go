@@ -10,11 +10,10 @@ import (
 // binop evaluates a binary operator on two non-NULL operands of the
 // already-resolved operand type.
 type binopExpr struct {
-	op     string
-	t      Type // result type
-	l, r   expr
-	fn     func(ec *evalCtx, a, b Datum) (Datum, error)
-	strict bool
+	op   string
+	t    Type // result type
+	l, r expr
+	fn   func(ec *evalCtx, a, b Datum) (Datum, error)
 }
 
 func (b *binopExpr) typ() Type { return b.t }

@@ -542,9 +542,8 @@ func checkGrouping(p *selectPlan) error {
 		}
 		return nil
 	}
-	for i, t := range p.targets {
+	for _, t := range p.targets {
 		if c := bad(t); c != nil {
-			_ = i
 			name := "?"
 			if p.src != nil {
 				name = p.src.name() + "." + p.src.columns()[c.i].Name
