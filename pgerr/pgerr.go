@@ -92,6 +92,19 @@ const (
 	BadCopyFileFormat            = "22P04"
 )
 
+// SQLSTATE codes of the query planner and catalog functions.
+const (
+	InvalidName          = "42602"
+	UndefinedSchema      = "3F000"
+	DuplicateAlias       = "42712"
+	AmbiguousAlias       = "42P09"
+	InvalidRegexp        = "2201B"
+	InvalidRowCountLimit = "2201W"
+	InvalidOffsetLimit   = "2201X"
+	WindowingError       = "42P20"
+	InvalidRecursion     = "42P19"
+)
+
 // Error is an error with PostgreSQL's fields. The zero Severity means ERROR.
 // Position is the 1-based character position in the query text (0: none).
 type Error struct {
@@ -101,6 +114,14 @@ type Error struct {
 	Detail   string
 	Hint     string
 	Position int32
+	// The object an integrity error concerns, as PostgreSQL reports it
+	// (the s, t, c, d and n fields; psql shows them with VERBOSITY
+	// verbose, drivers expose them).
+	SchemaName     string
+	TableName      string
+	ColumnName     string
+	DataTypeName   string
+	ConstraintName string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -121,6 +142,21 @@ func (e *Error) WithHint(h string) *Error { e.Hint = h; return e }
 
 // WithDetail returns e with its detail set.
 func (e *Error) WithDetail(d string) *Error { e.Detail = d; return e }
+
+// OnTable returns e naming the table it concerns (schema public).
+func (e *Error) OnTable(table string) *Error { e.SchemaName, e.TableName = "public", table; return e }
+
+// OnColumn returns e naming a column of a table.
+func (e *Error) OnColumn(table, column string) *Error {
+	e.SchemaName, e.TableName, e.ColumnName = "public", table, column
+	return e
+}
+
+// OnConstraint returns e naming a constraint of a table.
+func (e *Error) OnConstraint(table, constraint string) *Error {
+	e.SchemaName, e.TableName, e.ConstraintName = "public", table, constraint
+	return e
+}
 
 // WithPosition returns e with its cursor position set.
 func (e *Error) WithPosition(p int32) *Error { e.Position = p; return e }

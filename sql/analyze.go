@@ -18,20 +18,56 @@ type Column struct {
 	Attnum   int16
 }
 
-// analyzer compiles parse-tree expressions into typed exprs over a scope.
+// analyzer compiles parse-tree expressions into typed exprs over a
+// query level's scope.
 type analyzer struct {
-	s      *Session
-	params *[]Type
-	scope  []Column // columns of the input row
-	rel    string   // name or alias of the input relation
-	fold   evalCtx  // for folding constants at analysis time
-	aggs   *[]*aggRef
+	s        *Session
+	params   *[]Type
+	sc       *scope       // the level's names; nil outside a query
+	parentSc *scope       // the enclosing level of a query being compiled
+	fb       *fromBuilder // the level's FROM clause, once built
+	fold     evalCtx      // for folding constants at analysis time
+	aggs     *[]*aggRef   // where aggregates may appear, their list
+	aggCtx   string       // clause name for "not allowed in ..." errors
+	inAgg    bool         // inside an aggregate's arguments
+	allowSRF bool         // a set-returning function may appear here
+	// keepUnknown: outputs of unknown type (NULL, 'text') stay unknown,
+	// so the set operation this query is a branch of resolves them from
+	// its other branches, as PostgreSQL does.
+	keepUnknown bool
 }
 
 func newAnalyzer(s *Session, params *[]Type) *analyzer {
 	a := &analyzer{s: s, params: params}
 	a.fold.s = s
 	return a
+}
+
+// level returns an analyzer for expressions of the query level sc, with
+// aggregates not allowed.
+func (a *analyzer) level(sc *scope) *analyzer {
+	return &analyzer{s: a.s, params: a.params, sc: sc, parentSc: sc.parent, fold: a.fold, keepUnknown: a.keepUnknown}
+}
+
+// childWith returns an analyzer for a query nested in the level parent.
+func (a *analyzer) childWith(parent *scope) *analyzer {
+	return &analyzer{s: a.s, params: a.params, parentSc: parent, fold: a.fold}
+}
+
+// noAggs is a copy of a for a clause where aggregates are not allowed.
+func (a *analyzer) noAggs(clause string) *analyzer {
+	c := *a
+	c.aggs, c.aggCtx, c.allowSRF = nil, clause, false
+	return &c
+}
+
+// singleTable sets up a's scope for a statement over one table's rows
+// (UPDATE, DELETE): row positions are the source's column positions.
+func (a *analyzer) singleTable(src rowSource, alias string) {
+	sc := newScope(nil)
+	fb := &fromBuilder{a: a, sc: sc}
+	_, _ = fb.addLeaf(src, alias, nil, len(src.columns())-numSysCols, nil, -1)
+	a.sc, a.fb = sc, fb
 }
 
 func posErr(e *pgerr.Error, loc int32) *pgerr.Error {
@@ -105,6 +141,11 @@ func (a *analyzer) castTo(e expr, t Type, explicit bool) (expr, error) {
 }
 
 func castable(from, to Type) bool {
+	if fe, ok := elemOf(from); ok {
+		if te, ok := elemOf(to); ok {
+			return castable(fe, te)
+		}
+	}
 	fc, tc := categoryOf(from), categoryOf(to)
 	switch {
 	case tc == catString || fc == catString || fc == catUnknown:
@@ -131,7 +172,7 @@ func finishParams(params []Type) {
 
 // resolveOutput turns unknown-typed output expressions into text.
 func (a *analyzer) resolveOutput(e expr) (expr, error) {
-	if isUnknown(e) {
+	if isUnknown(e) && !a.keepUnknown {
 		return a.coerceUnknown(e, TypeText)
 	}
 	return e, nil
@@ -273,21 +314,15 @@ func (a *analyzer) expr(n *pg.Node) (expr, error) {
 			return Datum{A: append([]Datum(nil), vals...)}, nil
 		}}, nil
 	case n.GetSubLink() != nil:
-		return nil, posErr(pgerr.NotSupported("subqueries are not supported"), n.GetSubLink().Location)
+		return a.sublink(n.GetSubLink())
+	case n.GetCollateClause() != nil:
+		// lockd compares strings bytewise (the C collation) whatever
+		// collation is named
+		return a.expr(n.GetCollateClause().Arg)
+	case n.GetAIndirection() != nil:
+		return a.indirection(n.GetAIndirection())
 	}
 	return nil, pgerr.NotSupported("expression %s is not supported", nodeKind(n))
-}
-
-func arrayOf(t Type) (Type, bool) {
-	switch categoryOf(t) {
-	case catString, catUnknown:
-		return TypeTextArray, true
-	}
-	switch t.OID {
-	case OIDInt4:
-		return TypeInt4Array, true
-	}
-	return Type{}, false
 }
 
 func boolOpName(op pg.BoolExprType) string {
@@ -357,21 +392,21 @@ func (a *analyzer) columnRef(c *pg.ColumnRef) (expr, error) {
 		names = append(names, nodeName(f))
 	}
 	name := names[len(names)-1]
+	qual := ""
 	if len(names) > 1 {
-		q := names[len(names)-2]
-		if a.rel == "" || q != a.rel {
-			return nil, posErr(pgerr.New(pgerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", q), c.Location)
+		qual = names[len(names)-2]
+	}
+	if len(names) > 3 {
+		return nil, posErr(pgerr.NotSupported("cross-database references are not implemented: %s", strings.Join(names, ".")), c.Location)
+	}
+	if a.sc == nil {
+		if qual != "" {
+			return nil, posErr(pgerr.New(pgerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", qual), c.Location)
 		}
+		return nil, posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" does not exist", name), c.Location)
 	}
-	for i, col := range a.scope {
-		if col.Name == name {
-			return &colExpr{i: i, t: col.Type}, nil
-		}
-	}
-	if len(names) > 1 {
-		return nil, posErr(pgerr.New(pgerr.UndefinedColumn, "column %s.%s does not exist", names[len(names)-2], name), c.Location)
-	}
-	return nil, posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" does not exist", name), c.Location)
+	e, _, _, err := a.sc.lookupColumn(qual, name, c.Location)
+	return e, err
 }
 
 func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
@@ -425,6 +460,10 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 		return &binopExpr{op: op, t: TypeBool, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
 			return boolDatum(likeMatch(a.S, b.S, fold) != neg), nil
 		}}, nil
+	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
+		return a.quantifiedArray(op, x)
+	case pg.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, posErr(pgerr.NotSupported("SIMILAR TO is not supported"), x.Location)
 	case pg.A_Expr_Kind_AEXPR_IN:
 		l, err := a.expr(x.Lexpr)
 		if err != nil {
@@ -555,6 +594,11 @@ func (a *analyzer) toText(e expr) (expr, error) {
 // COALESCE, VALUES rules: unknowns take the type of the others; all
 // unknown → text).
 func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type, error) {
+	// PostgreSQL's select_common_type: the first known type, replaced by
+	// a later one only when the earlier converts to it implicitly and not
+	// the other way (int4 → numeric → float8, date → timestamp →
+	// timestamptz); string types keep the first. Differing typmods of the
+	// chosen type are dropped.
 	var t Type
 	for _, e := range items {
 		if isUnknown(e) {
@@ -566,6 +610,9 @@ func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type,
 			continue
 		}
 		if t.OID == et.OID {
+			if t.Mod != et.Mod {
+				t.Mod = -1
+			}
 			continue
 		}
 		if c, ok := numericCommon(t, et); ok {
@@ -573,16 +620,25 @@ func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type,
 			continue
 		}
 		if categoryOf(t) == catString && categoryOf(et) == catString {
-			t = TypeText
 			continue
 		}
 		if categoryOf(t) == catDatetime && categoryOf(et) == catDatetime {
-			t = TypeTimestamptz
+			rank := map[uint32]int{OIDDate: 1, OIDTimestamp: 2, OIDTimestamptz: 3}
+			if rank[et.OID] > rank[t.OID] {
+				t = et
+			}
+			continue
+		}
+		if isOidLike(t) && isOidLike(et) {
+			t = TypeOid
 			continue
 		}
 		return nil, Type{}, posErr(pgerr.New(pgerr.DatatypeMismatch, "%s types %s and %s cannot be matched", ctxName, t.Name, et.Name), loc)
 	}
 	if t.OID == 0 {
+		if a.keepUnknown {
+			return items, TypeUnknown, nil // a set operation's branch: the other branches decide
+		}
 		t = TypeText
 	}
 	out := make([]expr, len(items))
@@ -626,7 +682,7 @@ func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
 	var err error
 	switch {
 	case lu && ru:
-		if isComparison(op) || op == "||" {
+		if isComparison(op) || op == "||" || isTextOperator(op) {
 			if l, err = a.coerceUnknown(l, TypeText); err != nil {
 				return nil, err
 			}
@@ -682,6 +738,8 @@ func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
 			t = TypeText
 		case categoryOf(lt) == catDatetime && categoryOf(rt) == catDatetime:
 			t = TypeTimestamptz
+		case isOidLike(lt) && isOidLike(rt):
+			t = TypeOid
 		default:
 			c, ok := numericCommon(lt, rt)
 			if !ok {
@@ -708,6 +766,14 @@ func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
 		}})
 	case "~~", "!~~", "~~*", "!~~*":
 		return a.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_LIKE, Name: []*pg.Node{pg.MakeStrNode(op)}, Location: loc})
+	case "~", "~*", "!~", "!~*":
+		if l, err = a.toText(l); err != nil {
+			return nil, err
+		}
+		if r, err = a.toText(r); err != nil {
+			return nil, err
+		}
+		return a.regexOp(op, l, r, loc)
 	}
 	return noOp()
 }
@@ -839,60 +905,27 @@ func minMax(args []expr, t Type, greatest bool) expr {
 func (a *analyzer) typeName(tn *pg.TypeName) (Type, error) {
 	_, name := qualifiedName(tn.Names)
 	name = strings.ToLower(name)
-	mod := int32(-1)
-	if len(tn.Typmods) > 0 {
-		if c := tn.Typmods[0].GetAConst(); c != nil {
-			if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
-				mod = iv.Ival.Ival + 4
-			}
+	var mods []int32
+	for _, m := range tn.Typmods {
+		c := m.GetAConst()
+		if c == nil {
+			return Type{}, posErr(pgerr.New(pgerr.SyntaxError, "type modifiers must be simple constants or identifiers"), tn.Location)
 		}
+		iv, ok := c.Val.(*pg.A_Const_Ival)
+		if !ok {
+			return Type{}, posErr(pgerr.New(pgerr.SyntaxError, "type modifiers must be simple constants or identifiers"), tn.Location)
+		}
+		mods = append(mods, iv.Ival.Ival)
 	}
-	var t Type
-	switch name {
-	case "bool", "boolean":
-		t = TypeBool
-	case "int2", "smallint":
-		t = TypeInt2
-	case "int4", "int", "integer", "serial":
-		t = TypeInt4
-	case "int8", "bigint", "bigserial":
-		t = TypeInt8
-	case "float8", "double precision":
-		t = TypeFloat8
-	case "float4", "real":
-		t = TypeFloat4
-	case "numeric", "decimal":
-		t = TypeNumeric
-	case "text":
-		t = TypeText
-	case "varchar":
-		t = TypeVarchar
-		t.Mod = mod
-	case "bpchar", "char", "character":
-		t = TypeBpchar
-		if mod < 0 {
-			mod = 5 // char without length is char(1)
-		}
-		t.Mod = mod
-	case "name":
-		t = TypeName
-	case "oid", "regclass", "regproc", "regtype":
-		t = TypeOid
-	case "xid":
-		t = TypeXid
-	case "timestamptz":
-		t = TypeTimestamptz
-	case "timestamp":
-		t = TypeTimestamp
-	case "date":
-		t = TypeDate
-	case "interval":
-		t = TypeInterval
-	case "unknown":
-		t = TypeUnknown
-	default:
+	t, ok := lookupType(name)
+	if !ok {
 		return Type{}, posErr(pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", name), tn.Location)
 	}
+	mod, err := typmodFor(t, mods)
+	if err != nil {
+		return Type{}, posErr(err.(*pgerr.Error), tn.Location)
+	}
+	t.Mod = mod
 	if len(tn.ArrayBounds) > 0 {
 		at, ok := arrayOf(t)
 		if !ok {
@@ -903,53 +936,233 @@ func (a *analyzer) typeName(tn *pg.TypeName) (Type, error) {
 	return t, nil
 }
 
-// outputName is the column name PostgreSQL gives an unnamed target.
+// lookupType maps a type name as the grammar delivers it (int4, bpchar,
+// varchar, ... or a name a user wrote) to its type.
+func lookupType(name string) (Type, bool) {
+	if strings.HasSuffix(name, "[]") {
+		e, ok := lookupType(strings.TrimSuffix(name, "[]"))
+		if !ok {
+			return Type{}, false
+		}
+		return arrayOf(e)
+	}
+	if strings.HasPrefix(name, "_") {
+		if e, ok := lookupType(name[1:]); ok {
+			return arrayOf(e)
+		}
+	}
+	switch name {
+	case "bool", "boolean":
+		return TypeBool, true
+	case "int2", "smallint":
+		return TypeInt2, true
+	case "int4", "int", "integer", "serial":
+		return TypeInt4, true
+	case "int8", "bigint", "bigserial":
+		return TypeInt8, true
+	case "float8", "double precision", "float":
+		return TypeFloat8, true
+	case "float4", "real":
+		return TypeFloat4, true
+	case "numeric", "decimal":
+		return TypeNumeric, true
+	case "text":
+		return TypeText, true
+	case "varchar", "character varying":
+		return TypeVarchar, true
+	case "bpchar", "character":
+		return TypeBpchar, true
+	case "char", "\"char\"":
+		return TypeChar, true
+	case "name":
+		return TypeName, true
+	case "oid":
+		return TypeOid, true
+	case "tid":
+		return TypeTid, true
+	case "regclass":
+		return TypeRegclass, true
+	case "regtype":
+		return TypeRegtype, true
+	case "regproc":
+		return TypeRegproc, true
+	case "regnamespace":
+		return TypeRegnsp, true
+	case "regrole":
+		return TypeRegrole, true
+	case "xid":
+		return TypeXid, true
+	case "timestamptz", "timestamp with time zone":
+		return TypeTimestamptz, true
+	case "timestamp", "timestamp without time zone":
+		return TypeTimestamp, true
+	case "date":
+		return TypeDate, true
+	case "interval":
+		return TypeInterval, true
+	case "unknown":
+		return TypeUnknown, true
+	case "pg_node_tree":
+		return TypeNodeTree, true
+	}
+	return Type{}, false
+}
+
+// typmodFor computes the typmod of t(mods...) as PostgreSQL's typmodin
+// functions do.
+func typmodFor(t Type, mods []int32) (int32, error) {
+	switch t.OID {
+	case OIDBpchar, OIDVarchar:
+		if len(mods) == 0 {
+			if t.OID == OIDBpchar {
+				return 5, nil // char without length is char(1)
+			}
+			return -1, nil
+		}
+		if len(mods) > 1 {
+			return 0, pgerr.New(pgerr.InvalidParameterValue, "invalid type modifier")
+		}
+		if mods[0] < 1 {
+			return 0, pgerr.New(pgerr.InvalidParameterValue, "length for type %s must be at least 1", map[uint32]string{OIDBpchar: "char", OIDVarchar: "varchar"}[t.OID])
+		}
+		return mods[0] + 4, nil
+	case OIDNumeric:
+		switch len(mods) {
+		case 0:
+			return -1, nil
+		case 1, 2:
+			p, sc := mods[0], int32(0)
+			if len(mods) == 2 {
+				sc = mods[1]
+			}
+			if p < 1 || p > 1000 {
+				return 0, pgerr.New(pgerr.InvalidParameterValue, "NUMERIC precision %d must be between 1 and 1000", p)
+			}
+			if sc < -1000 || sc > 1000 {
+				return 0, pgerr.New(pgerr.InvalidParameterValue, "NUMERIC scale %d must be between -1000 and 1000", sc)
+			}
+			return (p<<16 | sc&0xffff) + 4, nil
+		}
+		return 0, pgerr.New(pgerr.InvalidParameterValue, "invalid NUMERIC type modifier")
+	case OIDTimestamp, OIDTimestamptz, OIDInterval:
+		if len(mods) == 1 && mods[0] >= 0 && mods[0] <= 6 {
+			return mods[0], nil
+		}
+	}
+	if len(mods) > 0 {
+		return 0, pgerr.New(pgerr.SyntaxError, "type modifier is not allowed for type \"%s\"", t.Name)
+	}
+	return -1, nil
+}
+
+// outputName is the column name PostgreSQL gives an unnamed target
+// (FigureColname).
 func outputName(n *pg.Node) string {
+	name, _ := figureColname(n)
+	if name == "" {
+		return "?column?"
+	}
+	return name
+}
+
+// figureColname returns a name for n and how strongly it holds: 2 for a
+// column or function name, 1 for a type name from a cast (which a
+// stronger inner name beats), 0 for none.
+func figureColname(n *pg.Node) (string, int) {
 	switch {
+	case n == nil:
+		return "", 0
 	case n.GetColumnRef() != nil:
 		f := n.GetColumnRef().Fields
-		return nodeName(f[len(f)-1])
+		if f[len(f)-1].GetAStar() != nil {
+			if len(f) > 1 {
+				return nodeName(f[len(f)-2]), 2
+			}
+			return "", 0
+		}
+		return nodeName(f[len(f)-1]), 2
+	case n.GetAIndirection() != nil:
+		ind := n.GetAIndirection()
+		for i := len(ind.Indirection) - 1; i >= 0; i-- {
+			if s := ind.Indirection[i].GetString_(); s != nil {
+				return s.Sval, 2
+			}
+		}
+		return figureColname(ind.Arg)
 	case n.GetFuncCall() != nil:
 		_, name := qualifiedName(n.GetFuncCall().Funcname)
-		return name
+		return name, 2
+	case n.GetAExpr() != nil:
+		if n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif", 2
+		}
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		if inner := outputName(tc.Arg); inner != "?column?" {
-			return inner
+		if name, strength := figureColname(tc.Arg); strength > 1 {
+			return name, strength
 		}
 		_, name := qualifiedName(tc.TypeName.Names)
 		switch name {
 		case "int", "integer":
-			return "int4"
+			name = "int4"
 		case "bigint":
-			return "int8"
+			name = "int8"
 		case "smallint":
-			return "int2"
+			name = "int2"
 		case "boolean":
-			return "bool"
+			name = "bool"
 		case "double precision":
-			return "float8"
+			name = "float8"
 		case "real":
-			return "float4"
+			name = "float4"
 		case "character", "char":
-			return "bpchar"
+			name = "bpchar"
 		}
-		return name
+		return name, 1
+	case n.GetCollateClause() != nil:
+		return figureColname(n.GetCollateClause().Arg)
+	case n.GetSubLink() != nil:
+		sl := n.GetSubLink()
+		switch sl.SubLinkType {
+		case pg.SubLinkType_EXISTS_SUBLINK:
+			return "exists", 2
+		case pg.SubLinkType_ARRAY_SUBLINK:
+			return "array", 2
+		case pg.SubLinkType_EXPR_SUBLINK:
+			if sel := sl.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) > 0 {
+				rt := sel.TargetList[0].GetResTarget()
+				if rt.Name != "" {
+					return rt.Name, 2
+				}
+				return figureColname(rt.Val)
+			}
+		}
 	case n.GetSqlvalueFunction() != nil:
-		return sqlValueFunctionName(n.GetSqlvalueFunction().Op)
+		return sqlValueFunctionName(n.GetSqlvalueFunction().Op), 2
 	case n.GetCaseExpr() != nil:
-		return "case"
+		if name, strength := figureColname(n.GetCaseExpr().Defresult); strength > 1 {
+			return name, strength
+		}
+		return "case", 1
 	case n.GetCoalesceExpr() != nil:
-		return "coalesce"
+		return "coalesce", 2
 	case n.GetMinMaxExpr() != nil:
 		if n.GetMinMaxExpr().Op == pg.MinMaxOp_IS_GREATEST {
-			return "greatest"
+			return "greatest", 2
 		}
-		return "least"
+		return "least", 2
 	case n.GetAArrayExpr() != nil:
-		return "array"
-	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg.A_Expr_Kind_AEXPR_NULLIF:
-		return "nullif"
+		return "array", 2
 	}
-	return "?column?"
+	return "", 0
+}
+
+// isTextOperator reports the pattern-matching operators, whose unknown
+// operands resolve to text.
+func isTextOperator(op string) bool {
+	switch op {
+	case "~", "~*", "!~", "!~*", "~~", "!~~", "~~*", "!~~*":
+		return true
+	}
+	return false
 }

@@ -45,7 +45,10 @@ type IndexDef struct {
 	Cols    []int  `json:"cols"` // 0-based column positions
 	Unique  bool   `json:"unique,omitempty"`
 	Primary bool   `json:"primary,omitempty"`
-	RelFile uint32 `json:"relfile"`
+	// IsConstraint: the index implements a UNIQUE constraint (as opposed
+	// to CREATE UNIQUE INDEX); a primary key always does.
+	IsConstraint bool   `json:"constraint,omitempty"`
+	RelFile      uint32 `json:"relfile"`
 }
 
 // TableDef is a table.

@@ -331,7 +331,8 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 		}
 		if unique && seen[string(key)] {
 			return pgerr.New(pgerr.UniqueViolation, "could not create unique index \"%s\"", name).
-				WithDetail(strings.TrimSuffix(s.uniqueViolation(nt, ix, r.row).(*pgerr.Error).Detail, " already exists.") + " is duplicated.")
+				WithDetail(strings.TrimSuffix(s.uniqueViolation(nt, ix, r.row).(*pgerr.Error).Detail, " already exists.")+" is duplicated.").
+				OnConstraint(nt.Name, name)
 		}
 		seen[string(key)] = true
 		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, r.tid); err != nil {

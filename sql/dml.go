@@ -249,7 +249,7 @@ func checkNotNull(t *TableDef, row []Datum) error {
 	for i := range t.Cols {
 		if t.Cols[i].NotNull && row[i].Null {
 			return pgerr.New(pgerr.NotNullViolation, "null value in column \"%s\" of relation \"%s\" violates not-null constraint", t.Cols[i].Name, t.Name).
-				WithDetail("Failing row contains " + failingRow(t, row) + ".")
+				WithDetail("Failing row contains "+failingRow(t, row)+".").OnColumn(t.Name, t.Cols[i].Name)
 		}
 	}
 	return nil
@@ -372,5 +372,6 @@ func (s *Session) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error 
 		vals = append(vals, string(appendText(nil, t.Cols[c].Type(), row[c], nil)))
 	}
 	return pgerr.New(pgerr.UniqueViolation, "duplicate key value violates unique constraint \"%s\"", ix.Name).
-		WithDetail("Key (" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ") already exists.")
+		WithDetail("Key ("+strings.Join(names, ", ")+")=("+strings.Join(vals, ", ")+") already exists.").
+		OnConstraint(t.Name, ix.Name)
 }

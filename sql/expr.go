@@ -266,6 +266,29 @@ func comparator(t Type) func(a, b Datum) (int, error) {
 			return strings.Compare(strings.TrimRight(a.S, " "), strings.TrimRight(b.S, " ")), nil
 		}
 	}
+	if elem, ok := elemOf(t); ok {
+		ec := comparator(elem)
+		// element by element; NULL elements sort after others, a shorter
+		// array before a longer one with the same prefix (array_cmp)
+		return func(a, b Datum) (int, error) {
+			for i := 0; i < len(a.A) && i < len(b.A); i++ {
+				x, y := a.A[i], b.A[i]
+				switch {
+				case x.Null && y.Null:
+					continue
+				case x.Null:
+					return 1, nil
+				case y.Null:
+					return -1, nil
+				}
+				c, err := ec(x, y)
+				if err != nil || c != 0 {
+					return c, err
+				}
+			}
+			return cmpInt(int64(len(a.A)), int64(len(b.A))), nil
+		}
+	}
 	return func(a, b Datum) (int, error) { return strings.Compare(a.S, b.S), nil }
 }
 
@@ -318,6 +341,23 @@ func castDatum(ec *evalCtx, v Datum, from, to Type, explicit bool) (Datum, error
 		return v, nil
 	}
 	fc := ec.formatCtx()
+	if fe, ok := elemOf(from); ok {
+		if te, ok := elemOf(to); ok {
+			out := Datum{A: make([]Datum, len(v.A))}
+			for i, e := range v.A {
+				if e.Null {
+					out.A[i] = e
+					continue
+				}
+				c, err := castDatum(ec, e, fe, te, explicit)
+				if err != nil {
+					return Datum{}, err
+				}
+				out.A[i] = c
+			}
+			return out, nil
+		}
+	}
 	fromCat, toCat := categoryOf(from), categoryOf(to)
 	switch {
 	case toCat == catString || to.OID == OIDTextArray && from.OID != OIDTextArray:
@@ -380,17 +420,27 @@ func castDatum(ec *evalCtx, v Datum, from, to Type, explicit bool) (Datum, error
 			return floatDatum(mustNumeric(v.S).toFloat()), nil
 		}
 	case toCat == catNumeric:
+		var n *numeric
 		switch fromCat {
 		case catInt:
-			return textDatum(numericFromInt(v.I).String()), nil
+			n = numericFromInt(v.I)
 		case catFloat:
-			n, err := numericFromFloat(v.F)
+			var err error
+			if n, err = numericFromFloat(v.F); err != nil {
+				return Datum{}, err
+			}
+		case catNumeric:
+			if to.Mod < 4 {
+				return v, nil
+			}
+			n = mustNumeric(v.S)
+		}
+		if n != nil {
+			r, err := n.applyTypmod(to.Mod)
 			if err != nil {
 				return Datum{}, err
 			}
-			return textDatum(n.String()), nil
-		case catNumeric:
-			return v, nil
+			return textDatum(r.String()), nil
 		}
 	case toCat == catBool:
 		if fromCat == catInt && from.OID == OIDInt4 {

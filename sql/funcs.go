@@ -122,6 +122,75 @@ func init() {
 			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
 			{args: []Type{TypeText, TypeInt4, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
 		},
+		"substring": {
+			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
+			{args: []Type{TypeText, TypeInt4, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
+		},
+		"position":    {{args: []Type{TypeText, TypeText}, result: fixed(TypeInt4), fn: fnStrpos}},
+		"like_escape": {{args: []Type{TypeText, TypeText}, result: fixed(TypeText), fn: fnLikeEscape}},
+		"strpos":      {{args: []Type{TypeText, TypeText}, result: fixed(TypeInt4), fn: fnStrpos}},
+		"replace": {{args: []Type{TypeText, TypeText, TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			if a[1].S == "" {
+				return a[0], nil
+			}
+			return textDatum(strings.ReplaceAll(a[0].S, a[1].S, a[2].S)), nil
+		}}},
+		"split_part": {{args: []Type{TypeText, TypeText, TypeInt4}, result: fixed(TypeText), fn: fnSplitPart}},
+		"btrim": {
+			{args: []Type{TypeText}, result: fixed(TypeText), fn: fnTrim(true, true)},
+			{args: []Type{TypeText, TypeText}, result: fixed(TypeText), fn: fnTrim(true, true)},
+		},
+		"ltrim": {
+			{args: []Type{TypeText}, result: fixed(TypeText), fn: fnTrim(true, false)},
+			{args: []Type{TypeText, TypeText}, result: fixed(TypeText), fn: fnTrim(true, false)},
+		},
+		"rtrim": {
+			{args: []Type{TypeText}, result: fixed(TypeText), fn: fnTrim(false, true)},
+			{args: []Type{TypeText, TypeText}, result: fixed(TypeText), fn: fnTrim(false, true)},
+		},
+		"left":    {{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnLeftRight(true)}},
+		"right":   {{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnLeftRight(false)}},
+		"reverse": {{args: []Type{TypeText}, result: fixed(TypeText), fn: fnReverse}},
+		"initcap": {{args: []Type{TypeText}, result: fixed(TypeText), fn: fnInitcap}},
+		"concat_ws": {{args: []Type{TypeText, TypeText}, variadic: true, minArgs: 1, nonStrict: true, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			if a[0].Null {
+				return NullDatum, nil
+			}
+			var parts []string
+			for _, d := range a[1:] {
+				if !d.Null {
+					parts = append(parts, d.S)
+				}
+			}
+			return textDatum(strings.Join(parts, a[0].S)), nil
+		}}},
+		"quote_ident": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return textDatum(quoteIdent(a[0].S)), nil
+		}}},
+		"chr": {{args: []Type{TypeInt4}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			if a[0].I <= 0 || a[0].I > 0x10ffff {
+				return Datum{}, pgerr.New(pgerr.ProgramLimitExceeded, "requested character too large for encoding: %d", a[0].I)
+			}
+			return textDatum(string(rune(a[0].I))), nil
+		}}},
+		"ascii": {{args: []Type{TypeText}, result: fixed(TypeInt4), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			r := []rune(a[0].S)
+			if len(r) == 0 {
+				return intDatum(0), nil
+			}
+			return intDatum(int64(r[0])), nil
+		}}},
+		"mod": {
+			{args: []Type{TypeInt4, TypeInt4}, result: fixed(TypeInt4), fn: fnMod(TypeInt4)},
+			{args: []Type{TypeInt8, TypeInt8}, result: fixed(TypeInt8), fn: fnMod(TypeInt8)},
+			{args: []Type{TypeNumeric, TypeNumeric}, result: fixed(TypeNumeric), fn: fnMod(TypeNumeric)},
+		},
+		"power": {{args: []Type{TypeFloat8, TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return floatDatum(math.Pow(a[0].F, a[1].F)), nil
+		}}},
+		"trunc": {{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return floatDatum(math.Trunc(a[0].F)), nil
+		}}},
 		"lpad": {
 			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnPad(true)},
 			{args: []Type{TypeText, TypeInt4, TypeText}, result: fixed(TypeText), fn: fnPad(true)},
@@ -306,6 +375,9 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 	if isAggregate(name) {
 		return a.aggregate(name, fc)
 	}
+	if isSRF(name) {
+		return a.srfCall(name, fc)
+	}
 	var args []expr
 	for _, n := range fc.Args {
 		e, err := a.expr(n)
@@ -317,9 +389,25 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, posErr(pgerr.New(pgerr.WrongObjectType, "%s is not an aggregate function", name), fc.Location)
 	}
+	if name == "pg_typeof" && len(args) == 1 {
+		oid := args[0].typ().OID
+		if oid == 0 {
+			oid = OIDUnknown
+		}
+		return &constExpr{t: TypeRegtype, d: intDatum(int64(oid))}, nil
+	}
+	if fc.FuncVariadic {
+		return nil, posErr(pgerr.NotSupported("VARIADIC arguments are not supported"), fc.Location)
+	}
 	cands, ok := builtins[name]
 	if !ok {
 		if e, ok, err := a.s.eng.lockFunc(a, name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		if e, ok, err := a.arrayFunc(name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		if e, ok, err := a.catalogFunc(name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
 		if e, ok, err := a.s.eng.relSizeFunc(a, name, args, fc.Location); ok || err != nil {
@@ -482,4 +570,130 @@ func (a *analyzer) sqlValueFunction(f *pg.SQLValueFunction) (expr, error) {
 		return &constExpr{t: TypeName, d: textDatum("public")}, nil
 	}
 	return nil, posErr(pgerr.NotSupported("%s is not supported", sqlValueFunctionName(f.Op)), f.Location)
+}
+
+func fnStrpos(_ *evalCtx, a []Datum) (Datum, error) {
+	i := strings.Index(a[0].S, a[1].S)
+	if i < 0 {
+		return intDatum(0), nil
+	}
+	return intDatum(int64(len([]rune(a[0].S[:i])) + 1)), nil
+}
+
+func fnSplitPart(_ *evalCtx, a []Datum) (Datum, error) {
+	n := a[2].I
+	if n == 0 {
+		return Datum{}, pgerr.New(pgerr.InvalidParameterValue, "field position must not be zero")
+	}
+	if a[1].S == "" {
+		if n == 1 || n == -1 {
+			return a[0], nil
+		}
+		return textDatum(""), nil
+	}
+	parts := strings.Split(a[0].S, a[1].S)
+	if n < 0 {
+		n = int64(len(parts)) + n + 1
+	}
+	if n < 1 || n > int64(len(parts)) {
+		return textDatum(""), nil
+	}
+	return textDatum(parts[n-1]), nil
+}
+
+func fnTrim(left, right bool) func(*evalCtx, []Datum) (Datum, error) {
+	return func(_ *evalCtx, a []Datum) (Datum, error) {
+		set := " "
+		if len(a) == 2 {
+			set = a[1].S
+		}
+		v := a[0].S
+		if left {
+			v = strings.TrimLeft(v, set)
+		}
+		if right {
+			v = strings.TrimRight(v, set)
+		}
+		return textDatum(v), nil
+	}
+}
+
+func fnLeftRight(left bool) func(*evalCtx, []Datum) (Datum, error) {
+	return func(_ *evalCtx, a []Datum) (Datum, error) {
+		r := []rune(a[0].S)
+		n := int(a[1].I)
+		if n < 0 {
+			n = len(r) + n
+			if n < 0 {
+				n = 0
+			}
+		}
+		if n > len(r) {
+			n = len(r)
+		}
+		if left {
+			return textDatum(string(r[:n])), nil
+		}
+		return textDatum(string(r[len(r)-n:])), nil
+	}
+}
+
+func fnReverse(_ *evalCtx, a []Datum) (Datum, error) {
+	r := []rune(a[0].S)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return textDatum(string(r)), nil
+}
+
+func fnInitcap(_ *evalCtx, a []Datum) (Datum, error) {
+	r := []rune(strings.ToLower(a[0].S))
+	start := true
+	for i, c := range r {
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c > 127
+		if start && alnum {
+			r[i] = []rune(strings.ToUpper(string(c)))[0]
+		}
+		start = !alnum
+	}
+	return textDatum(string(r)), nil
+}
+
+func fnMod(t Type) func(*evalCtx, []Datum) (Datum, error) {
+	f := arithFn("%", t)
+	return func(ec *evalCtx, a []Datum) (Datum, error) { return f(ec, a[0], a[1]) }
+}
+
+// fnLikeEscape rewrites a LIKE pattern with a custom escape character
+// into one with backslash escapes (ESCAPE ” means no escape at all).
+func fnLikeEscape(_ *evalCtx, a []Datum) (Datum, error) {
+	esc := []rune(a[1].S)
+	if len(esc) > 1 {
+		return Datum{}, pgerr.New("22019", "invalid escape string").WithHint("Escape string must be empty or one character.")
+	}
+	var b strings.Builder
+	r := []rune(a[0].S)
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case len(esc) == 0:
+			if c == '\\' {
+				b.WriteString(`\\`)
+			} else {
+				b.WriteRune(c)
+			}
+		case c == esc[0]:
+			if i+1 >= len(r) {
+				return Datum{}, pgerr.New("22025", "LIKE pattern must not end with escape character")
+			}
+			i++
+			b.WriteByte('\\')
+			b.WriteRune(r[i])
+		case c == '\\':
+			b.WriteString(`\\`)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return textDatum(b.String()), nil
 }

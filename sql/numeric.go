@@ -2,6 +2,7 @@ package sql
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -262,4 +263,32 @@ func mustNumeric(s string) *numeric {
 		return numericFromInt(0)
 	}
 	return n
+}
+
+// applyTypmod rounds n to a numeric(p,s) typmod and checks its precision
+// (apply_typmod): 22003 "numeric field overflow" when the integer digits
+// do not fit.
+func (n *numeric) applyTypmod(mod int32) (*numeric, error) {
+	if mod < 4 {
+		return n, nil
+	}
+	m := mod - 4
+	prec, scale := (m>>16)&0xffff, int32(int16(m&0xffff))
+	r := n.round(scale)
+	if r.coef.Sign() == 0 {
+		return r, nil
+	}
+	digits := len(new(big.Int).Abs(&r.coef).String()) - int(r.scale)
+	if digits > int(prec-scale) {
+		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "numeric field overflow").
+			WithDetail(fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than %s.", prec, scale, pow10Text(prec-scale)))
+	}
+	return r, nil
+}
+
+func pow10Text(e int32) string {
+	if e <= 0 {
+		return "1"
+	}
+	return "10^" + strconv.Itoa(int(e))
 }

@@ -2,7 +2,10 @@ package sql
 
 import (
 	"math"
+	"regexp"
 	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
 )
@@ -264,4 +267,143 @@ func likeMatch(s, pattern string, fold bool) bool {
 		return i == len(sr)
 	}
 	return match(0, 0)
+}
+
+// regexCache keeps the compiled form of non-constant patterns, bounded.
+type regexCache struct {
+	m map[string]*regexp.Regexp
+}
+
+func (c *regexCache) get(pattern string, fold bool) (*regexp.Regexp, error) {
+	key := pattern
+	if fold {
+		key = "\x00i" + pattern
+	}
+	if re, ok := c.m[key]; ok {
+		return re, nil
+	}
+	re, err := compileRegex(pattern, fold)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil || len(c.m) >= 64 {
+		c.m = map[string]*regexp.Regexp{}
+	}
+	c.m[key] = re
+	return re, nil
+}
+
+// compileRegex compiles a POSIX-style pattern with Go's RE2 engine, which
+// covers the regular expressions psql and most queries use (classes,
+// anchors, alternation, repetition). Back-references and lookaround,
+// which PostgreSQL's ARE engine has, are reported as invalid.
+func compileRegex(pattern string, fold bool) (*regexp.Regexp, error) {
+	p := pattern
+	if fold {
+		p = "(?i)" + p
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		msg := err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[:i]
+		}
+		return nil, pgerr.New(pgerr.InvalidRegexp, "invalid regular expression: %s", strings.TrimPrefix(msg, "error parsing regexp: "))
+	}
+	return re, nil
+}
+
+// regexOp compiles text ~ pattern (and ~*, !~, !~*).
+func (a *analyzer) regexOp(op string, l, r expr, loc int32) (expr, error) {
+	fold := strings.HasSuffix(op, "*")
+	neg := strings.HasPrefix(op, "!")
+	if c, ok := r.(*constExpr); ok && !c.d.Null {
+		re, err := compileRegex(c.d.S, fold)
+		if err != nil {
+			return nil, posErr(err.(*pgerr.Error), loc)
+		}
+		return a.foldBinop(&binopExpr{op: op, t: TypeBool, l: l, r: r, fn: func(_ *evalCtx, x, _ Datum) (Datum, error) {
+			return boolDatum(re.MatchString(x.S) != neg), nil
+		}})
+	}
+	cache := &regexCache{}
+	return &binopExpr{op: op, t: TypeBool, l: l, r: r, fn: func(_ *evalCtx, x, y Datum) (Datum, error) {
+		re, err := cache.get(y.S, fold)
+		if err != nil {
+			return Datum{}, err
+		}
+		return boolDatum(re.MatchString(x.S) != neg), nil
+	}}, nil
+}
+
+// quantifiedArray compiles `x op ANY (array)` and `x op ALL (array)`.
+func (a *analyzer) quantifiedArray(op string, x *pg.A_Expr) (expr, error) {
+	l, r, err := a.operands(x)
+	if err != nil {
+		return nil, err
+	}
+	if isUnknown(r) {
+		lt := l.typ()
+		if isUnknown(l) {
+			lt = TypeText
+		}
+		at, ok := arrayOf(lt)
+		if !ok {
+			return nil, posErr(pgerr.NotSupported("arrays of type %s are not supported", lt.Name), x.Location)
+		}
+		if r, err = a.coerceUnknown(r, at); err != nil {
+			return nil, posErr(pgerr.From(err), x.Location)
+		}
+	}
+	elem, ok := elemOf(r.typ())
+	if !ok {
+		return nil, posErr(pgerr.New(pgerr.WrongObjectType, "op ANY/ALL (array) requires array on right side"), x.Location)
+	}
+	if isUnknown(l) {
+		if l, err = a.coerceUnknown(l, elem); err != nil {
+			return nil, err
+		}
+	}
+	cmp, _, err := a.comparison(op, l.typ(), elem, x.Location)
+	if err != nil {
+		return nil, err
+	}
+	return &anyExpr{arg: l, arr: r, cmp: cmp, all: x.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
+}
+
+// indirection compiles array subscripts: arr[i] (1-based; out of range or
+// NULL gives NULL).
+func (a *analyzer) indirection(ind *pg.A_Indirection) (expr, error) {
+	e, err := a.expr(ind.Arg)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ind.Indirection {
+		idx := n.GetAIndices()
+		if idx == nil {
+			return nil, pgerr.NotSupported("field selection is not supported")
+		}
+		if idx.IsSlice {
+			return nil, pgerr.NotSupported("array slices are not supported")
+		}
+		elem, ok := elemOf(e.typ())
+		if !ok {
+			return nil, pgerr.New(pgerr.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", e.typ().Name)
+		}
+		i, err := a.expr(idx.Uidx)
+		if err != nil {
+			return nil, err
+		}
+		if i, err = a.coerceArg(i, TypeInt4, "subscript", -1); err != nil {
+			return nil, err
+		}
+		e = &funcExpr{name: "subscript", t: elem, args: []expr{e, i}, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+			k := v[1].I
+			if k < 1 || k > int64(len(v[0].A)) {
+				return NullDatum, nil
+			}
+			return v[0].A[k-1], nil
+		}}
+	}
+	return e, nil
 }

@@ -6,16 +6,20 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"lockd/locks"
 	"lockd/pgerr"
 )
 
 // evalCtx is what expressions see while running.
 type evalCtx struct {
-	s       *Session
-	ctx     context.Context
-	params  []Datum
-	aggVals []Datum // results of the current group's aggregates
+	s         *Session
+	ctx       context.Context
+	params    []Datum
+	aggVals   []Datum   // results of the current group's aggregates
+	groupVals []Datum   // GROUP BY values of the current group
+	outVals   []Datum   // the current output row (ORDER BY an output column)
+	outer     [][]Datum // rows of enclosing query levels, innermost last
+	subCache  map[*sublinkExpr]*subResult
+	tick      uint32 // rows produced, for periodic cancel checks
 }
 
 func (ec *evalCtx) formatCtx() *formatCtx {
@@ -26,7 +30,8 @@ func (ec *evalCtx) formatCtx() *formatCtx {
 }
 
 // rowSource is a relation in FROM. Virtual (system view) sources
-// materialise their rows when scanned.
+// materialise their rows when scanned. A row passed to fn is valid only
+// during the call.
 type rowSource interface {
 	name() string
 	columns() []Column
@@ -40,428 +45,277 @@ type sortKey struct {
 	cmp        func(a, b Datum) (int, error)
 }
 
-// selectPlan is a compiled SELECT over at most one source.
+// selectPlan is a compiled query: one level's FROM tree, filters,
+// grouping, projection, ordering and limits. Set operations and VALUES
+// lists are plans whose FROM is a single source producing their rows.
 type selectPlan struct {
-	src      rowSource
-	where    expr
-	targets  []expr
-	cols     []Column
-	groupBy  []expr
-	having   expr
-	aggs     []*aggRef
-	sort     []sortKey
-	limit    expr
-	offset   expr
-	distinct bool
-	rels     []relLock // relation locks to take at each execution
+	cols []Column
+	rels []relLock // relation locks to take at each execution
+	// correlated: the plan reads an enclosing query's row, so as a
+	// subquery it is re-run for every outer row.
+	correlated bool
+
+	from       planNode
+	width      int
+	oneTime    []expr // conditions over no FROM item, checked once per run
+	targets    []expr
+	srf        bool // some target is a set-returning function
+	grouped    bool
+	groupBy    []expr
+	having     expr
+	aggs       []*aggRef
+	sort       []sortKey
+	distinct   bool
+	distinctOn []expr
+	limit      expr
+	offset     expr
+	rowLocks   *rowLocking // FOR UPDATE / FOR SHARE
 }
 
-func isAggregate(name string) bool {
-	switch name {
-	case "count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every":
-		return true
-	}
-	return false
+// outputRef reads an already-computed output column (ORDER BY 1 / alias).
+type outputRef struct {
+	i int
+	t Type
 }
 
-// aggRef is one aggregate call; aggResult reads its value for the group.
-type aggRef struct {
-	name     string
-	arg      expr
-	filter   expr // FILTER (WHERE ...), or nil
-	star     bool
-	distinct bool
-	t        Type
+func (o *outputRef) typ() Type { return o.t }
+func (o *outputRef) eval(ec *evalCtx, _ []Datum) (Datum, error) {
+	return ec.outVals[o.i], nil
 }
 
-type aggResult struct {
-	idx int
-	t   Type
-}
+var errLimitReached = pgerr.New(pgerr.InternalError, "limit reached")
 
-func (r *aggResult) typ() Type { return r.t }
-func (r *aggResult) eval(ec *evalCtx, _ []Datum) (Datum, error) {
-	return ec.aggVals[r.idx], nil
-}
-
-func (a *analyzer) aggregate(name string, fc *pg.FuncCall) (expr, error) {
-	if a.aggs == nil {
-		return nil, posErr(pgerr.New(pgerr.GroupingError, "aggregate functions are not allowed here"), fc.Location)
-	}
-	if len(fc.AggOrder) > 0 {
-		return nil, posErr(pgerr.NotSupported("ORDER BY in aggregates is not supported"), fc.Location)
-	}
-	ref := &aggRef{name: name, star: fc.AggStar, distinct: fc.AggDistinct}
-	if fc.AggFilter != nil {
-		saved := a.aggs
-		a.aggs = nil
-		f, err := a.expr(fc.AggFilter)
-		a.aggs = saved
-		if err != nil {
-			return nil, err
-		}
-		if ref.filter, err = a.asBool(f, "FILTER", fc.Location); err != nil {
-			return nil, err
-		}
-	}
-	if ref.star {
-		if name != "count" {
-			return nil, posErr(pgerr.New(pgerr.WrongObjectType, "%s(*) specified, but %s is not an aggregate function", name, name), fc.Location)
-		}
-		ref.t = TypeInt8
-	} else {
-		if len(fc.Args) != 1 {
-			return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "function %s with %d arguments does not exist", name, len(fc.Args)), fc.Location)
-		}
-		saved := a.aggs
-		a.aggs = nil // no nested aggregates
-		arg, err := a.expr(fc.Args[0])
-		a.aggs = saved
-		if err != nil {
-			return nil, err
-		}
-		if isUnknown(arg) {
-			if arg, err = a.coerceUnknown(arg, TypeText); err != nil {
-				return nil, err
-			}
-		}
-		at := arg.typ()
-		cat := categoryOf(at)
-		switch name {
-		case "count":
-			ref.t = TypeInt8
-		case "sum":
-			switch {
-			case at.OID == OIDInt2 || at.OID == OIDInt4:
-				ref.t = TypeInt8
-			case at.OID == OIDInt8 || cat == catNumeric:
-				ref.t = TypeNumeric
-			case cat == catFloat:
-				ref.t = TypeFloat8
-			case at.OID == OIDInterval:
-				ref.t = TypeInterval
-			default:
-				return nil, noFunction(name, []expr{arg}, fc.Location)
-			}
-		case "avg":
-			switch {
-			case cat == catInt || cat == catNumeric:
-				ref.t = TypeNumeric
-			case cat == catFloat:
-				ref.t = TypeFloat8
-			default:
-				return nil, noFunction(name, []expr{arg}, fc.Location)
-			}
-		case "min", "max":
-			ref.t = at
-		case "bool_and", "bool_or", "every":
-			if arg, err = a.asBool(arg, name, fc.Location); err != nil {
-				return nil, err
-			}
-			ref.t = TypeBool
-		}
-		ref.arg = arg
-	}
-	*a.aggs = append(*a.aggs, ref)
-	return &aggResult{idx: len(*a.aggs) - 1, t: ref.t}, nil
-}
-
-// aggState accumulates one aggregate over a group.
-type aggState struct {
-	ref   *aggRef
-	count int64
-	i     int64
-	f     float64
-	n     *numeric
-	best  Datum
-	seen  map[string]bool
-}
-
-func (st *aggState) add(ec *evalCtx, row []Datum) error {
-	r := st.ref
-	if r.filter != nil {
-		v, err := r.filter.eval(ec, row)
-		if err != nil || v.Null || v.I == 0 {
-			return err
-		}
-	}
-	if r.star {
-		st.count++
-		return nil
-	}
-	v, err := r.arg.eval(ec, row)
-	if err != nil {
-		return err
-	}
-	if v.Null {
-		return nil
-	}
-	if r.distinct {
-		key := string(appendText(nil, r.arg.typ(), v, nil))
-		if st.seen == nil {
-			st.seen = map[string]bool{}
-		}
-		if st.seen[key] {
-			return nil
-		}
-		st.seen[key] = true
-	}
-	st.count++
-	at := r.arg.typ()
-	switch r.name {
-	case "sum", "avg":
-		switch categoryOf(at) {
-		case catInt:
-			if r.t.OID == OIDInt8 {
-				st.i += v.I // int8 sum of int4 cannot overflow in practice
-			} else {
-				if st.n == nil {
-					st.n = numericFromInt(0)
-				}
-				st.n = st.n.add(numericFromInt(v.I))
-			}
-		case catNumeric:
-			if st.n == nil {
-				st.n = numericFromInt(0)
-			}
-			st.n = st.n.add(mustNumeric(v.S))
-		case catFloat:
-			st.f += v.F
-		default:
-			st.i += v.I
-		}
-	case "min", "max":
-		if st.count == 1 {
-			st.best = v
-			return nil
-		}
-		c, err := comparator(at)(v, st.best)
-		if err != nil {
-			return err
-		}
-		if (r.name == "min" && c < 0) || (r.name == "max" && c > 0) {
-			st.best = v
-		}
-	case "bool_and", "every":
-		if st.count == 1 {
-			st.best = v
-		} else if v.I == 0 {
-			st.best = v
-		}
-	case "bool_or":
-		if st.count == 1 || v.I != 0 {
-			if st.count == 1 || st.best.I == 0 {
-				st.best = v
-			}
-		}
-	}
-	return nil
-}
-
-func (st *aggState) result() (Datum, error) {
-	r := st.ref
-	if r.name == "count" {
-		return intDatum(st.count), nil
-	}
-	if st.count == 0 {
-		return NullDatum, nil
-	}
-	switch r.name {
-	case "sum":
-		switch r.t.OID {
-		case OIDInt8, OIDInterval:
-			return intDatum(st.i), nil
-		case OIDFloat8:
-			return floatDatum(st.f), nil
-		}
-		return textDatum(st.n.String()), nil
-	case "avg":
-		if r.t.OID == OIDFloat8 {
-			return floatDatum(st.f / float64(st.count)), nil
-		}
-		if st.n == nil {
-			st.n = numericFromInt(st.i)
-		}
-		q, err := st.n.div(numericFromInt(st.count))
-		if err != nil {
-			return Datum{}, err
-		}
-		return textDatum(q.String()), nil
-	}
-	return st.best, nil
-}
-
-// compileSelect analyses a SelectStmt.
+// compileSelect analyses a SelectStmt at the top level of a statement.
 func (s *Session) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan, error) {
+	return newAnalyzer(s, params).compileQuery(sel)
+}
+
+// compileQuery compiles a query whose enclosing level is a.parentSc.
+func (a *analyzer) compileQuery(sel *pg.SelectStmt) (*selectPlan, error) {
 	switch {
-	case sel.Op != pg.SetOperation_SETOP_NONE:
-		return nil, pgerr.NotSupported("UNION, INTERSECT and EXCEPT are not supported")
 	case sel.WithClause != nil:
 		return nil, pgerr.NotSupported("WITH queries are not supported")
-	case len(sel.ValuesLists) > 0:
-		return nil, pgerr.NotSupported("VALUES lists are not supported")
 	case sel.IntoClause != nil:
 		return nil, pgerr.NotSupported("SELECT INTO is not supported")
-	case len(sel.LockingClause) > 0:
-		return nil, pgerr.NotSupported("SELECT FOR UPDATE/SHARE is not supported")
 	case len(sel.WindowClause) > 0:
 		return nil, pgerr.NotSupported("window functions are not supported")
 	}
-	a := newAnalyzer(s, params)
-	p := &selectPlan{}
-	if len(sel.FromClause) > 1 {
-		return nil, pgerr.NotSupported("joins are not supported")
+	switch {
+	case sel.Op != pg.SetOperation_SETOP_NONE:
+		return a.compileSetOp(sel)
+	case len(sel.ValuesLists) > 0:
+		return a.compileValues(sel)
 	}
-	if len(sel.FromClause) == 1 {
-		src, err := s.resolveFrom(sel.FromClause[0])
-		if err != nil {
-			return nil, err
-		}
-		p.src = src
-		a.scope = src.columns()
-		a.rel = src.name()
+	return a.compileSimple(sel)
+}
+
+// subquery compiles a subquery of the current level.
+func (a *analyzer) subquery(sel *pg.SelectStmt) (*selectPlan, error) {
+	return a.childWith(a.sc).compileQuery(sel)
+}
+
+func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
+	sc := newScope(a.parentSc)
+	la := a.level(sc)
+	fb := &fromBuilder{a: la, sc: sc}
+	root, err := fb.build(sel.FromClause)
+	if err != nil {
+		return nil, err
 	}
+	la.fb = fb
+	p := &selectPlan{from: root}
+
+	var where []expr
 	if sel.WhereClause != nil {
-		w, err := a.expr(sel.WhereClause)
+		wa := la.noAggs("WHERE")
+		w, err := wa.expr(sel.WhereClause)
 		if err != nil {
 			return nil, err
 		}
-		if p.where, err = a.asBool(w, "WHERE", -1); err != nil {
+		if w, err = wa.asBool(w, "WHERE", -1); err != nil {
 			return nil, err
 		}
+		where = conjuncts(w)
 	}
-	if ts, ok := p.src.(*tableSource); ok {
-		ts.useIndex(s.cat(), p.where)
-		p.rels = tableLocks(s.cat(), ts.t, locks.AccessShareLock)
-	}
+
 	var aggs []*aggRef
-	a.aggs = &aggs
+	la.aggs = &aggs
+	la.allowSRF = true
+	la.aggCtx = "SELECT"
+	if err := la.targetList(sel.TargetList, p); err != nil {
+		return nil, err
+	}
+	la.allowSRF = false
+
+	ga := la.noAggs("GROUP BY")
 	for _, g := range sel.GroupClause {
-		e, err := a.groupExpr(g, sel.TargetList)
+		e, err := ga.groupExpr(g, sel.TargetList, p)
 		if err != nil {
 			return nil, err
 		}
 		p.groupBy = append(p.groupBy, e)
 	}
-	for _, t := range sel.TargetList {
+	la.aggCtx = ""
+	if sel.HavingClause != nil {
+		h, err := la.expr(sel.HavingClause)
+		if err != nil {
+			return nil, err
+		}
+		if p.having, err = la.asBool(h, "HAVING", -1); err != nil {
+			return nil, err
+		}
+	}
+	for _, sb := range sel.SortClause {
+		k, err := la.sortKey(sb.GetSortBy(), p)
+		if err != nil {
+			return nil, err
+		}
+		p.sort = append(p.sort, k)
+	}
+	if len(sel.DistinctClause) > 0 {
+		if err := la.distinctClause(sel.DistinctClause, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := la.noAggs("LIMIT").limits(sel, p); err != nil {
+		return nil, err
+	}
+	p.aggs = aggs
+	if len(aggs) > 0 || len(p.groupBy) > 0 || p.having != nil {
+		p.grouped = true
+		if err := la.checkGrouping(p); err != nil {
+			return nil, err
+		}
+	}
+	if len(sel.LockingClause) > 0 {
+		if err := la.rowLockClause(sel, p, fb); err != nil {
+			return nil, err
+		}
+	}
+	if p.oneTime, err = fb.place(root, where); err != nil {
+		return nil, err
+	}
+	p.width = sc.width
+	p.rels = fb.rels
+	p.correlated = sc.correlated
+	return p, nil
+}
+
+// targetList compiles the select list, expanding * and t.*.
+func (a *analyzer) targetList(list []*pg.Node, p *selectPlan) error {
+	for _, t := range list {
 		rt := t.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
-			if p.src == nil {
-				return nil, posErr(pgerr.New(pgerr.SyntaxError, "SELECT * with no tables specified is not valid"), cr.Location)
+			var cols []nsColumn
+			if len(cr.Fields) == 1 {
+				if a.sc.width == 0 && len(a.sc.rels) == 0 {
+					return posErr(pgerr.New(pgerr.SyntaxError, "SELECT * with no tables specified is not valid"), cr.Location)
+				}
+				cols = a.sc.star
+			} else {
+				q := nodeName(cr.Fields[len(cr.Fields)-2])
+				rel := a.sc.relByAlias(q)
+				if rel == nil {
+					return posErr(pgerr.New(pgerr.UndefinedTable, "missing FROM-clause entry for table \"%s\"", q), cr.Location)
+				}
+				cols = rel.cols[:rel.star]
 			}
-			for i, c := range a.scope {
-				p.targets = append(p.targets, &colExpr{i: i, t: c.Type})
-				p.cols = append(p.cols, c)
+			for _, c := range cols {
+				p.targets = append(p.targets, c.e)
+				meta := c.meta
+				if meta.Attnum < 0 {
+					meta.TableOID, meta.Attnum = 0, 0
+				}
+				p.cols = append(p.cols, meta)
 			}
 			continue
 		}
 		e, err := a.expr(rt.Val)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if e, err = a.resolveOutput(e); err != nil {
-			return nil, err
+			return err
+		}
+		if _, ok := e.(*srfExpr); ok {
+			p.srf = true
 		}
 		name := rt.Name
 		if name == "" {
 			name = outputName(rt.Val)
 		}
 		col := Column{Name: name, Type: e.typ()}
-		if ce, ok := e.(*colExpr); ok && p.src != nil {
-			orig := a.scope[ce.i]
-			col.TableOID, col.Attnum = orig.TableOID, orig.Attnum
+		if ce, ok := e.(*colExpr); ok && a.fb != nil && ce.i < len(a.fb.posMeta()) {
+			if m := a.fb.posMeta()[ce.i]; m.Attnum > 0 {
+				col.TableOID, col.Attnum = m.TableOID, m.Attnum
+			}
 		}
 		p.targets = append(p.targets, e)
 		p.cols = append(p.cols, col)
 	}
-	if sel.HavingClause != nil {
-		h, err := a.expr(sel.HavingClause)
-		if err != nil {
-			return nil, err
-		}
-		if p.having, err = a.asBool(h, "HAVING", -1); err != nil {
-			return nil, err
-		}
-	}
-	for _, sb := range sel.SortClause {
-		by := sb.GetSortBy()
-		e, err := a.sortExpr(by.Node, p)
-		if err != nil {
-			return nil, err
-		}
-		if isUnknown(e) {
-			if e, err = a.coerceUnknown(e, TypeText); err != nil {
-				return nil, err
-			}
-		}
-		k := sortKey{e: e, desc: by.SortbyDir == pg.SortByDir_SORTBY_DESC, cmp: comparator(e.typ())}
-		k.nullsFirst = k.desc
-		switch by.SortbyNulls {
-		case pg.SortByNulls_SORTBY_NULLS_FIRST:
-			k.nullsFirst = true
-		case pg.SortByNulls_SORTBY_NULLS_LAST:
-			k.nullsFirst = false
-		}
-		p.sort = append(p.sort, k)
-	}
-	a.aggs = nil
-	for _, lim := range []struct {
-		n   *pg.Node
-		dst *expr
-	}{{sel.LimitCount, &p.limit}, {sel.LimitOffset, &p.offset}} {
-		if lim.n == nil {
-			continue
-		}
-		e, err := a.expr(lim.n)
-		if err != nil {
-			return nil, err
-		}
-		if c, ok := e.(*constExpr); ok && c.d.Null {
-			continue // LIMIT NULL / LIMIT ALL
-		}
-		if e, err = a.castTo(e, TypeInt8, false); err != nil {
-			return nil, err
-		}
-		*lim.dst = e
-	}
-	if len(sel.DistinctClause) > 0 {
-		if sel.DistinctClause[0] != nil && sel.DistinctClause[0].GetNode() != nil {
-			return nil, pgerr.NotSupported("DISTINCT ON is not supported")
-		}
-		p.distinct = true
-	}
-	p.aggs = aggs
-	if len(aggs) > 0 || len(p.groupBy) > 0 {
-		if err := checkGrouping(p); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	return nil
 }
 
-// groupExpr resolves a GROUP BY item: an output position, an output
-// alias, or an expression.
-func (a *analyzer) groupExpr(n *pg.Node, targets []*pg.Node) (expr, error) {
+// posMeta returns the column metadata of each level-row position.
+func (fb *fromBuilder) posMeta() []Column {
+	out := make([]Column, 0, fb.sc.width)
+	for _, l := range fb.leaves {
+		out = append(out, l.src.columns()...)
+	}
+	return out
+}
+
+// groupExpr resolves a GROUP BY item: an output position, an input
+// expression, or (failing that) an output column name, as PostgreSQL's
+// SQL99 rule has it.
+func (a *analyzer) groupExpr(n *pg.Node, targets []*pg.Node, p *selectPlan) (expr, error) {
 	if c := n.GetAConst(); c != nil {
 		if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
 			i := int(iv.Ival.Ival)
-			if i < 1 || i > len(targets) {
+			if i < 1 || i > len(p.targets) {
 				return nil, posErr(pgerr.New(pgerr.InvalidColumnReference, "GROUP BY position %d is not in select list", i), c.Location)
 			}
-			saved := a.aggs
-			a.aggs = nil
-			defer func() { a.aggs = saved }()
-			return a.expr(targets[i-1].GetResTarget().Val)
+			if _, ok := p.targets[i-1].(*aggResult); ok {
+				return nil, posErr(pgerr.New(pgerr.GroupingError, "aggregate functions are not allowed in GROUP BY"), c.Location)
+			}
+			return p.targets[i-1], nil
 		}
 	}
-	saved := a.aggs
-	a.aggs = nil
-	defer func() { a.aggs = saved }()
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+		name := nodeName(cr.Fields[0])
+		if _, _, _, err := a.sc.lookupColumn("", name, cr.Location); err != nil {
+			for i, c := range p.cols {
+				if c.Name == name {
+					return p.targets[i], nil
+				}
+			}
+		}
+	}
 	return a.expr(n)
 }
 
-// sortExpr resolves an ORDER BY item: position, output alias, or
+// sortKey resolves an ORDER BY item: an output position, an output
+// column name (which wins over an input column, as SQL92 says), or an
 // expression over the input.
+func (a *analyzer) sortKey(by *pg.SortBy, p *selectPlan) (sortKey, error) {
+	if by.UseOp != nil {
+		return sortKey{}, pgerr.NotSupported("ORDER BY ... USING is not supported")
+	}
+	e, err := a.sortExpr(by.Node, p)
+	if err != nil {
+		return sortKey{}, err
+	}
+	if isUnknown(e) {
+		if e, err = a.coerceUnknown(e, TypeText); err != nil {
+			return sortKey{}, err
+		}
+	}
+	if isArray(e.typ()) {
+		return sortKey{}, pgerr.NotSupported("ordering by arrays is not supported")
+	}
+	return newSortKey(e, by), nil
+}
+
 func (a *analyzer) sortExpr(n *pg.Node, p *selectPlan) (expr, error) {
 	if c := n.GetAConst(); c != nil {
 		if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
@@ -472,96 +326,208 @@ func (a *analyzer) sortExpr(n *pg.Node, p *selectPlan) (expr, error) {
 			return &outputRef{i: i - 1, t: p.cols[i-1].Type}, nil
 		}
 	}
-	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
 		name := nodeName(cr.Fields[0])
-		inScope := false
-		for _, c := range a.scope {
-			if c.Name == name {
-				inScope = true
+		match := -1
+		for i, c := range p.cols {
+			if c.Name != name {
+				continue
+			}
+			if match >= 0 && exprKey(p.targets[match]) != exprKey(p.targets[i]) {
+				return nil, posErr(pgerr.New(pgerr.AmbiguousColumn, "ORDER BY \"%s\" is ambiguous", name), cr.Location)
+			}
+			if match < 0 {
+				match = i
 			}
 		}
-		if !inScope {
-			for i, c := range p.cols {
-				if c.Name == name {
-					return &outputRef{i: i, t: c.Type}, nil
-				}
-			}
+		if match >= 0 {
+			return &outputRef{i: match, t: p.cols[match].Type}, nil
 		}
 	}
 	return a.expr(n)
 }
 
-// outputRef reads an already-computed output column (ORDER BY 1 / alias).
-type outputRef struct {
-	i int
-	t Type
-}
-
-func (o *outputRef) typ() Type { return o.t }
-func (o *outputRef) eval(ec *evalCtx, row []Datum) (Datum, error) {
-	return row[len(row)-1-o.i], nil // see sortRow: outputs are appended reversed
-}
-
-// checkGrouping rejects plain column references outside GROUP BY in an
-// aggregated query, as PostgreSQL does.
-func checkGrouping(p *selectPlan) error {
-	grouped := map[int]bool{}
-	for _, g := range p.groupBy {
-		if c, ok := g.(*colExpr); ok {
-			grouped[c.i] = true
-		}
-	}
-	var bad func(e expr) *colExpr
-	bad = func(e expr) *colExpr {
-		switch x := e.(type) {
-		case *colExpr:
-			if !grouped[x.i] {
-				return x
+func (a *analyzer) distinctClause(list []*pg.Node, p *selectPlan) error {
+	if len(list) == 1 && (list[0] == nil || list[0].GetNode() == nil) {
+		p.distinct = true
+		for _, k := range p.sort {
+			if _, ok := k.e.(*outputRef); ok {
+				continue
 			}
-		case *binopExpr:
-			if c := bad(x.l); c != nil {
-				return c
-			}
-			return bad(x.r)
-		case *funcExpr:
-			for _, a := range x.args {
-				if c := bad(a); c != nil {
-					return c
+			key := exprKey(k.e)
+			found := false
+			for _, t := range p.targets {
+				if key != "" && exprKey(t) == key {
+					found = true
 				}
 			}
-		case *castExpr:
-			return bad(x.arg)
-		case *negExpr:
-			return bad(x.arg)
-		case *boolExpr:
-			for _, a := range x.args {
-				if c := bad(a); c != nil {
-					return c
-				}
+			if !found {
+				return pgerr.New(pgerr.InvalidColumnReference, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 			}
 		}
 		return nil
 	}
-	for _, t := range p.targets {
-		if c := bad(t); c != nil {
-			name := "?"
-			if p.src != nil {
-				name = p.src.name() + "." + p.src.columns()[c.i].Name
-			}
-			return pgerr.New(pgerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", name)
+	for _, n := range list {
+		e, err := a.sortExpr(n, p)
+		if err != nil {
+			return err
 		}
+		p.distinctOn = append(p.distinctOn, e)
+	}
+	// PostgreSQL: the DISTINCT ON expressions must match the leftmost
+	// ORDER BY expressions.
+	for i, d := range p.distinctOn {
+		if i >= len(p.sort) {
+			break
+		}
+		if sameSortTarget(d, p.sort[i].e, p) {
+			continue
+		}
+		return pgerr.New(pgerr.InvalidColumnReference, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
 	}
 	return nil
 }
 
-// run executes the plan, calling emit for each output row.
-func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
-	type outRow struct {
-		out  []Datum
-		keys []Datum
+// sameSortTarget reports whether two ORDER BY / DISTINCT ON items denote
+// the same value.
+func sameSortTarget(a, b expr, p *selectPlan) bool {
+	resolve := func(e expr) string {
+		if o, ok := e.(*outputRef); ok {
+			return exprKey(p.targets[o.i])
+		}
+		return exprKey(e)
 	}
-	var results []outRow
-	needBuffer := len(p.sort) > 0 || p.distinct || len(p.aggs) > 0 || len(p.groupBy) > 0
+	ka, kb := resolve(a), resolve(b)
+	return ka != "" && ka == kb
+}
+
+func (a *analyzer) limits(sel *pg.SelectStmt, p *selectPlan) error {
+	if sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
+		return pgerr.NotSupported("FETCH ... WITH TIES is not supported")
+	}
+	for _, lim := range []struct {
+		n   *pg.Node
+		dst *expr
+	}{{sel.LimitCount, &p.limit}, {sel.LimitOffset, &p.offset}} {
+		if lim.n == nil {
+			continue
+		}
+		e, err := a.expr(lim.n)
+		if err != nil {
+			return err
+		}
+		if c, ok := e.(*constExpr); ok && c.d.Null {
+			continue // LIMIT NULL / LIMIT ALL
+		}
+		if e, err = a.castTo(e, TypeInt8, false); err != nil {
+			return err
+		}
+		*lim.dst = e
+	}
+	return nil
+}
+
+// checkGrouping rewrites the expressions of an aggregated query to read
+// GROUP BY values, and rejects any other column of this level used
+// outside an aggregate, unless the query groups by its table's primary
+// key (functional dependency, as PostgreSQL allows).
+func (a *analyzer) checkGrouping(p *selectPlan) error {
+	keys := make([]string, len(p.groupBy))
+	for i, g := range p.groupBy {
+		keys[i] = exprKey(g)
+	}
+	groupedCols := map[int]bool{}
+	for _, g := range p.groupBy {
+		if c, ok := g.(*colExpr); ok {
+			groupedCols[c.i] = true
+		}
+	}
+	var bad *colExpr
+	rewrite := func(e expr) expr {
+		if e == nil {
+			return nil
+		}
+		return rewriteExpr(e, func(x expr) expr {
+			if k := exprKey(x); k != "" {
+				for i, gk := range keys {
+					if gk == k {
+						return &groupRef{idx: i, t: x.typ()}
+					}
+				}
+			}
+			if c, ok := x.(*colExpr); ok && bad == nil && !a.functionallyDependent(c.i, groupedCols) {
+				bad = c
+			}
+			return nil
+		})
+	}
+	for i := range p.targets {
+		p.targets[i] = rewrite(p.targets[i])
+	}
+	p.having = rewrite(p.having)
+	for i := range p.sort {
+		p.sort[i].e = rewrite(p.sort[i].e)
+	}
+	for i := range p.distinctOn {
+		p.distinctOn[i] = rewrite(p.distinctOn[i])
+	}
+	if bad != nil {
+		return pgerr.New(pgerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", a.columnName(bad.i))
+	}
+	return nil
+}
+
+// functionallyDependent reports whether level-row position pos is
+// determined by the grouped positions: its table's primary key columns
+// are all grouped.
+func (a *analyzer) functionallyDependent(pos int, grouped map[int]bool) bool {
+	if grouped[pos] || a.fb == nil {
+		return grouped[pos]
+	}
+	for _, l := range a.fb.leaves {
+		if pos < l.off || pos >= l.off+l.n {
+			continue
+		}
+		ts, ok := l.src.(*tableSource)
+		if !ok {
+			return false
+		}
+		for _, ix := range a.s.cat().tableIndexes(ts.t) {
+			if !ix.Primary {
+				continue
+			}
+			for _, c := range ix.Cols {
+				if !grouped[l.off+c] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// columnName names a level-row position as alias.column for messages.
+func (a *analyzer) columnName(pos int) string {
+	for _, r := range a.sc.rels {
+		for _, c := range r.cols {
+			if ce, ok := c.e.(*colExpr); ok && ce.i == pos {
+				if r.alias == "" {
+					return c.name
+				}
+				return r.alias + "." + c.name
+			}
+		}
+	}
+	return "?"
+}
+
+// run executes the plan, calling emit for each output row. The row
+// passed to emit is valid only during the call.
+func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
+	if ok, err := passes(ec, p.oneTime, nil); err != nil || !ok {
+		return err
+	}
 	limit, offset := int64(-1), int64(0)
 	for _, l := range []struct {
 		e   expr
@@ -577,42 +543,32 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		if !v.Null {
 			if v.I < 0 {
 				if l.dst == &limit {
-					return pgerr.New("2201W", "LIMIT must not be negative")
+					return pgerr.New(pgerr.InvalidRowCountLimit, "LIMIT must not be negative")
 				}
-				return pgerr.New("2201X", "OFFSET must not be negative")
+				return pgerr.New(pgerr.InvalidOffsetLimit, "OFFSET must not be negative")
 			}
 			*l.dst = v.I
 		}
 	}
-	produce := func(row []Datum) (outRow, error) {
-		out := make([]Datum, len(p.targets))
-		for i, t := range p.targets {
-			v, err := t.eval(ec, row)
-			if err != nil {
-				return outRow{}, err
-			}
-			out[i] = v
+	if limit == 0 && p.rowLocks == nil {
+		return nil
+	}
+	buf := make([]Datum, p.width)
+	scan := func(fn func() error) error {
+		if p.from == nil {
+			return fn()
 		}
-		var keys []Datum
-		if len(p.sort) > 0 {
-			ext := make([]Datum, 0, len(row)+len(out))
-			ext = append(ext, row...)
-			for i := len(out) - 1; i >= 0; i-- {
-				ext = append(ext, out[i])
-			}
-			keys = make([]Datum, len(p.sort))
-			for i, k := range p.sort {
-				v, err := k.e.eval(ec, ext)
-				if err != nil {
-					return outRow{}, err
+		return p.from.run(ec, buf, func() error {
+			if ec.tick++; ec.tick&1023 == 0 {
+				if err := checkCancel(ec); err != nil {
+					return err
 				}
-				keys[i] = v
 			}
-		}
-		return outRow{out: out, keys: keys}, nil
+			return fn()
+		})
 	}
 	var emitted, skipped int64
-	direct := func(r outRow) error {
+	direct := func(out []Datum) error {
 		if skipped < offset {
 			skipped++
 			return nil
@@ -621,124 +577,66 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 			return errLimitReached
 		}
 		emitted++
-		return emit(r.out)
+		return emit(out)
 	}
-	if len(p.aggs) > 0 || len(p.groupBy) > 0 {
-		type group struct {
-			first  []Datum
-			states []aggState
-		}
-		var order []string
-		groups := map[string]*group{}
-		scan := func(row []Datum) error {
-			var key []byte
-			for _, g := range p.groupBy {
-				v, err := g.eval(ec, row)
-				if err != nil {
-					return err
-				}
-				if v.Null {
-					key = append(key, 0)
-				} else {
-					key = append(key, 1)
-					key = appendText(key, g.typ(), v, nil)
-				}
-				key = append(key, 0xff)
-			}
-			gr := groups[string(key)]
-			if gr == nil {
-				gr = &group{first: append([]Datum(nil), row...), states: make([]aggState, len(p.aggs))}
-				for i, r := range p.aggs {
-					gr.states[i].ref = r
-				}
-				groups[string(key)] = gr
-				order = append(order, string(key))
-			}
-			for i := range gr.states {
-				if err := gr.states[i].add(ec, row); err != nil {
-					return err
-				}
-			}
+	buffered := p.grouped || len(p.sort) > 0 || p.distinct || len(p.distinctOn) > 0 || p.rowLocks != nil
+	out := make([]Datum, len(p.targets))
+	if !buffered {
+		err := scan(func() error { return p.project(ec, buf, out, direct) })
+		if err == errLimitReached {
 			return nil
 		}
-		if err := p.scanSource(ec, scan); err != nil {
-			return err
-		}
-		if len(p.groupBy) == 0 && len(groups) == 0 {
-			gr := &group{states: make([]aggState, len(p.aggs))}
-			if p.src != nil {
-				gr.first = make([]Datum, len(p.src.columns()))
-				for i := range gr.first {
-					gr.first[i] = NullDatum
+		return err
+	}
+
+	type outRow struct {
+		out  []Datum
+		keys []Datum
+		lock []lockTarget
+	}
+	var results []outRow
+	collect := func(row []Datum) error {
+		return p.project(ec, row, out, func(o []Datum) error {
+			r := outRow{out: append([]Datum(nil), o...)}
+			if len(p.sort) > 0 || len(p.distinctOn) > 0 {
+				ec.outVals = r.out
+				for _, k := range p.sort {
+					v, err := k.e.eval(ec, row)
+					if err != nil {
+						return err
+					}
+					r.keys = append(r.keys, v)
 				}
-			}
-			for i, r := range p.aggs {
-				gr.states[i].ref = r
-			}
-			groups[""] = gr
-			order = append(order, "")
-		}
-		for _, k := range order {
-			gr := groups[k]
-			vals := make([]Datum, len(gr.states))
-			for i := range gr.states {
-				v, err := gr.states[i].result()
-				if err != nil {
-					return err
+				for _, d := range p.distinctOn {
+					v, err := d.eval(ec, row)
+					if err != nil {
+						return err
+					}
+					r.keys = append(r.keys, v)
 				}
-				vals[i] = v
+				ec.outVals = nil
 			}
-			ec.aggVals = vals
-			if p.having != nil {
-				h, err := p.having.eval(ec, gr.first)
-				if err != nil {
-					return err
-				}
-				if h.Null || h.I == 0 {
-					continue
-				}
-			}
-			r, err := produce(gr.first)
-			if err != nil {
-				return err
+			if p.rowLocks != nil {
+				r.lock = p.rowLocks.targets(row)
 			}
 			results = append(results, r)
-		}
-		ec.aggVals = nil
-	} else {
-		scan := func(row []Datum) error {
-			r, err := produce(row)
-			if err != nil {
-				return err
-			}
-			if needBuffer {
-				results = append(results, r)
-				return nil
-			}
-			return direct(r)
-		}
-		if err := p.scanSource(ec, scan); err != nil && err != errLimitReached {
+			return nil
+		})
+	}
+	if p.grouped {
+		if err := p.runGroups(ec, scan, buf, collect); err != nil {
 			return err
 		}
-		if !needBuffer {
-			return nil
-		}
+	} else if err := scan(func() error { return collect(buf) }); err != nil {
+		return err
 	}
 	if p.distinct {
 		seen := map[string]bool{}
 		kept := results[:0]
 		for _, r := range results {
-			var key []byte
-			for i, v := range r.out {
-				if v.Null {
-					key = append(key, 0)
-				} else {
-					key = appendText(append(key, 1), p.cols[i].Type, v, nil)
-				}
-				key = append(key, 0xff)
-			}
-			if !seen[string(key)] {
-				seen[string(key)] = true
+			key := rowKey(r.out, p.cols)
+			if !seen[key] {
+				seen[key] = true
 				kept = append(kept, r)
 			}
 		}
@@ -747,106 +645,202 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 	if len(p.sort) > 0 {
 		var sortErr error
 		sort.SliceStable(results, func(i, j int) bool {
-			for k, key := range p.sort {
-				a, b := results[i].keys[k], results[j].keys[k]
-				switch {
-				case a.Null && b.Null:
-					continue
-				case a.Null:
-					return key.nullsFirst
-				case b.Null:
-					return !key.nullsFirst
-				}
-				c, err := key.cmp(a, b)
-				if err != nil {
-					sortErr = err
-					return false
-				}
-				if c == 0 {
-					continue
-				}
-				if key.desc {
-					return c > 0
-				}
-				return c < 0
+			c, err := compareKeys(p.sort, results[i].keys, results[j].keys)
+			if err != nil {
+				sortErr = err
 			}
-			return false
+			return c < 0
 		})
 		if sortErr != nil {
 			return sortErr
 		}
 	}
-	for _, r := range results {
-		if err := direct(r); err != nil {
-			if err == errLimitReached {
-				return nil
+	if len(p.distinctOn) > 0 {
+		n := len(p.sort)
+		types := make([]Column, len(p.distinctOn))
+		for i, d := range p.distinctOn {
+			types[i] = Column{Type: d.typ()}
+		}
+		kept := results[:0]
+		prev := ""
+		for i, r := range results {
+			key := rowKey(r.keys[n:], types)
+			if i == 0 || key != prev {
+				kept = append(kept, r)
 			}
+			prev = key
+		}
+		results = kept
+	}
+	for _, r := range results {
+		if skipped < offset {
+			skipped++
+			continue
+		}
+		if limit >= 0 && emitted >= limit {
+			break
+		}
+		if p.rowLocks != nil {
+			ok, err := p.rowLocks.lock(ec, r.lock)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // SKIP LOCKED, or the row is gone
+			}
+		}
+		emitted++
+		if err := emit(r.out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-var errLimitReached = pgerr.New(pgerr.InternalError, "limit reached")
-
-func (p *selectPlan) scanSource(ec *evalCtx, fn func(row []Datum) error) error {
-	filter := func(row []Datum) error {
-		if err := ec.ctx.Err(); err != nil {
-			return context.Cause(ec.ctx)
+// rowKey encodes a row for DISTINCT.
+func rowKey(vals []Datum, cols []Column) string {
+	var key []byte
+	for i, v := range vals {
+		if v.Null {
+			key = append(key, 0)
+			continue
 		}
-		if p.where != nil {
-			v, err := p.where.eval(ec, row)
+		key = appendHashKey(append(key, 1), cols[i].Type, v)
+	}
+	return string(key)
+}
+
+// project computes the output row(s) for one input row: one row, or for
+// set-returning targets as many as the longest set.
+func (p *selectPlan) project(ec *evalCtx, row, out []Datum, fn func([]Datum) error) error {
+	if !p.srf {
+		for i, t := range p.targets {
+			v, err := t.eval(ec, row)
 			if err != nil {
 				return err
 			}
-			if v.Null || v.I == 0 {
+			out[i] = v
+		}
+		return fn(out)
+	}
+	sets := make([][]Datum, len(p.targets))
+	longest := 0
+	for i, t := range p.targets {
+		if f, ok := t.(*srfExpr); ok {
+			if err := f.each(ec, row, func(d Datum) error {
+				sets[i] = append(sets[i], d)
 				return nil
+			}); err != nil {
+				return err
+			}
+			if len(sets[i]) > longest {
+				longest = len(sets[i])
+			}
+			continue
+		}
+		v, err := t.eval(ec, row)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	for k := 0; k < longest; k++ {
+		for i, t := range p.targets {
+			if _, ok := t.(*srfExpr); !ok {
+				continue
+			}
+			if k < len(sets[i]) {
+				out[i] = sets[i][k]
+			} else {
+				out[i] = NullDatum
 			}
 		}
-		return fn(row)
+		if err := fn(out); err != nil {
+			return err
+		}
 	}
-	if p.src == nil {
-		return filter(nil)
-	}
-	return p.src.scan(ec, filter)
+	return nil
 }
 
-// resolveFrom finds the relation named in FROM.
-func (s *Session) resolveFrom(n *pg.Node) (rowSource, error) {
-	rv := n.GetRangeVar()
-	if rv == nil {
-		if rf := n.GetRangeFunction(); rf != nil {
-			return s.functionSource(rf)
-		}
-		return nil, pgerr.NotSupported("this kind of FROM item (%s) is not supported", nodeKind(n))
+// runGroups aggregates the scanned rows by the GROUP BY values and calls
+// fn with each group's representative row, with ec.aggVals and
+// ec.groupVals set for it.
+func (p *selectPlan) runGroups(ec *evalCtx, scan func(func() error) error, buf []Datum, fn func(row []Datum) error) error {
+	type group struct {
+		first  []Datum
+		vals   []Datum
+		states []aggState
 	}
-	if rv.Schemaname != "" && rv.Schemaname != "pg_catalog" && rv.Schemaname != "public" {
-		return nil, posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname), rv.Location)
-	}
-	v, ok := s.eng.views[rv.Relname]
-	if !ok || (rv.Schemaname == "public") {
-		if rv.Schemaname == "pg_catalog" {
-			return nil, posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s.%s\" does not exist", rv.Schemaname, rv.Relname), rv.Location)
-		}
-		t, err := s.resolveTable(rv)
-		if err != nil {
-			return nil, err
-		}
-		alias := t.Name
-		if rv.Alias != nil {
-			alias = rv.Alias.Aliasname
-			if len(rv.Alias.Colnames) > 0 {
-				return nil, pgerr.NotSupported("column aliases in FROM are not supported")
+	var order []*group
+	groups := map[string]*group{}
+	vals := make([]Datum, len(p.groupBy))
+	var key []byte
+	err := scan(func() error {
+		key = key[:0]
+		for i, g := range p.groupBy {
+			v, err := g.eval(ec, buf)
+			if err != nil {
+				return err
+			}
+			vals[i] = v
+			if v.Null {
+				key = append(key, 0)
+			} else {
+				key = appendHashKey(append(key, 1), g.typ(), v)
 			}
 		}
-		return newTableSource(t, alias), nil
+		gr := groups[string(key)]
+		if gr == nil {
+			gr = &group{first: append([]Datum(nil), buf...), vals: append([]Datum(nil), vals...), states: make([]aggState, len(p.aggs))}
+			for i, r := range p.aggs {
+				gr.states[i].ref = r
+			}
+			groups[string(key)] = gr
+			order = append(order, gr)
+		}
+		for i := range gr.states {
+			if err := gr.states[i].add(ec, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	src := &viewSource{v: v, s: s, alias: rv.Relname}
-	if rv.Alias != nil {
-		src.alias = rv.Alias.Aliasname
-		if len(rv.Alias.Colnames) > 0 {
-			return nil, pgerr.NotSupported("column aliases in FROM are not supported")
+	if len(p.groupBy) == 0 && len(order) == 0 {
+		gr := &group{first: make([]Datum, len(buf)), states: make([]aggState, len(p.aggs))}
+		for i := range gr.first {
+			gr.first[i] = NullDatum
+		}
+		for i, r := range p.aggs {
+			gr.states[i].ref = r
+		}
+		order = append(order, gr)
+	}
+	defer func() { ec.aggVals, ec.groupVals = nil, nil }()
+	for _, gr := range order {
+		av := make([]Datum, len(gr.states))
+		for i := range gr.states {
+			v, err := gr.states[i].result()
+			if err != nil {
+				return err
+			}
+			av[i] = v
+		}
+		ec.aggVals, ec.groupVals = av, gr.vals
+		if p.having != nil {
+			h, err := p.having.eval(ec, gr.first)
+			if err != nil {
+				return err
+			}
+			if h.Null || h.I == 0 {
+				continue
+			}
+		}
+		if err := fn(gr.first); err != nil {
+			return err
 		}
 	}
-	return src, nil
+	return nil
 }

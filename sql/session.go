@@ -61,7 +61,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
-	for _, v := range []*view{settingsView(), pgLocksView(), statActivityView(), extensionView()} {
+	for _, v := range append([]*view{settingsView(), pgLocksView(), statActivityView(), extensionView()}, catalogViews()...) {
 		e.views[v.name] = v
 	}
 	return e, nil
@@ -152,6 +152,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.act.app = info.Settings.String("application_name")
+	s.fc.s = s
 	s.refreshFormat()
 	e.mu.Lock()
 	e.live[s.pid] = s

@@ -45,6 +45,8 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 	var b strings.Builder
 	b.Grow(len(q) + 8)
 	prevWord := ""     // the last identifier or keyword, lower case
+	lastWord := ""     // the identifier or keyword before prevWord
+	byList := false    // inside ORDER BY / GROUP BY, where 1 means column 1
 	lastTok := byte(0) // last significant character
 	typmodDepth := 0   // >0 inside the parentheses of a type modifier
 	sawSemicolon := false
@@ -138,6 +140,9 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 			if j < len(q) && isIdentChar(q[j]) {
 				return "", nil, false // 123abc: let the parser judge
 			}
+			if byList && (prevWord == "by" || lastTok == ',') {
+				return "", nil, false // ORDER BY 1 names an output column
+			}
 			text := q[i:j]
 			if typmodDepth > 0 {
 				b.WriteString(text) // a type modifier stays in the key
@@ -163,7 +168,13 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 			for j < len(q) && isIdentChar(q[j]) {
 				j++
 			}
-			prevWord = strings.ToLower(q[i:j])
+			lastWord, prevWord = prevWord, strings.ToLower(q[i:j])
+			switch prevWord {
+			case "by":
+				byList = lastWord == "order" || lastWord == "group"
+			case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where", "from":
+				byList = false
+			}
 			b.WriteString(q[i:j])
 			lastTok = q[j-1]
 			i = j

@@ -21,6 +21,10 @@ func TestShapeOf(t *testing.T) {
 		{"select 1 -- comment", "", 0, false},
 		{"create table t (a char(84))", "", 0, false},
 		{"select name from pg_settings", "", 0, false},
+		{"select a, b from t where a = 5 order by 1", "", 0, false},
+		{"select a, count(*) from t group by 1", "", 0, false},
+		{"select a from t order by a, 2", "", 0, false},
+		{"select a from t where a = 5 order by a limit 10", "ii|select a from t where a = $1 order by a limit $2", 2, true},
 	}
 	for _, c := range cases {
 		key, lits, ok := shapeOf(c.q)

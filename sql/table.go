@@ -18,8 +18,9 @@ type relLock struct {
 	mode locks.LockMode
 }
 
-// tableSource scans a user table, or looks up its primary key when the
-// WHERE clause pins every key column to a value.
+// tableSource scans a user table, or looks up an index when the WHERE
+// clause (or a join) pins every key column to a value. Its rows hold the
+// table's columns followed by the system columns ctid and tableoid.
 type tableSource struct {
 	t     *TableDef
 	alias string
@@ -29,31 +30,63 @@ type tableSource struct {
 	index   *IndexDef
 	keyArgs []expr
 	keyTyps []Type
+	// keysReadLevel: keyArgs read other FROM items of the level row (an
+	// index nested loop)
+	keysReadLevel bool
 }
+
+// System columns every table row carries after its own columns, with
+// PostgreSQL's attribute numbers.
+const (
+	sysColCtid     = 0
+	sysColTableoid = 1
+	numSysCols     = 2
+)
 
 func (ts *tableSource) name() string      { return ts.alias }
 func (ts *tableSource) columns() []Column { return ts.cols }
+func (ts *tableSource) readsLevel() bool  { return ts.keysReadLevel }
 
 func newTableSource(t *TableDef, alias string) *tableSource {
 	ts := &tableSource{t: t, alias: alias, defs: t.Cols}
 	for i := range t.Cols {
 		ts.cols = append(ts.cols, Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: int16(i + 1)})
 	}
+	ts.cols = append(ts.cols,
+		Column{Name: "ctid", Type: TypeTid, TableOID: t.OID, Attnum: -1},
+		Column{Name: "tableoid", Type: TypeOid, TableOID: t.OID, Attnum: -6})
 	return ts
 }
 
 // scan calls fn for every tuple visible to the statement's snapshot.
 func (ts *tableSource) scan(ec *evalCtx, fn func([]Datum) error) error {
-	return ts.scanTIDs(ec, func(_ storage.TID, row []Datum) error { return fn(row) })
+	return ts.scanLevel(ec, nil, fn)
+}
+
+// scanLevel is scan with the index keys evaluated over the level row.
+func (ts *tableSource) scanLevel(ec *evalCtx, level []Datum, fn func([]Datum) error) error {
+	return ts.scanTIDsLevel(ec, level, func(_ storage.TID, row []Datum) error { return fn(row) })
 }
 
 func (ts *tableSource) scanTIDs(ec *evalCtx, fn func(storage.TID, []Datum) error) error {
+	return ts.scanTIDsLevel(ec, nil, fn)
+}
+
+func tidDatum(tid storage.TID) Datum { return intDatum(int64(tid.Block)<<16 | int64(tid.Offset)) }
+
+func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storage.TID, []Datum) error) error {
 	s := ec.s
-	row := make([]Datum, len(ts.defs))
+	n := len(ts.defs)
+	row := make([]Datum, n+numSysCols)
+	row[n+sysColTableoid] = intDatum(int64(ts.t.OID))
+	fn := func(tid storage.TID, row []Datum) error {
+		row[n+sysColCtid] = tidDatum(tid)
+		return fn0(tid, row)
+	}
 	st := s.eng.store
 	relfile := storage.RelID(ts.t.RelFile)
 	if ts.index != nil {
-		key, ok, err := ts.lookupKey(ec)
+		key, ok, err := ts.lookupKey(ec, level)
 		if err != nil || !ok {
 			return err
 		}
@@ -116,10 +149,10 @@ func (ts *tableSource) scanTIDs(ec *evalCtx, fn func(storage.TID, []Datum) error
 }
 
 // lookupKey evaluates the key values; a NULL key matches nothing.
-func (ts *tableSource) lookupKey(ec *evalCtx) ([]byte, bool, error) {
+func (ts *tableSource) lookupKey(ec *evalCtx, level []Datum) ([]byte, bool, error) {
 	vals := make([]Datum, len(ts.keyArgs))
 	for i, a := range ts.keyArgs {
-		v, err := a.eval(ec, nil)
+		v, err := a.eval(ec, level)
 		if err != nil {
 			return nil, false, err
 		}
@@ -131,9 +164,9 @@ func (ts *tableSource) lookupKey(ec *evalCtx) ([]byte, bool, error) {
 	return appendKey(nil, ts.keyTyps, vals), true, nil
 }
 
-// useIndex looks for `col = value` conjuncts covering a unique index and,
-// if found, turns the scan into an index lookup. The WHERE clause stays
-// in force as a recheck.
+// useIndex looks for `col = value` conjuncts covering an index and, if
+// found, turns the scan into an index lookup. The WHERE clause stays in
+// force as a recheck. where reads the table's own row (UPDATE, DELETE).
 func (ts *tableSource) useIndex(cat *catalogState, where expr) {
 	if where == nil {
 		return
@@ -160,6 +193,16 @@ func (ts *tableSource) useIndex(cat *catalogState, where expr) {
 		}
 	}
 	collect(where)
+	ts.useIndexKeys(cat, eq)
+}
+
+// useIndexKeys turns the scan into a lookup of an index whose every
+// column is pinned by eq (column position → key expression), preferring
+// unique indexes, and returns the columns whose keys it used.
+func (ts *tableSource) useIndexKeys(cat *catalogState, eq map[int]expr) []int {
+	if len(eq) == 0 {
+		return nil
+	}
 	// unique indexes first: a lookup there finds at most one live row
 	ixs := cat.tableIndexes(ts.t)
 	sort.SliceStable(ixs, func(i, j int) bool { return ixs[i].Unique && !ixs[j].Unique })
@@ -178,15 +221,26 @@ func (ts *tableSource) useIndex(cat *catalogState, where expr) {
 		}
 		if ok {
 			ts.index, ts.keyArgs, ts.keyTyps = ix, args, typs
-			return
+			return ix.Cols
 		}
 	}
+	return nil
 }
 
 // isRowFree reports whether e reads no column of the current row.
 func isRowFree(e expr) bool {
 	switch x := e.(type) {
-	case *constExpr, *paramExpr:
+	case *constExpr, *paramExpr, *outerExpr:
+		return true
+	case *funcExpr:
+		if x.volatile {
+			return false
+		}
+		for _, a := range x.args {
+			if !isRowFree(a) {
+				return false
+			}
+		}
 		return true
 	case *castExpr:
 		return isRowFree(x.arg)

@@ -28,7 +28,9 @@ const (
 	OIDInt4        = 23
 	OIDText        = 25
 	OIDOid         = 26
+	OIDTid         = 27
 	OIDXid         = 28
+	OIDNodeTree    = 194
 	OIDFloat4      = 700
 	OIDFloat8      = 701
 	OIDUnknown     = 705
@@ -43,6 +45,11 @@ const (
 	OIDInterval    = 1186
 	OIDNumeric     = 1700
 	OIDVoid        = 2278
+	OIDRegproc     = 24
+	OIDRegclass    = 2205
+	OIDRegtype     = 2206
+	OIDRegrole     = 4096
+	OIDRegnsp      = 4089
 )
 
 var (
@@ -68,7 +75,24 @@ var (
 	TypeVoid        = Type{OIDVoid, 4, -1, "void"}
 	TypeTextArray   = Type{OIDTextArray, -1, -1, "text[]"}
 	TypeInt4Array   = Type{OIDInt4Array, -1, -1, "integer[]"}
+	TypeTid         = Type{OIDTid, 6, -1, "tid"}
+	TypeNodeTree    = Type{OIDNodeTree, -1, -1, "pg_node_tree"}
+	TypeRegproc     = Type{OIDRegproc, 4, -1, "regproc"}
+	TypeRegclass    = Type{OIDRegclass, 4, -1, "regclass"}
+	TypeRegtype     = Type{OIDRegtype, 4, -1, "regtype"}
+	TypeRegrole     = Type{OIDRegrole, 4, -1, "regrole"}
+	TypeRegnsp      = Type{OIDRegnsp, 4, -1, "regnamespace"}
 )
+
+// isOidLike reports whether t is oid or one of its reg* aliases, which
+// compare as oids.
+func isOidLike(t Type) bool {
+	switch t.OID {
+	case OIDOid, OIDRegproc, OIDRegclass, OIDRegtype, OIDRegrole, OIDRegnsp:
+		return true
+	}
+	return false
+}
 
 // Datum is one typed value. Which field holds it depends on the type:
 // I for bool (0/1), integers, oid, date (days since 2000-01-01),
@@ -116,13 +140,13 @@ func categoryOf(t Type) category {
 	switch t.OID {
 	case OIDBool:
 		return catBool
-	case OIDInt2, OIDInt4, OIDInt8, OIDOid, OIDXid:
+	case OIDInt2, OIDInt4, OIDInt8, OIDOid, OIDXid, OIDRegproc, OIDRegclass, OIDRegtype, OIDRegrole, OIDRegnsp:
 		return catInt
 	case OIDNumeric:
 		return catNumeric
 	case OIDFloat4, OIDFloat8:
 		return catFloat
-	case OIDText, OIDVarchar, OIDBpchar, OIDName, OIDChar:
+	case OIDText, OIDVarchar, OIDBpchar, OIDName, OIDChar, OIDNodeTree:
 		return catString
 	case OIDUnknown:
 		return catUnknown
@@ -135,9 +159,11 @@ func categoryOf(t Type) category {
 // pgEpochMicros is 2000-01-01 00:00:00 UTC in microseconds since 1970.
 const pgEpochMicros = 946684800 * 1000000
 
-// formatCtx carries the session settings that shape text output.
+// formatCtx carries the session settings that shape text output, and the
+// session whose catalog names reg* values.
 type formatCtx struct {
 	loc *time.Location
+	s   *Session
 }
 
 // AppendText appends the text-format representation of d (not NULL) as
@@ -170,8 +196,14 @@ func appendText(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 		return appendInterval(buf, d.I)
 	case OIDVoid:
 		return buf
-	case OIDTextArray, OIDInt4Array, OIDInt2Array:
-		return appendArray(buf, t, d, fc)
+	case OIDTid:
+		buf = append(buf, '(')
+		buf = strconv.AppendInt(buf, d.I>>16, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, d.I&0xffff, 10)
+		return append(buf, ')')
+	case OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
+		return appendRegName(buf, t, d, fc)
 	case OIDBpchar:
 		s := d.S
 		if t.Mod > 4 {
@@ -186,48 +218,13 @@ func appendText(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 		}
 		return append(buf, s...)
 	}
+	if isArray(t) {
+		return appendArray(buf, t, d, fc)
+	}
 	return append(buf, d.S...)
 }
 
 func charLen(s string) int { return len([]rune(s)) }
-
-func appendArray(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
-	elem := TypeText
-	switch t.OID {
-	case OIDInt4Array:
-		elem = TypeInt4
-	case OIDInt2Array:
-		elem = TypeInt2
-	}
-	buf = append(buf, '{')
-	for i, e := range d.A {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		if e.Null {
-			buf = append(buf, "NULL"...)
-			continue
-		}
-		if categoryOf(elem) == catString {
-			s := e.S
-			if s == "" || strings.ContainsAny(s, "{},\"\\ \t\n") || strings.EqualFold(s, "null") {
-				buf = append(buf, '"')
-				for j := 0; j < len(s); j++ {
-					if s[j] == '"' || s[j] == '\\' {
-						buf = append(buf, '\\')
-					}
-					buf = append(buf, s[j])
-				}
-				buf = append(buf, '"')
-				continue
-			}
-			buf = append(buf, s...)
-			continue
-		}
-		buf = appendText(buf, elem, e, fc)
-	}
-	return append(buf, '}')
-}
 
 // appendFloat prints a float as PostgreSQL 12+ does with
 // extra_float_digits >= 1: the shortest text that reads back exactly, in
@@ -393,12 +390,21 @@ func parseText(t Type, s string, fc *formatCtx) (Datum, error) {
 		return boolDatum(b), nil
 	case OIDInt2, OIDInt4, OIDInt8, OIDOid, OIDXid:
 		return parseInt(t, s)
+	case OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
+		return parseRegName(t, s, fc)
+	case OIDTid:
+		return parseTid(s)
 	case OIDFloat4, OIDFloat8:
 		return parseFloat(t, s)
 	case OIDNumeric:
 		n, err := parseNumeric(strings.TrimSpace(s))
 		if err != nil {
 			return Datum{}, invalidInput(TypeNumeric, s)
+		}
+		if t.Mod >= 4 {
+			if n, err = n.applyTypmod(t.Mod); err != nil {
+				return Datum{}, err
+			}
 		}
 		return textDatum(n.String()), nil
 	case OIDTimestamptz, OIDTimestamp:
@@ -416,7 +422,24 @@ func parseText(t Type, s string, fc *formatCtx) (Datum, error) {
 	case OIDVoid:
 		return Datum{}, nil
 	}
+	if isArray(t) {
+		return parseArray(t, s, fc)
+	}
 	return textDatum(s), nil
+}
+
+func parseTid(s string) (Datum, error) {
+	v := strings.TrimSpace(s)
+	if len(v) < 5 || v[0] != '(' || v[len(v)-1] != ')' {
+		return Datum{}, invalidInput(TypeTid, s)
+	}
+	b, o, ok := strings.Cut(v[1:len(v)-1], ",")
+	bn, err1 := strconv.ParseUint(strings.TrimSpace(b), 10, 32)
+	on, err2 := strconv.ParseUint(strings.TrimSpace(o), 10, 16)
+	if !ok || err1 != nil || err2 != nil {
+		return Datum{}, invalidInput(TypeTid, s)
+	}
+	return intDatum(int64(bn)<<16 | int64(on)), nil
 }
 
 // coerceString applies a char(n)/varchar(n) length limit. An explicit cast
@@ -485,7 +508,7 @@ func checkIntRange(t Type, i int64) error {
 		if i < math.MinInt32 || i > math.MaxInt32 {
 			return outOfRange(t)
 		}
-	case OIDOid, OIDXid:
+	case OIDOid, OIDXid, OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
 		if i < 0 || i > math.MaxUint32 {
 			return pgerr.New(pgerr.NumericValueOutOfRange, "OID out of range")
 		}

@@ -119,8 +119,7 @@ func (s *Session) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) 
 	}
 	src := newTableSource(t, alias)
 	a := newAnalyzer(s, params)
-	a.scope = src.cols
-	a.rel = alias
+	a.singleTable(src, alias)
 	p := &modifyPlan{t: t, src: src, indexes: s.cat().tableIndexes(t)}
 	if where != nil {
 		w, err := a.expr(where)
@@ -259,7 +258,8 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan) (int64, error) {
 // inserter is still finishing is waited for.
 func (s *Session) latestVersion(ec *evalCtx, p *modifyPlan, tid storage.TID) (storage.TID, []Datum, bool, error) {
 	rel := storage.RelID(p.t.RelFile)
-	row := make([]Datum, len(p.t.Cols))
+	row := make([]Datum, len(p.src.cols))
+	row[len(p.t.Cols)+sysColTableoid] = intDatum(int64(p.t.OID))
 	txns := s.eng.txns
 	for hops := 0; hops < 1<<20; hops++ {
 		var next storage.TID
@@ -281,6 +281,7 @@ func (s *Session) latestVersion(ec *evalCtx, p *modifyPlan, tid storage.TID) (st
 				return
 			}
 			derr = decodeRow(data, p.t.Cols, row)
+			row[len(p.t.Cols)+sysColCtid] = tidDatum(tid)
 		})
 		if err != nil || derr != nil {
 			return tid, nil, false, firstErr(err, derr)

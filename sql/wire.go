@@ -24,8 +24,11 @@ func appendBinary(buf []byte, t Type, d Datum) ([]byte, error) {
 		return append(buf, byte(d.I)), nil
 	case OIDInt2:
 		return binary.BigEndian.AppendUint16(buf, uint16(d.I)), nil
-	case OIDInt4, OIDOid, OIDXid:
+	case OIDInt4, OIDOid, OIDXid, OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
 		return binary.BigEndian.AppendUint32(buf, uint32(d.I)), nil
+	case OIDTid:
+		buf = binary.BigEndian.AppendUint32(buf, uint32(d.I>>16))
+		return binary.BigEndian.AppendUint16(buf, uint16(d.I)), nil
 	case OIDInt8:
 		return binary.BigEndian.AppendUint64(buf, uint64(d.I)), nil
 	case OIDFloat4:
@@ -43,43 +46,9 @@ func appendBinary(buf []byte, t Type, d Datum) ([]byte, error) {
 		return appendNumericBinary(buf, mustNumeric(d.S)), nil
 	case OIDVoid:
 		return buf, nil
-	case OIDTextArray, OIDInt4Array, OIDInt2Array:
-		elem := TypeText
-		if t.OID == OIDInt4Array {
-			elem = TypeInt4
-		} else if t.OID == OIDInt2Array {
-			elem = TypeInt2
-		}
-		hasNull := uint32(0)
-		for _, e := range d.A {
-			if e.Null {
-				hasNull = 1
-			}
-		}
-		if len(d.A) == 0 {
-			buf = binary.BigEndian.AppendUint32(buf, 0)
-			buf = binary.BigEndian.AppendUint32(buf, 0)
-			return binary.BigEndian.AppendUint32(buf, elem.OID), nil
-		}
-		buf = binary.BigEndian.AppendUint32(buf, 1)
-		buf = binary.BigEndian.AppendUint32(buf, hasNull)
-		buf = binary.BigEndian.AppendUint32(buf, elem.OID)
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(d.A)))
-		buf = binary.BigEndian.AppendUint32(buf, 1)
-		for _, e := range d.A {
-			if e.Null {
-				buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
-				continue
-			}
-			at := len(buf)
-			buf = append(buf, 0, 0, 0, 0)
-			var err error
-			if buf, err = appendBinary(buf, elem, e); err != nil {
-				return nil, err
-			}
-			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
-		}
-		return buf, nil
+	}
+	if isArray(t) {
+		return appendArrayBinary(buf, t, d)
 	}
 	return appendText(buf, t, d, nil), nil
 }
@@ -197,7 +166,7 @@ func decodeBinary(t Type, b []byte) (Datum, error) {
 			return bad()
 		}
 		return intDatum(int64(int32(binary.BigEndian.Uint32(b)))), nil
-	case OIDOid, OIDXid:
+	case OIDOid, OIDXid, OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
 		if len(b) != 4 {
 			return bad()
 		}
@@ -278,6 +247,9 @@ func decodeBinary(t Type, b []byte) (Datum, error) {
 			return bad()
 		}
 		return textDatum(n.String()), nil
+	}
+	if isArray(t) {
+		return decodeArrayBinary(t, b)
 	}
 	return Datum{}, pgerr.NotSupported("binary format for parameters of type %s is not supported", t.Name)
 }

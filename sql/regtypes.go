@@ -1,0 +1,204 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	"lockd/pgerr"
+)
+
+// The object identifier alias types (regclass, regtype, regnamespace,
+// regrole, regproc): an oid that reads and prints as the object's name,
+// resolved against the session's catalog. An oid naming nothing prints
+// as its number, as in PostgreSQL.
+
+func appendRegName(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
+	oid := uint32(d.I)
+	if oid == 0 {
+		return append(buf, '-')
+	}
+	var s *Session
+	if fc != nil {
+		s = fc.s
+	}
+	if name, ok := regName(s, t, oid); ok {
+		return append(buf, name...)
+	}
+	return strconv.AppendUint(buf, uint64(oid), 10)
+}
+
+func regName(s *Session, t Type, oid uint32) (string, bool) {
+	switch t.OID {
+	case OIDRegclass:
+		if s == nil {
+			return "", false
+		}
+		r, ok := s.relationByOID(oid)
+		if !ok {
+			return "", false
+		}
+		return quoteIdent(r.name), true
+	case OIDRegtype:
+		if _, ok := typeByOID(oid); !ok {
+			if _, ok := arrayTypeByOID(oid); !ok {
+				return "", false
+			}
+		}
+		return formatType(oid, -1), true
+	case OIDRegnsp:
+		for _, n := range namespaces {
+			if n.oid == oid {
+				return quoteIdent(n.name), true
+			}
+		}
+	case OIDRegrole:
+		if oid == bootstrapRoleOID {
+			return quoteIdent(bootstrapRole), true
+		}
+	}
+	return "", false
+}
+
+// parseRegName reads a reg* input: a number, or a (possibly qualified,
+// possibly quoted) name looked up in the catalog.
+func parseRegName(t Type, in string, fc *formatCtx) (Datum, error) {
+	v := strings.TrimSpace(in)
+	if v == "-" {
+		return intDatum(0), nil
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return intDatum(int64(n)), nil
+	}
+	var s *Session
+	if fc != nil {
+		s = fc.s
+	}
+	parts, err := splitQualifiedName(v)
+	if err != nil {
+		return Datum{}, pgerr.New(pgerr.InvalidName, "invalid name syntax")
+	}
+	name := parts[len(parts)-1]
+	schema := ""
+	if len(parts) > 1 {
+		schema = parts[len(parts)-2]
+	}
+	switch t.OID {
+	case OIDRegclass:
+		if s != nil {
+			if oid, ok := s.relationOID(schema, name); ok {
+				return intDatum(int64(oid)), nil
+			}
+		}
+		return Datum{}, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", v)
+	case OIDRegtype:
+		tn := &pgTypeNameInput{name: strings.ToLower(strings.TrimSpace(in))}
+		if oid, ok := tn.resolve(); ok {
+			return intDatum(int64(oid)), nil
+		}
+		return Datum{}, pgerr.New(pgerr.UndefinedObject, "type \"%s\" does not exist", v)
+	case OIDRegnsp:
+		for _, n := range namespaces {
+			if n.name == name {
+				return intDatum(int64(n.oid)), nil
+			}
+		}
+		return Datum{}, pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", v)
+	case OIDRegrole:
+		if name == bootstrapRole || (s != nil && name == s.user) {
+			return intDatum(bootstrapRoleOID), nil
+		}
+		return Datum{}, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", v)
+	}
+	return Datum{}, pgerr.NotSupported("input of type %s by name is not supported", t.Name)
+}
+
+// splitQualifiedName splits a.b.c into identifiers, folding unquoted
+// ones to lower case (stringToQualifiedNameList).
+func splitQualifiedName(s string) ([]string, error) {
+	var out []string
+	i := 0
+	for {
+		if i >= len(s) {
+			return nil, errBadName
+		}
+		var b strings.Builder
+		if s[i] == '"' {
+			i++
+			for {
+				if i >= len(s) {
+					return nil, errBadName
+				}
+				if s[i] == '"' {
+					if i+1 < len(s) && s[i+1] == '"' {
+						b.WriteByte('"')
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				b.WriteByte(s[i])
+				i++
+			}
+		} else {
+			j := i
+			for j < len(s) && s[j] != '.' {
+				j++
+			}
+			if j == i {
+				return nil, errBadName
+			}
+			b.WriteString(strings.ToLower(strings.TrimSpace(s[i:j])))
+			i = j
+		}
+		out = append(out, b.String())
+		if i >= len(s) {
+			return out, nil
+		}
+		if s[i] != '.' {
+			return nil, errBadName
+		}
+		i++
+	}
+}
+
+var errBadName = pgerr.New(pgerr.InvalidName, "invalid name syntax")
+
+// quoteIdent quotes an identifier when PostgreSQL's quote_ident would:
+// anything but lower-case letters, digits and underscores (not leading
+// with a digit), or a reserved keyword.
+func quoteIdent(s string) string {
+	safe := s != "" && (s[0] >= 'a' && s[0] <= 'z' || s[0] == '_')
+	for i := 0; safe && i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			safe = false
+		}
+	}
+	if safe && !reservedWords[s] {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// reservedWords are the keywords quote_ident quotes (PostgreSQL's
+// reserved and type/function-name keywords that commonly appear as
+// identifiers).
+var reservedWords = map[string]bool{
+	"all": true, "analyse": true, "analyze": true, "and": true, "any": true, "array": true, "as": true, "asc": true,
+	"asymmetric": true, "both": true, "case": true, "cast": true, "check": true, "collate": true, "column": true,
+	"constraint": true, "create": true, "current_catalog": true, "current_date": true, "current_role": true,
+	"current_time": true, "current_timestamp": true, "current_user": true, "default": true, "deferrable": true,
+	"desc": true, "distinct": true, "do": true, "else": true, "end": true, "except": true, "false": true,
+	"fetch": true, "for": true, "foreign": true, "from": true, "grant": true, "group": true, "having": true,
+	"in": true, "initially": true, "intersect": true, "into": true, "lateral": true, "leading": true, "limit": true,
+	"localtime": true, "localtimestamp": true, "not": true, "null": true, "offset": true, "on": true, "only": true,
+	"or": true, "order": true, "placing": true, "primary": true, "references": true, "returning": true,
+	"select": true, "session_user": true, "some": true, "symmetric": true, "table": true, "then": true, "to": true,
+	"trailing": true, "true": true, "union": true, "unique": true, "user": true, "using": true, "variadic": true,
+	"when": true, "where": true, "window": true, "with": true,
+	"authorization": true, "binary": true, "collation": true, "concurrently": true, "cross": true,
+	"current_schema": true, "freeze": true, "full": true, "ilike": true, "inner": true, "is": true, "isnull": true,
+	"join": true, "left": true, "like": true, "natural": true, "notnull": true, "outer": true, "overlaps": true,
+	"right": true, "similar": true, "tablesample": true, "verbose": true,
+}

@@ -1,0 +1,275 @@
+package sql
+
+import (
+	"strconv"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/pgerr"
+)
+
+// Set operations (UNION, INTERSECT, EXCEPT, each with ALL) and VALUES
+// lists. Each becomes a plan over a single source producing its rows, so
+// ORDER BY, LIMIT and OFFSET on the result work as for any query.
+
+type setopSource struct {
+	op          pg.SetOperation
+	all         bool
+	left, right *selectPlan
+	cols        []Column
+	casts       [2][]expr // per branch: output column i cast to the common type (nil = as is)
+}
+
+func (u *setopSource) name() string      { return "" }
+func (u *setopSource) columns() []Column { return u.cols }
+
+func (u *setopSource) branch(ec *evalCtx, side int, fn func([]Datum) error) error {
+	p := u.left
+	if side == 1 {
+		p = u.right
+	}
+	casts := u.casts[side]
+	conv := make([]Datum, len(u.cols))
+	return p.run(ec, func(row []Datum) error {
+		for i := range conv {
+			if casts[i] == nil {
+				conv[i] = row[i]
+				continue
+			}
+			v, err := casts[i].eval(ec, row)
+			if err != nil {
+				return err
+			}
+			conv[i] = v
+		}
+		return fn(conv)
+	})
+}
+
+func (u *setopSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+	key := func(row []Datum) string { return rowKey(row, u.cols) }
+	switch {
+	case u.op == pg.SetOperation_SETOP_UNION && u.all:
+		if err := u.branch(ec, 0, fn); err != nil {
+			return err
+		}
+		return u.branch(ec, 1, fn)
+	case u.op == pg.SetOperation_SETOP_UNION:
+		seen := map[string]bool{}
+		once := func(row []Datum) error {
+			k := key(row)
+			if seen[k] {
+				return nil
+			}
+			seen[k] = true
+			return fn(row)
+		}
+		if err := u.branch(ec, 0, once); err != nil {
+			return err
+		}
+		return u.branch(ec, 1, once)
+	}
+	// INTERSECT / EXCEPT: count the right side, then stream the left.
+	counts := map[string]int{}
+	if err := u.branch(ec, 1, func(row []Datum) error {
+		counts[key(row)]++
+		return nil
+	}); err != nil {
+		return err
+	}
+	emitted := map[string]bool{}
+	return u.branch(ec, 0, func(row []Datum) error {
+		k := key(row)
+		n := counts[k]
+		if u.op == pg.SetOperation_SETOP_INTERSECT {
+			switch {
+			case u.all && n > 0:
+				counts[k] = n - 1
+				return fn(row)
+			case !u.all && n > 0 && !emitted[k]:
+				emitted[k] = true
+				return fn(row)
+			}
+			return nil
+		}
+		switch { // EXCEPT
+		case u.all && n > 0:
+			counts[k] = n - 1
+			return nil
+		case u.all:
+			return fn(row)
+		case n == 0 && !emitted[k]:
+			emitted[k] = true
+			return fn(row)
+		}
+		return nil
+	})
+}
+
+func setopName(op pg.SetOperation) string {
+	switch op {
+	case pg.SetOperation_SETOP_UNION:
+		return "UNION"
+	case pg.SetOperation_SETOP_INTERSECT:
+		return "INTERSECT"
+	}
+	return "EXCEPT"
+}
+
+// compileSetOp compiles `larg op rarg`, resolving each column to the
+// common type of the branches (unknown literals become text), with the
+// left branch's column names.
+func (a *analyzer) compileSetOp(sel *pg.SelectStmt) (*selectPlan, error) {
+	if len(sel.LockingClause) > 0 {
+		return nil, pgerr.NotSupported("FOR UPDATE is not allowed with %s", setopName(sel.Op))
+	}
+	branch := a.childWith(a.parentSc)
+	branch.keepUnknown = true
+	left, err := branch.compileQuery(sel.Larg)
+	if err != nil {
+		return nil, err
+	}
+	right, err := branch.compileQuery(sel.Rarg)
+	if err != nil {
+		return nil, err
+	}
+	name := setopName(sel.Op)
+	if len(left.cols) != len(right.cols) {
+		return nil, pgerr.New(pgerr.SyntaxError, "each %s query must have the same number of columns", name)
+	}
+	u := &setopSource{op: sel.Op, all: sel.All, left: left, right: right}
+	for i := range left.cols {
+		lt, rt := left.cols[i].Type, right.cols[i].Type
+		items, t, err := a.unify([]expr{&colExpr{i: i, t: lt}, &colExpr{i: i, t: rt}}, name, -1)
+		if err == nil && t.OID == OIDUnknown {
+			t = TypeText // unknown in every branch
+			items = []expr{&castExpr{arg: items[0], t: t}, &castExpr{arg: items[1], t: t}}
+		}
+		if err != nil {
+			return nil, err
+		}
+		for side := 0; side < 2; side++ {
+			var c expr
+			if items[side].typ().OID != []Type{lt, rt}[side].OID {
+				c = items[side]
+			}
+			u.casts[side] = append(u.casts[side], c)
+		}
+		u.cols = append(u.cols, Column{Name: left.cols[i].Name, Type: t})
+	}
+	return a.wrapSource(sel, u, left.rels, right.rels, left.correlated || right.correlated, true)
+}
+
+// wrapSource makes the plan around a set operation or VALUES source:
+// its columns as outputs, with ORDER BY (output columns only for a set
+// operation), LIMIT and OFFSET.
+func (a *analyzer) wrapSource(sel *pg.SelectStmt, src rowSource, rels1, rels2 []relLock, correlated, onlyOutputs bool) (*selectPlan, error) {
+	sc := newScope(a.parentSc)
+	la := a.level(sc)
+	fb := &fromBuilder{a: la, sc: sc}
+	leaf, err := fb.addLeaf(src, "", nil, len(src.columns()), nil, -1)
+	if err != nil {
+		return nil, err
+	}
+	la.fb = fb
+	p := &selectPlan{from: leaf, correlated: correlated}
+	for i, c := range src.columns() {
+		p.targets = append(p.targets, &colExpr{i: i, t: c.Type})
+		p.cols = append(p.cols, Column{Name: c.Name, Type: c.Type})
+	}
+	for _, sb := range sel.SortClause {
+		by := sb.GetSortBy()
+		k, err := la.noAggs("ORDER BY").sortKey(by, p)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := k.e.(*outputRef); !ok && onlyOutputs {
+			if _, ok := k.e.(*colExpr); !ok {
+				return nil, pgerr.NotSupported("invalid UNION/INTERSECT/EXCEPT ORDER BY clause").
+					WithDetail("Only result column names can be used, not expressions or functions.").
+					WithHint("Add the expression/function to every SELECT, or move the UNION into a FROM clause.")
+			}
+		}
+		p.sort = append(p.sort, k)
+	}
+	if err := la.noAggs("LIMIT").limits(sel, p); err != nil {
+		return nil, err
+	}
+	p.width = sc.width
+	p.rels = append(append([]relLock(nil), rels1...), rels2...)
+	p.correlated = p.correlated || sc.correlated
+	return p, nil
+}
+
+// valuesSource is a VALUES list.
+type valuesSource struct {
+	cols []Column
+	rows [][]expr
+}
+
+func (v *valuesSource) name() string      { return "*VALUES*" }
+func (v *valuesSource) columns() []Column { return v.cols }
+func (v *valuesSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+	row := make([]Datum, len(v.cols))
+	for _, r := range v.rows {
+		for i, e := range r {
+			d, err := e.eval(ec, nil)
+			if err != nil {
+				return err
+			}
+			row[i] = d
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compileValues compiles a VALUES list: every row the same length, each
+// column resolved to its common type; columns are named column1, ...
+func (a *analyzer) compileValues(sel *pg.SelectStmt) (*selectPlan, error) {
+	if len(sel.LockingClause) > 0 {
+		return nil, pgerr.NotSupported("FOR UPDATE cannot be applied to VALUES")
+	}
+	sc := newScope(a.parentSc)
+	la := a.level(sc)
+	la.aggCtx = "VALUES"
+	var rows [][]expr
+	width := -1
+	for _, vl := range sel.ValuesLists {
+		items := vl.GetList().GetItems()
+		if width >= 0 && len(items) != width {
+			return nil, pgerr.New(pgerr.SyntaxError, "VALUES lists must all be the same length")
+		}
+		width = len(items)
+		var row []expr
+		for _, it := range items {
+			if it.GetSetToDefault() != nil {
+				return nil, pgerr.NotSupported("DEFAULT is not allowed in this context")
+			}
+			e, err := la.expr(it)
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, e)
+		}
+		rows = append(rows, row)
+	}
+	v := &valuesSource{rows: rows}
+	for c := 0; c < width; c++ {
+		col := make([]expr, len(rows))
+		for r := range rows {
+			col[r] = rows[r][c]
+		}
+		items, t, err := la.unify(col, "VALUES", -1)
+		if err != nil {
+			return nil, err
+		}
+		for r := range rows {
+			rows[r][c] = items[r]
+		}
+		v.cols = append(v.cols, Column{Name: "column" + strconv.Itoa(c+1), Type: t})
+	}
+	return a.wrapSource(sel, v, nil, nil, sc.correlated, false)
+}
