@@ -107,6 +107,11 @@ func (a *analyzer) aggregate(name string, fc *pg.FuncCall) (expr, error) {
 			return nil, err
 		}
 		if isUnknown(arg) {
+			switch name {
+			case "sum", "avg":
+				return nil, posErr(pgerr.New(pgerr.AmbiguousFunction, "function %s(unknown) is not unique", name).
+					WithHint("Could not choose a best candidate function. You might need to add explicit type casts."), fc.Location)
+			}
 			if arg, err = a.coerceUnknown(arg, TypeText); err != nil {
 				return nil, err
 			}
@@ -123,7 +128,7 @@ func (a *analyzer) aggregate(name string, fc *pg.FuncCall) (expr, error) {
 			case at.OID == OIDInt8 || cat == catNumeric:
 				ref.t = TypeNumeric
 			case cat == catFloat:
-				ref.t = TypeFloat8
+				ref.t = at // sum(real) is real
 			case at.OID == OIDInterval:
 				ref.t = TypeInterval
 			default:
@@ -329,6 +334,8 @@ func (st *aggState) result() (Datum, error) {
 			return intDatum(st.i), nil
 		case OIDFloat8:
 			return floatDatum(st.f), nil
+		case OIDFloat4:
+			return floatDatum(float64(float32(st.f))), nil
 		}
 		return textDatum(st.n.String()), nil
 	case "avg":

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,10 @@ type analyzer struct {
 	// so the set operation this query is a branch of resolves them from
 	// its other branches, as PostgreSQL does.
 	keepUnknown bool
+	ctes        *cteScope // WITH queries visible here
+	// hiddenSc is the level a non-LATERAL subquery in FROM may not see
+	// (only for the "cannot be referenced from this part" hint)
+	hiddenSc *scope
 }
 
 func newAnalyzer(s *Session, params *[]Type) *analyzer {
@@ -46,12 +51,12 @@ func newAnalyzer(s *Session, params *[]Type) *analyzer {
 // level returns an analyzer for expressions of the query level sc, with
 // aggregates not allowed.
 func (a *analyzer) level(sc *scope) *analyzer {
-	return &analyzer{s: a.s, params: a.params, sc: sc, parentSc: sc.parent, fold: a.fold, keepUnknown: a.keepUnknown}
+	return &analyzer{s: a.s, params: a.params, sc: sc, parentSc: sc.parent, fold: a.fold, keepUnknown: a.keepUnknown, ctes: a.ctes}
 }
 
 // childWith returns an analyzer for a query nested in the level parent.
 func (a *analyzer) childWith(parent *scope) *analyzer {
-	return &analyzer{s: a.s, params: a.params, parentSc: parent, fold: a.fold}
+	return &analyzer{s: a.s, params: a.params, parentSc: parent, fold: a.fold, ctes: a.ctes}
 }
 
 // noAggs is a copy of a for a clause where aggregates are not allowed.
@@ -256,24 +261,25 @@ func (a *analyzer) expr(n *pg.Node) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		loc := exprLocation(n)
 		if isUnknown(e) {
 			if c, ok := e.(*constExpr); ok && !c.d.Null {
 				a.noteFold(t)
-				d, err := parseText(t, c.d.S, a.fold.formatCtx())
-				if err != nil {
-					return nil, posErr(pgerr.From(err), tc.Location)
-				}
+				var d Datum
 				if t.OID == OIDBpchar || t.OID == OIDVarchar {
-					if d, err = coerceString(t, c.d.S, true); err != nil {
-						return nil, err
-					}
+					d, err = coerceString(t, c.d.S, true)
+				} else {
+					d, err = parseText(t, c.d.S, a.fold.formatCtx())
+				}
+				if err != nil {
+					return nil, posErr(pgerr.From(err), loc)
 				}
 				return &constExpr{t: t, d: d}, nil
 			}
 		}
 		r, err := a.castTo(e, t, true)
 		if err != nil {
-			return nil, posErr(pgerr.From(err), tc.Location)
+			return nil, posErr(pgerr.From(err), loc)
 		}
 		return r, nil
 	case n.GetFuncCall() != nil:
@@ -316,11 +322,11 @@ func (a *analyzer) expr(n *pg.Node) (expr, error) {
 	case n.GetSubLink() != nil:
 		return a.sublink(n.GetSubLink())
 	case n.GetCollateClause() != nil:
-		// lockd compares strings bytewise (the C collation) whatever
-		// collation is named
-		return a.expr(n.GetCollateClause().Arg)
+		return a.collate(n.GetCollateClause())
 	case n.GetAIndirection() != nil:
 		return a.indirection(n.GetAIndirection())
+	case n.GetRowExpr() != nil:
+		return a.rowExpr(n.GetRowExpr())
 	}
 	return nil, pgerr.NotSupported("expression %s is not supported", nodeKind(n))
 }
@@ -365,6 +371,10 @@ func (a *analyzer) constant(c *pg.A_Const) (expr, error) {
 		// Integers too large for int4 arrive as Fval: int8 if they fit.
 		if !strings.ContainsAny(s, ".eE") {
 			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				if i >= math.MinInt32 && i <= math.MaxInt32 {
+					// -2147483648: the grammar folds the sign into the constant
+					return &constExpr{t: TypeInt4, d: intDatum(i)}, nil
+				}
 				return &constExpr{t: TypeInt8, d: intDatum(i)}, nil
 			}
 		}
@@ -436,6 +446,8 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 				return &negExpr{arg: r}, nil
 			case "+":
 				return r, nil
+			case "|/", "||/", "@", "~":
+				return a.prefixOp(op, r, x.Location)
 			}
 			return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s", op, r.typ().Name), x.Location)
 		}
@@ -449,17 +461,7 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l, err = a.toText(l); err != nil {
-			return nil, err
-		}
-		if r, err = a.toText(r); err != nil {
-			return nil, err
-		}
-		fold := x.Kind == pg.A_Expr_Kind_AEXPR_ILIKE
-		neg := op == "!~~" || op == "!~~*"
-		return &binopExpr{op: op, t: TypeBool, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
-			return boolDatum(likeMatch(a.S, b.S, fold) != neg), nil
-		}}, nil
+		return a.likeOp(op, l, r)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
 		return a.quantifiedArray(op, x)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
@@ -486,6 +488,24 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 			return nil, err
 		}
 		return &inExpr{arg: items[0], list: items[1:], cmp: comparator(t), not: op == "<>"}, nil
+	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		// x BETWEEN SYMMETRIC a AND b: (x BETWEEN a AND b) OR (x BETWEEN b AND a)
+		bounds := x.Rexpr.GetList().GetItems()
+		plain := pg.A_Expr_Kind_AEXPR_BETWEEN
+		one, err := a.aexpr(&pg.A_Expr{Kind: plain, Lexpr: x.Lexpr, Rexpr: x.Rexpr, Location: x.Location})
+		if err != nil {
+			return nil, err
+		}
+		rev := pg.MakeListNode([]*pg.Node{bounds[1], bounds[0]})
+		two, err := a.aexpr(&pg.A_Expr{Kind: plain, Lexpr: x.Lexpr, Rexpr: rev, Location: x.Location})
+		if err != nil {
+			return nil, err
+		}
+		var e expr = &boolExpr{op: pg.BoolExprType_OR_EXPR, args: []expr{one, two}}
+		if x.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
+			e = &boolExpr{op: pg.BoolExprType_NOT_EXPR, args: []expr{e}}
+		}
+		return e, nil
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		l, err := a.expr(x.Lexpr)
 		if err != nil {
@@ -620,6 +640,7 @@ func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type,
 			continue
 		}
 		if categoryOf(t) == catString && categoryOf(et) == catString {
+			t.Mod = -1
 			continue
 		}
 		if categoryOf(t) == catDatetime && categoryOf(et) == catDatetime {
@@ -678,6 +699,11 @@ func isComparison(op string) bool {
 
 // binop resolves an operator by its operand types.
 func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
+	if lr, ok := l.(*rowExpr); ok && isComparison(op) {
+		if rr, ok := r.(*rowExpr); ok {
+			return a.rowCompare(op, lr, rr, loc)
+		}
+	}
 	lu, ru := isUnknown(l), isUnknown(r)
 	var err error
 	switch {
@@ -728,6 +754,9 @@ func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
 		if e, ok := datetimeArith(op, l, r); ok {
 			return e, nil
 		}
+		if e, ok := dateArith(op, l, r); ok {
+			return a.foldBinop(e.(*binopExpr))
+		}
 		return noOp()
 	case "=", "<>", "!=", "<", ">", "<=", ">=":
 		var t Type
@@ -755,6 +784,12 @@ func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
 		}
 		return a.foldBinop(&binopExpr{op: op, t: TypeBool, l: l, r: r, fn: cmpFn(op, t)})
 	case "||":
+		if e, ok, err := a.arrayConcat(l, r, loc); ok || err != nil {
+			return e, err
+		}
+		if categoryOf(lt) != catString && categoryOf(rt) != catString {
+			return noOp() // text || anything needs a string on one side
+		}
 		if l, err = a.toText(l); err != nil {
 			return nil, err
 		}
@@ -765,7 +800,9 @@ func (a *analyzer) binop(op string, l, r expr, loc int32) (expr, error) {
 			return textDatum(x.S + y.S), nil
 		}})
 	case "~~", "!~~", "~~*", "!~~*":
-		return a.aexpr(&pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_LIKE, Name: []*pg.Node{pg.MakeStrNode(op)}, Location: loc})
+		return a.likeOp(op, l, r)
+	case "^", "&", "|", "#", "<<", ">>":
+		return a.numericOp(op, l, r, loc, noOp)
 	case "~", "~*", "!~", "!~*":
 		if l, err = a.toText(l); err != nil {
 			return nil, err
@@ -1165,4 +1202,277 @@ func isTextOperator(op string) bool {
 		return true
 	}
 	return false
+}
+
+// exprLocation is the leftmost source position of an expression node
+// (PostgreSQL's exprLocation), or -1.
+func exprLocation(n *pg.Node) int32 {
+	if n == nil {
+		return -1
+	}
+	min := func(a, b int32) int32 {
+		if a < 0 || (b >= 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	switch {
+	case n.GetAConst() != nil:
+		return n.GetAConst().Location
+	case n.GetColumnRef() != nil:
+		return n.GetColumnRef().Location
+	case n.GetParamRef() != nil:
+		return n.GetParamRef().Location
+	case n.GetFuncCall() != nil:
+		return n.GetFuncCall().Location
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		return min(exprLocation(tc.Arg), tc.Location)
+	case n.GetAExpr() != nil:
+		x := n.GetAExpr()
+		return min(exprLocation(x.Lexpr), x.Location)
+	case n.GetBoolExpr() != nil:
+		return n.GetBoolExpr().Location
+	case n.GetSubLink() != nil:
+		return n.GetSubLink().Location
+	case n.GetCaseExpr() != nil:
+		return n.GetCaseExpr().Location
+	case n.GetRowExpr() != nil:
+		return n.GetRowExpr().Location
+	case n.GetAArrayExpr() != nil:
+		return n.GetAArrayExpr().Location
+	case n.GetCollateClause() != nil:
+		return min(exprLocation(n.GetCollateClause().Arg), n.GetCollateClause().Location)
+	case n.GetNullTest() != nil:
+		return min(exprLocation(n.GetNullTest().Arg), n.GetNullTest().Location)
+	}
+	return -1
+}
+
+// likeOp compiles LIKE (~~), ILIKE (~~*) and their negations.
+func (a *analyzer) likeOp(op string, l, r expr) (expr, error) {
+	var err error
+	if l, err = a.toText(l); err != nil {
+		return nil, err
+	}
+	if r, err = a.toText(r); err != nil {
+		return nil, err
+	}
+	fold := strings.HasSuffix(op, "*")
+	neg := strings.HasPrefix(op, "!")
+	return a.foldBinop(&binopExpr{op: op, t: TypeBool, l: l, r: r, fn: func(_ *evalCtx, a, b Datum) (Datum, error) {
+		return boolDatum(likeMatch(a.S, b.S, fold) != neg), nil
+	}})
+}
+
+// arrayConcat compiles || with an array operand: array || array,
+// array || element, element || array.
+func (a *analyzer) arrayConcat(l, r expr, loc int32) (expr, bool, error) {
+	la, ra := isArray(l.typ()), isArray(r.typ())
+	if !la && !ra {
+		return nil, false, nil
+	}
+	at := l.typ()
+	if !la {
+		at = r.typ()
+	}
+	elem, _ := elemOf(at)
+	var err error
+	conv := func(e expr, asArray bool) (expr, error) {
+		want := elem
+		if asArray {
+			want = at
+		}
+		if isUnknown(e) {
+			return a.coerceUnknown(e, want)
+		}
+		return a.castTo(e, want, false)
+	}
+	// an unknown literal next to an array is an array literal
+	la, ra = la || isUnknown(l), ra || isUnknown(r)
+	if l, err = conv(l, la); err != nil {
+		return nil, true, posErr(pgerr.From(err), loc)
+	}
+	if r, err = conv(r, ra); err != nil {
+		return nil, true, posErr(pgerr.From(err), loc)
+	}
+	return &funcExpr{name: "array_cat", t: at, args: []expr{l, r}, nonStrict: true, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+		var out []Datum
+		for i, d := range v {
+			isArr := (i == 0 && la) || (i == 1 && ra)
+			switch {
+			case isArr && d.Null:
+			case isArr:
+				out = append(out, d.A...)
+			default:
+				out = append(out, d)
+			}
+		}
+		if out == nil {
+			if la && ra && v[0].Null && v[1].Null {
+				return NullDatum, nil
+			}
+			out = []Datum{}
+		}
+		return Datum{A: out}, nil
+	}}, true, nil
+}
+
+// numericOp compiles ^ (power) and the integer bitwise operators.
+func (a *analyzer) numericOp(op string, l, r expr, loc int32, noOp func() (expr, error)) (expr, error) {
+	lt, rt := l.typ(), r.typ()
+	var err error
+	if op == "^" {
+		t := TypeFloat8
+		if categoryOf(lt) == catNumeric || categoryOf(rt) == catNumeric {
+			if categoryOf(lt) != catFloat && categoryOf(rt) != catFloat {
+				t = TypeNumeric
+			}
+		}
+		if categoryOf(lt) != catInt && categoryOf(lt) != catNumeric && categoryOf(lt) != catFloat ||
+			categoryOf(rt) != catInt && categoryOf(rt) != catNumeric && categoryOf(rt) != catFloat {
+			return noOp()
+		}
+		if l, err = a.castTo(l, t, false); err != nil {
+			return nil, err
+		}
+		if r, err = a.castTo(r, t, false); err != nil {
+			return nil, err
+		}
+		return a.foldBinop(&binopExpr{op: op, t: t, l: l, r: r, fn: func(_ *evalCtx, x, y Datum) (Datum, error) {
+			if t.OID == OIDNumeric {
+				p, err := mustNumeric(x.S).pow(mustNumeric(y.S))
+				if err != nil {
+					return Datum{}, err
+				}
+				return textDatum(p.String()), nil
+			}
+			if x.F == 0 && y.F < 0 {
+				return Datum{}, pgerr.New("2201F", "zero raised to a negative power is undefined")
+			}
+			if x.F < 0 && y.F != math.Trunc(y.F) {
+				return Datum{}, pgerr.New("2201F", "a negative number raised to a non-integer power yields a complex result")
+			}
+			v := math.Pow(x.F, y.F)
+			if math.IsInf(v, 0) {
+				return Datum{}, pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: overflow")
+			}
+			return floatDatum(v), nil
+		}})
+	}
+	if categoryOf(lt) != catInt || categoryOf(rt) != catInt {
+		return noOp()
+	}
+	t := widerInt(lt, rt)
+	if op == "<<" || op == ">>" {
+		t = lt
+		if r, err = a.castTo(r, TypeInt4, false); err != nil {
+			return nil, err
+		}
+	} else {
+		if l, err = a.castTo(l, t, false); err != nil {
+			return nil, err
+		}
+		if r, err = a.castTo(r, t, false); err != nil {
+			return nil, err
+		}
+	}
+	return a.foldBinop(&binopExpr{op: op, t: t, l: l, r: r, fn: func(_ *evalCtx, x, y Datum) (Datum, error) {
+		var v int64
+		switch op {
+		case "&":
+			v = x.I & y.I
+		case "|":
+			v = x.I | y.I
+		case "#":
+			v = x.I ^ y.I
+		case "<<":
+			v = x.I << uint(y.I&63)
+		case ">>":
+			v = x.I >> uint(y.I&63)
+		}
+		switch t.OID {
+		case OIDInt2:
+			v = int64(int16(v))
+		case OIDInt4:
+			v = int64(int32(v))
+		}
+		return intDatum(v), nil
+	}})
+}
+
+// collate compiles expr COLLATE name. lockd compares strings bytewise,
+// which is the C collation; the collations it knows all mean that
+// ordering here (see the README).
+func (a *analyzer) collate(cc *pg.CollateClause) (expr, error) {
+	e, err := a.expr(cc.Arg)
+	if err != nil {
+		return nil, err
+	}
+	_, name := qualifiedName(cc.Collname)
+	switch name {
+	case "default", "C", "POSIX", "ucs_basic", "C.UTF-8", "C.utf8":
+	default:
+		return nil, posErr(pgerr.New(pgerr.UndefinedObject, "collation \"%s\" for encoding \"UTF8\" does not exist", name), cc.Location)
+	}
+	if !isUnknown(e) && categoryOf(e.typ()) != catString {
+		return nil, posErr(pgerr.New(pgerr.DatatypeMismatch, "collations are not supported by type %s", e.typ().Name), cc.Location)
+	}
+	return e, nil
+}
+
+// prefixOp compiles the prefix operators |/ (square root), ||/ (cube
+// root), @ (absolute value) and ~ (bitwise not).
+func (a *analyzer) prefixOp(op string, r expr, loc int32) (expr, error) {
+	var err error
+	if isUnknown(r) {
+		if r, err = a.coerceUnknown(r, TypeFloat8); err != nil {
+			return nil, err
+		}
+	}
+	rt := r.typ()
+	cat := categoryOf(rt)
+	switch op {
+	case "|/", "||/":
+		if cat != catInt && cat != catNumeric && cat != catFloat {
+			break
+		}
+		if r, err = a.castTo(r, TypeFloat8, false); err != nil {
+			return nil, err
+		}
+		return &funcExpr{name: op, t: TypeFloat8, args: []expr{r}, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+			if op == "||/" {
+				return floatDatum(math.Cbrt(v[0].F)), nil
+			}
+			if v[0].F < 0 {
+				return Datum{}, pgerr.New("2201F", "cannot take square root of a negative number")
+			}
+			return floatDatum(math.Sqrt(v[0].F)), nil
+		}}, nil
+	case "@":
+		if cat != catInt && cat != catNumeric && cat != catFloat {
+			break
+		}
+		return &funcExpr{name: op, t: rt, args: []expr{r}, fn: func(ec *evalCtx, v []Datum) (Datum, error) {
+			switch cat {
+			case catFloat:
+				return floatDatum(math.Abs(v[0].F)), nil
+			case catNumeric:
+				return textDatum(strings.TrimPrefix(v[0].S, "-")), nil
+			}
+			if v[0].I < 0 {
+				return (&negExpr{arg: &constExpr{t: rt, d: v[0]}}).eval(ec, nil)
+			}
+			return v[0], nil
+		}}, nil
+	case "~":
+		if cat != catInt {
+			break
+		}
+		return &funcExpr{name: op, t: rt, args: []expr{r}, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+			return intDatum(^v[0].I), nil
+		}}, nil
+	}
+	return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s", op, rt.Name).
+		WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast."), loc)
 }

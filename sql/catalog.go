@@ -188,10 +188,17 @@ func (c *catalogState) apply(op *catOp) {
 
 // catalog is the engine's published catalog plus its file.
 type catalog struct {
-	mu   sync.Mutex // serialises commits and OID allocation
-	cur  atomic.Pointer[catalogState]
-	path string
+	mu      sync.Mutex // serialises commits and OID allocation
+	cur     atomic.Pointer[catalogState]
+	path    string
+	private atomic.Uint64 // versions of transactions' private catalog states
 }
+
+// privateVersionBase separates the versions of private (uncommitted)
+// catalog states from published ones, which count up from 0.
+const privateVersionBase = 1 << 62
+
+func (c *catalog) privateVersion() uint64 { return privateVersionBase + c.private.Add(1) }
 
 func openCatalog(dataDir string) (*catalog, error) {
 	c := &catalog{path: filepath.Join(dataDir, "global", "lockd_catalog.json")}

@@ -358,7 +358,7 @@ func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 			}
 			row[p.targets[j]] = d
 		}
-		if err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
+		if _, err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
 			drain(src)
 			return 0, copyErr(err, p.t.Name, line)
 		}

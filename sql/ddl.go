@@ -28,6 +28,10 @@ func (s *Session) addCatOp(op *catOp) {
 		s.pendingCat = s.eng.cat.state().clone()
 	}
 	s.pendingCat.apply(op)
+	// A private catalog gets a version no published one has, so plans
+	// cached against it are never taken for plans of another state (such
+	// as the same DDL run again after a rollback).
+	s.pendingCat.Version = s.eng.cat.privateVersion()
 	s.catOps = append(s.catOps, op)
 }
 

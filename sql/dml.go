@@ -36,14 +36,12 @@ type insertPlan struct {
 	sel     *selectPlan
 	defs    []expr // DEFAULT expression per column (nil = NULL)
 	indexes []*IndexDef
+	ret     *returning
 }
 
 func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
 	if ins.OnConflictClause != nil {
 		return pgerr.NotSupported("INSERT ... ON CONFLICT is not supported")
-	}
-	if len(ins.ReturningList) > 0 {
-		return pgerr.NotSupported("INSERT ... RETURNING is not supported yet")
 	}
 	if ins.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
@@ -132,11 +130,21 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		p.sel = sp
 		st.rels = append(st.rels, sp.rels...)
 	}
+	alias := t.Name
+	if ins.Relation.Alias != nil {
+		alias = ins.Relation.Alias.Aliasname
+	}
+	if p.ret, err = s.compileReturning(ins.ReturningList, t, alias, params); err != nil {
+		return err
+	}
+	if p.ret != nil {
+		st.cols = p.ret.cols
+	}
 	st.rels = append(st.rels, tableLocks(cat, t, locks.RowExclusiveLock)...)
 	st.Tag = "INSERT"
 	st.writes = true
-	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-		n, err := s.execInsert(ec, p)
+	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+		n, err := s.execInsert(ec, p, emit)
 		if err != nil {
 			return "", err
 		}
@@ -199,18 +207,19 @@ func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
 	return row, nil
 }
 
-func (s *Session) execInsert(ec *evalCtx, p *insertPlan) (int64, error) {
+func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
 	var n int64
 	insertOne := func(vals []Datum) error {
 		row, err := p.buildRow(ec, vals)
 		if err != nil {
 			return err
 		}
-		if err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
+		tid, err := s.insertRow(ec, p.t, p.indexes, row)
+		if err != nil {
 			return err
 		}
 		n++
-		return nil
+		return p.ret.emit(ec, row, tid, p.t, emit)
 	}
 	if p.sel != nil {
 		// materialise first: the SELECT must not see the rows inserted
@@ -274,19 +283,19 @@ func failingRow(t *TableDef, row []Datum) string {
 
 // insertRow writes a row and its index entries, enforcing NOT NULL and
 // unique indexes.
-func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) error {
+func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
 	if err := checkNotNull(t, row); err != nil {
-		return err
+		return storage.TID{}, err
 	}
 	if _, err := s.txn.AssignXid(); err != nil {
-		return err
+		return storage.TID{}, err
 	}
 	s.rowBuf = appendRow(s.rowBuf[:0], t.Cols, row)
 	tid, err := s.eng.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), s.rowBuf, fillfactor(t))
 	if err != nil {
-		return err
+		return storage.TID{}, err
 	}
-	return s.insertIndexEntries(ec, t, indexes, row, tid)
+	return tid, s.insertIndexEntries(ec, t, indexes, row, tid)
 }
 
 func fillfactor(t *TableDef) int {

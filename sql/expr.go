@@ -408,17 +408,24 @@ func castDatum(ec *evalCtx, v Datum, from, to Type, explicit bool) (Datum, error
 			}
 		}
 	case toCat == catFloat:
+		f := v.F
 		switch fromCat {
 		case catInt:
-			return floatDatum(float64(v.I)), nil
+			f = float64(v.I)
 		case catFloat:
-			if to.OID == OIDFloat4 {
-				return floatDatum(float64(float32(v.F))), nil
-			}
-			return v, nil
 		case catNumeric:
-			return floatDatum(mustNumeric(v.S).toFloat()), nil
+			f = mustNumeric(v.S).toFloat()
+		default:
+			return Datum{}, pgerr.New(pgerr.CannotCoerce, "cannot cast type %s to %s", from.Name, to.Name)
 		}
+		if to.OID == OIDFloat4 {
+			if g := float32(f); math.IsInf(float64(g), 0) && !math.IsInf(f, 0) {
+				return Datum{}, pgerr.New(pgerr.NumericValueOutOfRange, "value out of range: overflow")
+			} else {
+				f = float64(g)
+			}
+		}
+		return floatDatum(f), nil
 	case toCat == catNumeric:
 		var n *numeric
 		switch fromCat {

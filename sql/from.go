@@ -114,6 +114,12 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (planNode, error) {
 		alias = rv.Alias.Aliasname
 		aliases = rv.Alias.Colnames
 	}
+	if rv.Schemaname == "" {
+		if def := fb.a.ctes.lookup(rv.Relname); def != nil {
+			self := def.recursive && def.step == nil
+			return fb.addLeaf(&cteSource{def: def, alias: alias, self: self}, alias, aliases, len(def.cols), nil, rv.Location)
+		}
+	}
 	if v, ok := s.lookupView(rv); ok {
 		return fb.addLeaf(&viewSource{v: v, s: s, alias: alias}, alias, aliases, len(v.cols), nil, rv.Location)
 	}
@@ -152,7 +158,11 @@ func (fb *fromBuilder) subselect(rs *pg.RangeSubselect) (planNode, error) {
 		fb.sc.visHi = fb.nitems
 		defer func() { fb.sc.visHi = saved }()
 	}
-	sub, err := fb.a.childWith(parent).compileQuery(sel)
+	sa := fb.a.childWith(parent)
+	if !rs.Lateral {
+		sa.hiddenSc = fb.sc
+	}
+	sub, err := sa.compileQuery(sel)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,9 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"math"
+	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +77,12 @@ func init() {
 			return floatDatum(rand.Float64()), nil
 		}}},
 		"abs": {
+			{args: []Type{TypeInt2}, result: fixed(TypeInt2), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				if a[0].I == math.MinInt16 {
+					return Datum{}, outOfRange(TypeInt2)
+				}
+				return intDatum(absInt(a[0].I)), nil
+			}},
 			{args: []Type{TypeInt4}, result: fixed(TypeInt4), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
 				if a[0].I == math.MinInt32 {
 					return Datum{}, outOfRange(TypeInt4)
@@ -152,17 +160,39 @@ func init() {
 		"right":   {{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnLeftRight(false)}},
 		"reverse": {{args: []Type{TypeText}, result: fixed(TypeText), fn: fnReverse}},
 		"initcap": {{args: []Type{TypeText}, result: fixed(TypeText), fn: fnInitcap}},
-		"concat_ws": {{args: []Type{TypeText, TypeText}, variadic: true, minArgs: 1, nonStrict: true, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+		"factorial": {{args: []Type{TypeInt8}, result: fixed(TypeNumeric), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			if a[0].I < 0 {
+				return Datum{}, pgerr.New(pgerr.InvalidParameterValue, "factorial of a negative number is undefined")
+			}
+			if a[0].I > 32177 {
+				return Datum{}, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+			}
+			var r big.Int
+			r.MulRange(1, a[0].I)
+			if a[0].I == 0 {
+				r.SetInt64(1)
+			}
+			return textDatum(r.String()), nil
+		}}},
+		"to_hex": {
+			{args: []Type{TypeInt4}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return textDatum(strconv.FormatUint(uint64(uint32(a[0].I)), 16)), nil
+			}},
+			{args: []Type{TypeInt8}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+				return textDatum(strconv.FormatUint(uint64(a[0].I), 16)), nil
+			}},
+		},
+		"bit_length": {{args: []Type{TypeText}, result: fixed(TypeInt4), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return intDatum(int64(8 * len(a[0].S))), nil
+		}}},
+		"quote_literal": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
+			return textDatum(quoteLiteral(a[0].S)), nil
+		}}},
+		"quote_nullable": {{args: []Type{TypeText}, nonStrict: true, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
 			if a[0].Null {
-				return NullDatum, nil
+				return textDatum("NULL"), nil
 			}
-			var parts []string
-			for _, d := range a[1:] {
-				if !d.Null {
-					parts = append(parts, d.S)
-				}
-			}
-			return textDatum(strings.Join(parts, a[0].S)), nil
+			return textDatum(quoteLiteral(a[0].S)), nil
 		}}},
 		"quote_ident": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
 			return textDatum(quoteIdent(a[0].S)), nil
@@ -199,15 +229,6 @@ func init() {
 			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnPad(false)},
 			{args: []Type{TypeText, TypeInt4, TypeText}, result: fixed(TypeText), fn: fnPad(false)},
 		},
-		"concat": {{args: []Type{TypeText}, variadic: true, minArgs: 0, nonStrict: true, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
-			var b strings.Builder
-			for _, d := range a {
-				if !d.Null {
-					b.WriteString(d.S)
-				}
-			}
-			return textDatum(b.String()), nil
-		}}},
 		"round": {
 			{args: []Type{TypeFloat8}, result: fixed(TypeFloat8), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
 				return floatDatum(math.RoundToEven(a[0].F)), nil
@@ -388,6 +409,10 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 	}
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, posErr(pgerr.New(pgerr.WrongObjectType, "%s is not an aggregate function", name), fc.Location)
+	}
+	switch name {
+	case "concat", "concat_ws", "format":
+		return a.textOfAny(name, args, fc.Location)
 	}
 	if name == "pg_typeof" && len(args) == 1 {
 		oid := args[0].typ().OID
@@ -693,6 +718,121 @@ func fnLikeEscape(_ *evalCtx, a []Datum) (Datum, error) {
 			b.WriteString(`\\`)
 		default:
 			b.WriteRune(c)
+		}
+	}
+	return textDatum(b.String()), nil
+}
+
+// quoteLiteral is quote_literal: the string in single quotes, quotes
+// doubled, and an E prefix with doubled backslashes if it has any.
+func quoteLiteral(v string) string {
+	q := "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	if strings.Contains(v, `\`) {
+		q = "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
+}
+
+// textOfAny compiles concat, concat_ws and format, which take arguments
+// of any type and use their text output (true prints as t).
+func (a *analyzer) textOfAny(name string, args []expr, loc int32) (expr, error) {
+	min := map[string]int{"concat": 1, "concat_ws": 1, "format": 1}[name]
+	if len(args) < min {
+		return nil, noFunction(name, args, loc)
+	}
+	for i := range args {
+		if isUnknown(args[i]) {
+			var err error
+			if args[i], err = a.coerceUnknown(args[i], TypeText); err != nil {
+				return nil, err
+			}
+		}
+	}
+	types := make([]Type, len(args))
+	for i, e := range args {
+		types[i] = e.typ()
+	}
+	text := func(ec *evalCtx, i int, d Datum) string {
+		return string(appendText(nil, types[i], d, ec.formatCtx()))
+	}
+	var fn func(ec *evalCtx, v []Datum) (Datum, error)
+	switch name {
+	case "concat":
+		fn = func(ec *evalCtx, v []Datum) (Datum, error) {
+			var b strings.Builder
+			for i, d := range v {
+				if !d.Null {
+					b.WriteString(text(ec, i, d))
+				}
+			}
+			return textDatum(b.String()), nil
+		}
+	case "concat_ws":
+		fn = func(ec *evalCtx, v []Datum) (Datum, error) {
+			if v[0].Null {
+				return NullDatum, nil
+			}
+			var parts []string
+			for i, d := range v[1:] {
+				if !d.Null {
+					parts = append(parts, text(ec, i+1, d))
+				}
+			}
+			return textDatum(strings.Join(parts, text(ec, 0, v[0]))), nil
+		}
+	default:
+		fn = func(ec *evalCtx, v []Datum) (Datum, error) { return formatFn(ec, v, text) }
+	}
+	return &funcExpr{name: name, t: TypeText, args: args, nonStrict: true, fn: fn}, nil
+}
+
+// formatFn is format(fmt, args...) with %s, %I, %L and %%.
+func formatFn(ec *evalCtx, v []Datum, text func(*evalCtx, int, Datum) string) (Datum, error) {
+	if v[0].Null {
+		return NullDatum, nil
+	}
+	f := v[0].S
+	var b strings.Builder
+	next := 1
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(f) {
+			return Datum{}, pgerr.New(pgerr.InvalidParameterValue, "unterminated format() type specifier").
+				WithHint("For a single \"%\" use \"%%\".")
+		}
+		if f[i] == '%' {
+			b.WriteByte('%')
+			continue
+		}
+		if next >= len(v) {
+			return Datum{}, pgerr.New(pgerr.InvalidParameterValue, "too few arguments for format()")
+		}
+		d := v[next]
+		next++
+		switch f[i] {
+		case 's':
+			if !d.Null {
+				b.WriteString(text(ec, next-1, d))
+			}
+		case 'I':
+			if d.Null {
+				return Datum{}, pgerr.New(pgerr.NullValueNotAllowed, "null values cannot be formatted as an SQL identifier")
+			}
+			b.WriteString(quoteIdent(text(ec, next-1, d)))
+		case 'L':
+			if d.Null {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(quoteLiteral(text(ec, next-1, d)))
+			}
+		default:
+			return Datum{}, pgerr.New(pgerr.InvalidParameterValue, "unrecognized format() type specifier \"%c\"", f[i]).
+				WithHint("For a single \"%\" use \"%%\".")
 		}
 	}
 	return textDatum(b.String()), nil

@@ -292,3 +292,45 @@ func pow10Text(e int32) string {
 	}
 	return "10^" + strconv.Itoa(int(e))
 }
+
+// pow is numeric ^ numeric: exact for integer exponents (rounded to at
+// least 16 fractional digits, as PostgreSQL's power_var does for small
+// results), through float64 otherwise.
+func (n *numeric) pow(e *numeric) (*numeric, error) {
+	if n.coef.Sign() == 0 && e.coef.Sign() < 0 {
+		return nil, pgerr.New("2201F", "zero raised to a negative power is undefined")
+	}
+	ei := e.round(0)
+	if ei.cmp(e) == 0 && ei.coef.IsInt64() && ei.coef.Int64() >= -1000 && ei.coef.Int64() <= 1000 {
+		k := ei.coef.Int64()
+		neg := k < 0
+		if neg {
+			k = -k
+		}
+		r := &numeric{scale: n.scale * int32(k)}
+		r.coef.Exp(&n.coef, big.NewInt(k), nil)
+		if neg {
+			q, err := numericFromInt(1).div(r)
+			if err != nil {
+				return nil, err
+			}
+			r = q.divScale(numericFromInt(1), 16)
+		}
+		if r.scale < 16 {
+			r = r.round(16)
+		}
+		return r, nil
+	}
+	if n.coef.Sign() < 0 {
+		return nil, pgerr.New("2201F", "a negative number raised to a non-integer power yields a complex result")
+	}
+	f := math.Pow(n.toFloat(), e.toFloat())
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+	}
+	r, err := parseNumeric(strconv.FormatFloat(f, 'f', 16, 64))
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -3,6 +3,7 @@ package sql
 import (
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -304,11 +305,27 @@ func compileRegex(pattern string, fold bool) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(p)
 	if err != nil {
-		msg := err.Error()
-		if i := strings.LastIndex(msg, ": "); i >= 0 {
-			msg = msg[:i]
+		// PostgreSQL's regex engine words its errors differently
+		msg := "invalid regular expression"
+		if se, ok := err.(*syntax.Error); ok {
+			switch se.Code {
+			case syntax.ErrMissingParen, syntax.ErrUnexpectedParen:
+				msg = "parentheses () not balanced"
+			case syntax.ErrMissingBracket:
+				msg = "brackets [] not balanced"
+			case syntax.ErrMissingRepeatArgument, syntax.ErrInvalidRepeatOp:
+				msg = "quantifier operand invalid"
+			case syntax.ErrTrailingBackslash, syntax.ErrInvalidEscape:
+				msg = "invalid escape \\ sequence"
+			case syntax.ErrInvalidCharRange:
+				msg = "invalid character range"
+			case syntax.ErrInvalidRepeatSize:
+				msg = "invalid repetition count(s)"
+			default:
+				msg = string(se.Code)
+			}
 		}
-		return nil, pgerr.New(pgerr.InvalidRegexp, "invalid regular expression: %s", strings.TrimPrefix(msg, "error parsing regexp: "))
+		return nil, pgerr.New(pgerr.InvalidRegexp, "invalid regular expression: %s", msg)
 	}
 	return re, nil
 }

@@ -258,6 +258,9 @@ func formatTypeExt(oid uint32, typmod int32, noMod bool) string {
 		}
 		return "interval"
 	}
+	if oid == OIDUnknown {
+		return "unknown"
+	}
 	if t, ok := typeByOID(oid); ok {
 		return t.Name
 	}

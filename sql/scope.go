@@ -48,6 +48,9 @@ type scope struct {
 	// of that join, a LATERAL item only the items before it. visHi < 0
 	// means no upper limit.
 	visLo, visHi int
+	// hidden is a sibling level this one may not read (see
+	// analyzer.hiddenSc); only error hints look at it.
+	hidden *scope
 }
 
 func newScope(parent *scope) *scope { return &scope{parent: parent, visHi: -1} }
@@ -169,7 +172,11 @@ func (sc *scope) relByAlias(alias string) *nsRel {
 // table was given an alias.
 func (sc *scope) missingRel(qual string) *pgerr.Error {
 	for s := sc; s != nil; s = s.parent {
-		for _, r := range s.rels {
+		rels := s.rels
+		if s.hidden != nil {
+			rels = append(append([]*nsRel(nil), rels...), s.hidden.rels...)
+		}
+		for _, r := range rels {
 			if r.alias == qual {
 				return pgerr.New(pgerr.UndefinedTable, "invalid reference to FROM-clause entry for table \"%s\"", qual).
 					WithHint("There is an entry for table \"" + qual + "\", but it cannot be referenced from this part of the query.")

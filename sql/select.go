@@ -19,6 +19,7 @@ type evalCtx struct {
 	outVals   []Datum   // the current output row (ORDER BY an output column)
 	outer     [][]Datum // rows of enclosing query levels, innermost last
 	subCache  map[*sublinkExpr]*subResult
+	cteCache  map[*cteDef][][]Datum
 	tick      uint32 // rows produced, for periodic cancel checks
 }
 
@@ -92,9 +93,12 @@ func (s *Session) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan
 
 // compileQuery compiles a query whose enclosing level is a.parentSc.
 func (a *analyzer) compileQuery(sel *pg.SelectStmt) (*selectPlan, error) {
+	if sel.WithClause != nil {
+		if err := a.withClause(sel.WithClause); err != nil {
+			return nil, err
+		}
+	}
 	switch {
-	case sel.WithClause != nil:
-		return nil, pgerr.NotSupported("WITH queries are not supported")
 	case sel.IntoClause != nil:
 		return nil, pgerr.NotSupported("SELECT INTO is not supported")
 	case len(sel.WindowClause) > 0:
@@ -116,6 +120,7 @@ func (a *analyzer) subquery(sel *pg.SelectStmt) (*selectPlan, error) {
 
 func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 	sc := newScope(a.parentSc)
+	sc.hidden = a.hiddenSc
 	la := a.level(sc)
 	fb := &fromBuilder{a: la, sc: sc}
 	root, err := fb.build(sel.FromClause)
@@ -237,7 +242,7 @@ func (a *analyzer) targetList(list []*pg.Node, p *selectPlan) error {
 		if e, err = a.resolveOutput(e); err != nil {
 			return err
 		}
-		if _, ok := e.(*srfExpr); ok {
+		if len(srfsIn(e)) > 0 {
 			p.srf = true
 		}
 		name := rt.Name
@@ -525,9 +530,11 @@ func (a *analyzer) columnName(pos int) string {
 // run executes the plan, calling emit for each output row. The row
 // passed to emit is valid only during the call.
 func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
-	if ok, err := passes(ec, p.oneTime, nil); err != nil || !ok {
+	ok, err := passes(ec, p.oneTime, nil)
+	if err != nil || !ok && !p.grouped {
 		return err
 	}
+	noRows := !ok // an aggregate over no rows still yields its one row
 	limit, offset := int64(-1), int64(0)
 	for _, l := range []struct {
 		e   expr
@@ -555,6 +562,9 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 	}
 	buf := make([]Datum, p.width)
 	scan := func(fn func() error) error {
+		if noRows {
+			return nil
+		}
 		if p.from == nil {
 			return fn()
 		}
@@ -710,8 +720,9 @@ func rowKey(vals []Datum, cols []Column) string {
 	return string(key)
 }
 
-// project computes the output row(s) for one input row: one row, or for
-// set-returning targets as many as the longest set.
+// project computes the output row(s) for one input row: one row, or,
+// when the select list calls set-returning functions, one per value of
+// the longest set, the shorter ones padded with NULLs (ProjectSet).
 func (p *selectPlan) project(ec *evalCtx, row, out []Datum, fn func([]Datum) error) error {
 	if !p.srf {
 		for i, t := range p.targets {
@@ -723,37 +734,42 @@ func (p *selectPlan) project(ec *evalCtx, row, out []Datum, fn func([]Datum) err
 		}
 		return fn(out)
 	}
-	sets := make([][]Datum, len(p.targets))
+	var srfs []*srfExpr
+	for _, t := range p.targets {
+		srfs = append(srfs, srfsIn(t)...)
+	}
+	sets := make([][]Datum, len(srfs))
 	longest := 0
-	for i, t := range p.targets {
-		if f, ok := t.(*srfExpr); ok {
-			if err := f.each(ec, row, func(d Datum) error {
-				sets[i] = append(sets[i], d)
-				return nil
-			}); err != nil {
-				return err
-			}
-			if len(sets[i]) > longest {
-				longest = len(sets[i])
-			}
-			continue
-		}
-		v, err := t.eval(ec, row)
-		if err != nil {
+	for i, f := range srfs {
+		if err := f.each(ec, row, func(d Datum) error {
+			sets[i] = append(sets[i], d)
+			return nil
+		}); err != nil {
 			return err
 		}
-		out[i] = v
+		if len(sets[i]) > longest {
+			longest = len(sets[i])
+		}
 	}
+	defer func() {
+		for _, f := range srfs {
+			f.active = false
+		}
+	}()
 	for k := 0; k < longest; k++ {
-		for i, t := range p.targets {
-			if _, ok := t.(*srfExpr); !ok {
-				continue
-			}
+		for i, f := range srfs {
+			f.active = true
+			f.cur = NullDatum
 			if k < len(sets[i]) {
-				out[i] = sets[i][k]
-			} else {
-				out[i] = NullDatum
+				f.cur = sets[i][k]
 			}
+		}
+		for i, t := range p.targets {
+			v, err := t.eval(ec, row)
+			if err != nil {
+				return err
+			}
+			out[i] = v
 		}
 		if err := fn(out); err != nil {
 			return err

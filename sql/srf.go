@@ -18,11 +18,31 @@ type srfExpr struct {
 	args []expr
 	t    Type
 	gen  func(ec *evalCtx, args []Datum, emit func(Datum) error) error
+	// While the select list is projected for one of the set's values,
+	// eval returns it (a ProjectSet step).
+	cur    Datum
+	active bool
 }
 
 func (f *srfExpr) typ() Type { return f.t }
 func (f *srfExpr) eval(*evalCtx, []Datum) (Datum, error) {
+	if f.active {
+		return f.cur, nil
+	}
 	return Datum{}, pgerr.NotSupported("set-returning function %s is not supported in this position", f.name)
+}
+
+// srfsIn lists the set-returning calls inside e.
+func srfsIn(e expr) []*srfExpr {
+	var out []*srfExpr
+	walkExpr(e, func(x expr) bool {
+		if f, ok := x.(*srfExpr); ok {
+			out = append(out, f)
+			return false
+		}
+		return true
+	})
+	return out
 }
 
 // each evaluates the arguments over row and calls emit per result value.

@@ -181,15 +181,28 @@ func appendText(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 		return appendFloat(buf, d.F, 32)
 	case OIDFloat8:
 		return appendFloat(buf, d.F, 64)
-	case OIDTimestamptz:
+	case OIDTimestamptz, OIDTimestamp:
+		if d.I == tsPosInf {
+			return append(buf, "infinity"...)
+		}
+		if d.I == tsNegInf {
+			return append(buf, "-infinity"...)
+		}
+		if t.OID == OIDTimestamp {
+			return appendTimestamp(buf, time.UnixMicro(d.I).UTC(), false)
+		}
 		loc := time.UTC
 		if fc != nil && fc.loc != nil {
 			loc = fc.loc
 		}
 		return appendTimestamp(buf, time.UnixMicro(d.I).In(loc), true)
-	case OIDTimestamp:
-		return appendTimestamp(buf, time.UnixMicro(d.I).UTC(), false)
 	case OIDDate:
+		if d.I == datePosInf {
+			return append(buf, "infinity"...)
+		}
+		if d.I == dateNegInf {
+			return append(buf, "-infinity"...)
+		}
 		tm := time.UnixMicro(pgEpochMicros).UTC().AddDate(0, 0, int(d.I))
 		return tm.AppendFormat(buf, "2006-01-02")
 	case OIDInterval:
@@ -204,6 +217,8 @@ func appendText(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 		return append(buf, ')')
 	case OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
 		return appendRegName(buf, t, d, fc)
+	case OIDRecord:
+		return append(buf, d.S...)
 	case OIDBpchar:
 		s := d.S
 		if t.Mod > 4 {
@@ -410,11 +425,7 @@ func parseText(t Type, s string, fc *formatCtx) (Datum, error) {
 	case OIDTimestamptz, OIDTimestamp:
 		return parseTimestamp(t, s, fc)
 	case OIDDate:
-		tm, err := time.Parse("2006-01-02", strings.TrimSpace(s))
-		if err != nil {
-			return Datum{}, pgerr.New(pgerr.InvalidDatetimeFormat, "invalid input syntax for type date: \"%s\"", s)
-		}
-		return intDatum((tm.UnixMicro() - pgEpochMicros) / 86400000000), nil
+		return parseDate(s, fc)
 	case OIDInterval:
 		return parseInterval(s)
 	case OIDBpchar, OIDVarchar:
@@ -538,42 +549,6 @@ func parseFloat(t Type, s string) (Datum, error) {
 		return Datum{}, invalidInput(t, s)
 	}
 	return floatDatum(f), nil
-}
-
-var timestampLayouts = []string{
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999Z07",
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04",
-	"2006-01-02",
-}
-
-func parseTimestamp(t Type, s string, fc *formatCtx) (Datum, error) {
-	v := strings.TrimSpace(s)
-	loc := time.UTC
-	if fc != nil && fc.loc != nil && t.OID == OIDTimestamptz {
-		loc = fc.loc
-	}
-	switch strings.ToLower(v) {
-	case "now":
-		return intDatum(time.Now().UnixMicro()), nil
-	case "epoch":
-		return intDatum(0), nil
-	}
-	for _, layout := range timestampLayouts {
-		tm, err := time.ParseInLocation(layout, v, loc)
-		if err == nil {
-			if t.OID == OIDTimestamp {
-				y, mo, d := tm.Date()
-				h, mi, se := tm.Clock()
-				tm = time.Date(y, mo, d, h, mi, se, tm.Nanosecond(), time.UTC)
-			}
-			return intDatum(tm.UnixMicro()), nil
-		}
-	}
-	return Datum{}, pgerr.New(pgerr.InvalidDatetimeFormat, "invalid input syntax for type %s: \"%s\"", t.Name, s)
 }
 
 // parseInterval accepts "N unit [N unit ...]" and "HH:MM:SS" forms.

@@ -19,14 +19,12 @@ type modifyPlan struct {
 	set     map[int]expr // UPDATE: column → new value over the old row
 	indexes []*IndexDef
 	delete  bool
+	ret     *returning
 }
 
 func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
 	if len(up.FromClause) > 0 {
 		return pgerr.NotSupported("UPDATE ... FROM is not supported")
-	}
-	if len(up.ReturningList) > 0 {
-		return pgerr.NotSupported("UPDATE ... RETURNING is not supported yet")
 	}
 	if up.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
@@ -67,11 +65,17 @@ func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) err
 		}
 		p.set[i] = e
 	}
+	if p.ret, err = s.compileReturning(up.ReturningList, p.t, p.src.alias, params); err != nil {
+		return err
+	}
+	if p.ret != nil {
+		st.cols = p.ret.cols
+	}
 	st.rels = tableLocks(s.cat(), p.t, locks.RowExclusiveLock)
 	st.Tag = "UPDATE"
 	st.writes = true
-	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-		n, err := s.execModify(ec, p)
+	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+		n, err := s.execModify(ec, p, emit)
 		if err != nil {
 			return "", err
 		}
@@ -84,9 +88,6 @@ func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) er
 	if len(del.UsingClause) > 0 {
 		return pgerr.NotSupported("DELETE ... USING is not supported")
 	}
-	if len(del.ReturningList) > 0 {
-		return pgerr.NotSupported("DELETE ... RETURNING is not supported yet")
-	}
 	if del.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -95,11 +96,17 @@ func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) er
 		return err
 	}
 	p.delete = true
+	if p.ret, err = s.compileReturning(del.ReturningList, p.t, p.src.alias, params); err != nil {
+		return err
+	}
+	if p.ret != nil {
+		st.cols = p.ret.cols
+	}
 	st.rels = tableLocks(s.cat(), p.t, locks.RowExclusiveLock)
 	st.Tag = "DELETE"
 	st.writes = true
-	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-		n, err := s.execModify(ec, p)
+	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+		n, err := s.execModify(ec, p, emit)
 		if err != nil {
 			return "", err
 		}
@@ -156,7 +163,7 @@ func (p *modifyPlan) matches(ec *evalCtx, row []Datum) (bool, error) {
 // transaction id); under READ COMMITTED a row changed by a committed
 // transaction is re-read at its newest version and the WHERE clause
 // re-checked (EvalPlanQual); under REPEATABLE READ that is error 40001.
-func (s *Session) execModify(ec *evalCtx, p *modifyPlan) (int64, error) {
+func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
 	var targets []target
 	err := p.src.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
 		ok, err := p.matches(ec, row)
@@ -212,6 +219,12 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan) (int64, error) {
 					if err := s.insertIndexEntries(ec, p.t, p.indexes, newRow, out.NewTID); err != nil {
 						return 0, err
 					}
+					err = p.ret.emit(ec, newRow, out.NewTID, p.t, emit)
+				} else {
+					err = p.ret.emit(ec, row, tid, p.t, emit)
+				}
+				if err != nil {
+					return 0, err
 				}
 			case txn.TMBeingModified:
 				if err := s.txn.WaitForOptions(ec.ctx, out.WaitXid, s.lockOptions(false, false)); err != nil {
