@@ -20,15 +20,20 @@ import (
 //     (set by SET, RESET, the client);
 //   - cur: what is in effect now (sess, or a SET LOCAL value).
 //
-// Inside a transaction, the first change of a setting saves its layers in an
-// undo log; AbortTxn restores them, CommitTxn keeps sess and drops SET LOCAL
-// values. Savepoints are not modelled.
+// Inside a transaction, the first change of a setting at each nest level
+// (PostgreSQL's GUC nest levels: 1 for the transaction, one more per open
+// savepoint) saves its layers in an undo log; AbortTxn restores them,
+// CommitTxn keeps sess and drops SET LOCAL values. AbortSub restores what
+// the innermost level saved (ROLLBACK TO); CommitSub hands its entries to
+// the enclosing level, dropping those the enclosing level already has
+// (RELEASE), so SET LOCAL inside a released savepoint lasts until the end
+// of the transaction, as in PostgreSQL's AtEOXact_GUC.
 type Session struct {
 	r     *Registry
-	vars  []sessVar // indexed like Table
-	gen   uint64    // registry generation last seen
-	inTxn bool
-	undo  []undoEntry // first change of each setting in the current transaction
+	vars  []sessVar   // indexed like Table
+	gen   uint64      // registry generation last seen
+	level int         // 0 outside a transaction, 1 in one, +1 per open subtransaction
+	undo  []undoEntry // first change of each setting per nest level, levels ascending
 
 	lastReported []string // display value last returned by PendingReports, per reportedIdx
 	reportedOnce bool
@@ -43,11 +48,12 @@ type sessVar struct {
 	sessSrc  Source
 	reset    Value
 	resetSrc Source
-	touched  bool // has an entry in the undo log
+	touched  int // deepest nest level with an entry in the undo log, 0 if none
 }
 
 type undoEntry struct {
 	idx   int
+	level int // nest level the entry belongs to
 	saved sessVar
 }
 
@@ -197,7 +203,7 @@ func (s *Session) SetInternal(name, value string) error {
 // the undo log, if any, so an abort does not resurrect what fn replaced.
 func (s *Session) each(i int, fn func(*sessVar)) {
 	fn(&s.vars[i])
-	if s.vars[i].touched {
+	if s.vars[i].touched > 0 {
 		for k := range s.undo {
 			if s.undo[k].idx == i {
 				fn(&s.undo[k].saved)
@@ -272,13 +278,13 @@ func (s *Session) ResetAll() {
 }
 
 func (s *Session) apply(i int, v Value, src Source, local bool) {
-	if local && !s.inTxn {
+	if local && s.level == 0 {
 		return
 	}
 	sv := &s.vars[i]
-	if s.inTxn && !sv.touched {
-		s.undo = append(s.undo, undoEntry{idx: i, saved: *sv})
-		sv.touched = true
+	if s.level > 0 && sv.touched < s.level {
+		s.undo = append(s.undo, undoEntry{idx: i, level: s.level, saved: *sv})
+		sv.touched = s.level
 	}
 	if local {
 		sv.cur, sv.src, sv.local = v, src, true
@@ -291,27 +297,92 @@ func (s *Session) apply(i int, v Value, src Source, local bool) {
 
 // BeginTxn marks the start of a transaction block. Calling it inside one does
 // nothing.
-func (s *Session) BeginTxn() { s.inTxn = true }
+func (s *Session) BeginTxn() {
+	if s.level == 0 {
+		s.level = 1
+	}
+}
 
 // InTxn reports whether the session is inside a transaction.
-func (s *Session) InTxn() bool { return s.inTxn }
+func (s *Session) InTxn() bool { return s.level > 0 }
+
+// NestLevel is the current GUC nest level: 0 outside a transaction, 1 in
+// one, one more per open subtransaction.
+func (s *Session) NestLevel() int { return s.level }
+
+// BeginSub opens a subtransaction level (SAVEPOINT): changes made from now
+// on can be undone by AbortSub alone. It panics outside a transaction.
+func (s *Session) BeginSub() {
+	if s.level == 0 {
+		panic("guc: BeginSub outside a transaction")
+	}
+	s.level++
+}
+
+// CommitSub closes the innermost subtransaction level keeping its changes
+// (RELEASE): they now belong to the enclosing level, so aborting that
+// level (or the transaction) still undoes them. It panics without an open
+// subtransaction level.
+func (s *Session) CommitSub() {
+	if s.level < 2 {
+		panic("guc: CommitSub without a subtransaction")
+	}
+	lvl := s.level
+	k := len(s.undo)
+	for k > 0 && s.undo[k-1].level == lvl {
+		k--
+	}
+	kept := s.undo[:k]
+	for _, e := range s.undo[k:] {
+		sv := &s.vars[e.idx]
+		sv.touched = lvl - 1
+		if e.saved.touched == lvl-1 {
+			continue // the enclosing level saved an older state already
+		}
+		e.level = lvl - 1
+		kept = append(kept, e)
+	}
+	clear(s.undo[len(kept):])
+	s.undo = kept
+	s.level--
+}
+
+// AbortSub closes the innermost subtransaction level undoing every setting
+// change made in it (ROLLBACK TO). It panics without an open
+// subtransaction level.
+func (s *Session) AbortSub() {
+	if s.level < 2 {
+		panic("guc: AbortSub without a subtransaction")
+	}
+	k := len(s.undo)
+	for k > 0 && s.undo[k-1].level == s.level {
+		k--
+		e := s.undo[k]
+		s.vars[e.idx] = e.saved
+		s.markReported(e.idx)
+	}
+	clear(s.undo[k:])
+	s.undo = s.undo[:k]
+	s.level--
+}
 
 // CommitTxn ends the transaction keeping its SET values and dropping its SET
-// LOCAL values.
+// LOCAL values. Open subtransaction levels are committed with it.
 func (s *Session) CommitTxn() {
 	for _, e := range s.undo {
 		sv := &s.vars[e.idx]
-		sv.cur, sv.src, sv.local, sv.touched = sv.sess, sv.sessSrc, false, false
+		sv.cur, sv.src, sv.local, sv.touched = sv.sess, sv.sessSrc, false, 0
 		s.markReported(e.idx)
 	}
 	s.endTxn()
 }
 
-// AbortTxn ends the transaction undoing every setting change made in it.
+// AbortTxn ends the transaction undoing every setting change made in it,
+// at every nest level.
 func (s *Session) AbortTxn() {
 	for k := len(s.undo) - 1; k >= 0; k-- {
 		e := s.undo[k]
-		e.saved.touched = false
+		e.saved.touched = 0
 		s.vars[e.idx] = e.saved
 		s.markReported(e.idx)
 	}
@@ -321,7 +392,7 @@ func (s *Session) AbortTxn() {
 func (s *Session) endTxn() {
 	clear(s.undo)
 	s.undo = s.undo[:0]
-	s.inTxn = false
+	s.level = 0
 }
 
 // Refresh picks up server-wide values after a reload, as a PostgreSQL

@@ -134,6 +134,18 @@ func TestTransactions(t *testing.T) {
 		{"reset all", []step{{"set", "3s", "3s"}, {"resetall", "", "0"}}},
 		{"reset all aborted", []step{{"set", "3s", "3s"}, {"begin", "", "3s"}, {"resetall", "", "0"}, {"abort", "", "3s"}}},
 		{"second transaction independent", []step{{"begin", "", "0"}, {"set", "1s", "1s"}, {"commit", "", "1s"}, {"begin", "", "1s"}, {"set", "2s", "2s"}, {"abort", "", "1s"}}},
+		// Savepoints; every expectation checked against PostgreSQL 15.
+		{"set in savepoint rolled back", []step{{"begin", "", "0"}, {"savepoint", "", "0"}, {"set", "2s", "2s"}, {"rollbackto", "", "0"}, {"commit", "", "0"}}},
+		{"set local, set in released savepoint", []step{{"begin", "", "0"}, {"local", "1s", "1s"}, {"savepoint", "", "1s"}, {"set", "2s", "2s"}, {"release", "", "2s"}, {"commit", "", "2s"}}},
+		{"set, set local in released savepoint", []step{{"begin", "", "0"}, {"set", "1s", "1s"}, {"savepoint", "", "1s"}, {"local", "2s", "2s"}, {"release", "", "2s"}, {"commit", "", "1s"}}},
+		{"set local in released savepoint lasts to commit", []step{{"begin", "", "0"}, {"savepoint", "", "0"}, {"local", "2s", "2s"}, {"release", "", "2s"}, {"commit", "", "0"}}},
+		{"set local in savepoint rolled back", []step{{"begin", "", "0"}, {"set", "1s", "1s"}, {"savepoint", "", "1s"}, {"local", "2s", "2s"}, {"rollbackto", "", "1s"}, {"commit", "", "1s"}}},
+		{"set after set local rolled back", []step{{"begin", "", "0"}, {"local", "1s", "1s"}, {"savepoint", "", "1s"}, {"set", "2s", "2s"}, {"rollbackto", "", "1s"}, {"commit", "", "0"}}},
+		{"released inner, outer rolled back", []step{{"begin", "", "0"}, {"savepoint", "", "0"}, {"set", "1s", "1s"}, {"savepoint", "", "1s"}, {"set", "2s", "2s"}, {"release", "", "2s"}, {"rollbackto", "", "0"}, {"commit", "", "0"}}},
+		{"inner rolled back, outer released", []step{{"begin", "", "0"}, {"savepoint", "", "0"}, {"set", "1s", "1s"}, {"savepoint", "", "1s"}, {"set", "2s", "2s"}, {"rollbackto", "", "1s"}, {"release", "", "1s"}, {"commit", "", "1s"}}},
+		{"released savepoint, top aborted", []step{{"begin", "", "0"}, {"set", "1s", "1s"}, {"savepoint", "", "1s"}, {"set", "2s", "2s"}, {"release", "", "2s"}, {"abort", "", "0"}}},
+		{"savepoint still open at commit", []step{{"begin", "", "0"}, {"savepoint", "", "0"}, {"set", "2s", "2s"}, {"commit", "", "2s"}}},
+		{"savepoint still open at abort", []step{{"begin", "", "0"}, {"set", "1s", "1s"}, {"savepoint", "", "1s"}, {"set", "2s", "2s"}, {"abort", "", "0"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +169,13 @@ func TestTransactions(t *testing.T) {
 					s.CommitTxn()
 				case "abort":
 					s.AbortTxn()
+				case "savepoint":
+					s.BeginSub()
+				case "release":
+					s.CommitSub()
+				case "rollbackto": // ROLLBACK TO keeps the savepoint: abort, begin again
+					s.AbortSub()
+					s.BeginSub()
 				}
 				if err != nil {
 					t.Fatalf("step %d %s: %v", k, st.op, err)

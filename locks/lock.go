@@ -26,6 +26,11 @@ type LockOptions struct {
 	// manager's, see SetDeadlockTimeout): how long a wait lasts before the
 	// deadlock detector runs.
 	DeadlockTimeout time.Duration
+	// Unlogged keeps a transaction-level count out of the subtransaction
+	// acquisition log (see Mark), so ReleaseSince does not release it: it
+	// is held until Unlock or the end of the transaction. txn takes the
+	// locks on its own xids this way.
+	Unlogged bool
 }
 
 // Lock acquires a heavyweight lock on tag in mode for backend p
@@ -48,6 +53,9 @@ func (m *Manager) Lock(ctx context.Context, p *Proc, tag LockTag, mode LockMode,
 			ll.nSession++
 		} else {
 			ll.nTx++
+			if p.marks > 0 && !opt.Unlogged {
+				p.logGrant(ll)
+			}
 		}
 		return nil
 	}
@@ -60,6 +68,9 @@ func (m *Manager) Lock(ctx context.Context, p *Proc, tag LockTag, mode LockMode,
 		ll.nSession = 1
 	} else {
 		ll.nTx = 1
+		if p.marks > 0 && !opt.Unlogged {
+			p.logGrant(ll)
+		}
 	}
 	p.local.put(ll)
 	return nil
@@ -391,6 +402,9 @@ func (m *Manager) Unlock(p *Proc, tag LockTag, mode LockMode, session bool) bool
 			return false
 		}
 		ll.nTx--
+		if p.marks > 0 {
+			p.unlogGrant(ll)
+		}
 	}
 	if ll.nTx+ll.nSession > 0 {
 		return true
@@ -446,7 +460,7 @@ func (m *Manager) releaseShared(part *partition, p *Proc, ll *localLock) {
 
 // ReleaseTransactionLocks releases every transaction-level lock of p and
 // ends its virtual transaction (at commit or abort). Session-level locks
-// stay.
+// stay. Open subtransaction levels (Mark) are closed.
 func (m *Manager) ReleaseTransactionLocks(p *Proc) {
 	m.releaseAll(p, false, false)
 	m.endVirtualXact(p)
@@ -464,6 +478,9 @@ func (m *Manager) ReleaseSessionLocks(p *Proc, advisoryOnly bool) {
 // the backend's fast-path lock, shared-table ones sorted by partition so
 // each partition lock is taken once (LockReleaseAll).
 func (m *Manager) releaseAll(p *Proc, session, advisoryOnly bool) {
+	if !session {
+		p.resetLog()
+	}
 	if p.local.n == 0 {
 		return
 	}

@@ -59,6 +59,14 @@ type Proc struct {
 	waitStart    atomic.Int64 // unix ns; 0 when not waiting
 
 	// Backend-private state (owner only).
+	//
+	// lockLog, marks and markPos are the subtransaction acquisition log
+	// (subxact.go): logged transaction-level grants, the number of open
+	// levels (logging is on while it is > 0) and the log position of the
+	// innermost open level.
+	lockLog   []*localLock
+	marks     int32
+	markPos   int32
 	local     localTable
 	freeLocal *localLock
 	relBuf    []*localLock

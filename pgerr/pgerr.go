@@ -31,6 +31,7 @@ const (
 	NoActiveSQLTransaction       = "25P01"
 	ActiveSQLTransaction         = "25001"
 	InFailedSQLTransaction       = "25P02"
+	InvalidSavepointSpec         = "3B001"
 	FeatureNotSupported          = "0A000"
 	InvalidParameterValue        = "22023"
 	DivisionByZero               = "22012"

@@ -159,7 +159,7 @@ func TestErrors(t *testing.T) {
 		{"set port = 1", "55P02", `parameter "port" cannot be changed without restarting the server`},
 		{"set deadlock_timeout = -5", "22023", `-5 ms is outside the valid range for parameter "deadlock_timeout" (1 ms .. 2147483647 ms)`},
 		{"set log_lock_waits = maybe", "22023", `parameter "log_lock_waits" requires a Boolean value`},
-		{"savepoint a", "0A000", "savepoints are not supported by lockd yet"},
+		{"savepoint a", "25P01", "SAVEPOINT can only be used in transaction blocks"},
 	}
 	for _, tc := range cases {
 		_, err := c.Exec(context.Background(), tc.sql, pgx.QueryExecModeSimpleProtocol)

@@ -67,7 +67,14 @@ func (s *Session) commitCatalog() error {
 
 // abortCatalog forgets the transaction's DDL and removes files it made.
 func (s *Session) abortCatalog() {
-	for _, op := range s.catOps {
+	s.removeNewFiles(s.catOps)
+	s.catOps, s.pendingCat = nil, nil
+}
+
+// removeNewFiles removes the files that ops made, whose (sub)transaction
+// is being rolled back.
+func (s *Session) removeNewFiles(ops []*catOp) {
+	for _, op := range ops {
 		switch op.kind {
 		case "create":
 			_ = s.eng.store.DropRelation(storage.RelID(op.table.RelFile))
@@ -80,7 +87,6 @@ func (s *Session) abortCatalog() {
 			_ = s.eng.store.DropIndex(storage.RelID(op.index.RelFile))
 		}
 	}
-	s.catOps, s.pendingCat = nil, nil
 }
 
 // lockNow takes a relation lock during execution.

@@ -8,7 +8,8 @@
 // output and binary wire formats), the executor for SELECT over system
 // views and set-returning functions, the settings statements (SET, SHOW,
 // RESET, ALTER SYSTEM), the transaction state machine (implicit
-// transactions, blocks, failed blocks) and the built-in functions.
+// transactions, blocks, failed blocks, savepoints — see savepoint.go) and
+// the built-in functions.
 // Anything it cannot execute is a 0A000 error naming the construct.
 //
 // What it must not do: touch the network or write protocol messages

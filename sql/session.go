@@ -111,6 +111,7 @@ type Session struct {
 
 	pendingCat     *catalogState // this transaction's view of the catalog after its DDL
 	catOps         []*catOp      // this transaction's DDL, replayed at commit
+	savepoints     []savepoint   // open SAVEPOINTs, innermost last (savepoint.go)
 	queryText      string        // the client's query string, shown in pg_stat_activity
 	foldedVolatile bool          // analysis folded a clock- or zone-dependent constant
 	copySrc        CopySource
@@ -506,8 +507,9 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 			s.failStatement()
 			return "", err
 		}
-		if s.pendingCat == nil && st.catVer != s.eng.cat.state().Version {
-			// The catalog changed since the plan was made: plan again
+		if st.catVer != s.cat().Version {
+			// The catalog changed since the plan was made (also by this
+			// transaction's own DDL, or its rollback): plan again
 			// (PostgreSQL re-plans a cached plan on invalidation too).
 			fresh, err := s.replan(st)
 			if err != nil {
@@ -572,6 +574,7 @@ func (s *Session) failStatement() {
 	switch s.tx {
 	case txBlock:
 		s.tx = txFailed
+		s.abortInnermostSavepoint()
 	case txImplicit:
 		s.endTxn(false)
 	}
@@ -633,6 +636,7 @@ func (s *Session) endTxn(commit bool) {
 	}
 	s.eng.locks.ReleaseTransactionLocks(s.proc)
 	s.tx = txNone
+	s.popSavepoints(0)
 	s.refreshFormat()
 }
 

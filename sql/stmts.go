@@ -407,7 +407,7 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 			return "ROLLBACK", nil
 		}
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT, pg.TransactionStmtKind_TRANS_STMT_RELEASE, pg.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return nil, pgerr.NotSupported("savepoints are not supported by lockd yet")
+		return s.analyzeSavepoint(t, st)
 	default:
 		return nil, pgerr.NotSupported("prepared transactions (two-phase commit) are not supported")
 	}

@@ -50,16 +50,17 @@ func errRelationTooLarge(r *relation) error {
 	return pgerr.New(pgerr.ProgramLimitExceeded, "cannot extend relation %d beyond %d blocks", r.id, InvalidBlock)
 }
 
-// xidOf returns t's xid, assigning one if it has none yet.
+// xidOf returns the xid of t's current (sub)transaction, assigning one if
+// it has none yet (GetCurrentTransactionId).
 func xidOf(t *txn.Txn) (txn.Xid, error) {
-	if x := t.Xid(); x.IsValid() {
+	if x := t.CurrentXid(); x.IsValid() {
 		return x, nil
 	}
 	return t.AssignXid()
 }
 
 // Insert stores data as a new tuple of rel (heap_insert) with xmin =
-// t.Xid() (assigned if t has none) and cmin = t.CommandID(). It finds a
+// t.CurrentXid() (assigned if t has none) and cmin = t.CommandID(). It finds a
 // page with room through the free space map, filling pages only to
 // fillfactor percent (0 means 100), or extends the relation.
 func (s *Store) Insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, data []byte, fillfactor int) (TID, error) {

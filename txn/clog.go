@@ -70,16 +70,28 @@ func (c *commitLog) status(p *locks.Proc, xid Xid) XidStatus {
 	return st
 }
 
-// setStatus records the final status of xid (TransactionIdSetTreeStatus for
-// a transaction without subtransactions). The page exists: extend made it
-// when xid was assigned.
-func (c *commitLog) setStatus(p *locks.Proc, xid Xid, st XidStatus) {
-	page, idx, shift := clogPos(xid)
+// setTreeStatus records the final status of a transaction and its
+// subtransactions (TransactionIdSetTreeStatus): all under one XactSLRU
+// exclusive hold, so a reader (who takes the lock shared) sees either none
+// or all of them changed, even across pages. PostgreSQL needs the
+// sub-committed state to get the same effect page by page. The pages
+// exist: extend made them when the xids were assigned.
+func (c *commitLog) setTreeStatus(p *locks.Proc, xid Xid, subs []Xid, st XidStatus) {
 	c.lock.Acquire(p, locks.LWExclusive)
+	if xid.IsValid() {
+		c.setLocked(xid, st)
+	}
+	for _, x := range subs {
+		c.setLocked(x, st)
+	}
+	c.lock.Release(p)
+}
+
+func (c *commitLog) setLocked(xid Xid, st XidStatus) {
+	page, idx, shift := clogPos(xid)
 	pg := c.pages[page]
 	pg.data[idx] = pg.data[idx]&^(clogStatusMask<<shift) | byte(st)<<shift
 	pg.dirty.Store(true)
-	c.lock.Release(p)
 }
 
 // extend makes sure the page holding xid exists (ExtendCLOG: a new page is

@@ -1,8 +1,10 @@
 // Package txn owns transactions: transaction ids and their assignment, the
 // ProcArray of running xids and the MVCC snapshots built from it, the commit
-// log (pg_xact) and its persistence, and tuple visibility
-// (heapam_visibility.c for the cases lockd has: no subtransactions, no
-// multixacts, no speculative insertion).
+// log (pg_xact) and its persistence, subtransactions (SAVEPOINT) and their
+// parent map (pg_subtrans, in memory), and tuple visibility
+// (heapam_visibility.c for the cases lockd has: no speculative insertion).
+// See subxact.go for how subtransaction xids are assigned, seen by others
+// and ended.
 //
 // # What it must not do
 //
@@ -29,6 +31,10 @@
 //   - XactSLRU (LWLock): shared to read a commit status, exclusive to set
 //     one. Commit sets the status before it leaves the ProcArray, so anyone
 //     who sees an xid as not running finds its final status in the log.
+//     A transaction's xid and its subtransactions' are set in one
+//     exclusive hold.
+//   - The subtransaction map (xid → parent): written under XidGen
+//     exclusive when a subtransaction gets its xid, read without a lock.
 //
 // Every LWLock acquisition is made on behalf of the caller's Proc and so
 // appears in its per-tranche LWLock stats and wait events. The counters of

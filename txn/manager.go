@@ -96,6 +96,10 @@ type Manager struct {
 	_    [cacheLine]byte
 	clog commitLog
 
+	// subtrans maps subtransaction xids to their parents; written under
+	// xidGen exclusive, read lock-free (subtrans.go).
+	subtrans subtrans
+
 	ckptMu sync.Mutex // serialises Checkpoint and Close
 }
 
@@ -208,11 +212,19 @@ func Open(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// Checkpoint writes the commit log pages changed since the last checkpoint.
-// The next-xid bound needs no writing here: assignment persists it before
-// handing out any xid beyond it. Safe to call concurrently with
-// transactions (from a checkpointer without a Proc).
+// Checkpoint writes the commit log pages changed since the last checkpoint
+// and forgets the subtransaction map below the oldest xid still of
+// interest (CheckPointSUBTRANS + TruncateSUBTRANS). The next-xid bound
+// needs no writing here: assignment persists it before handing out any xid
+// beyond it. Safe to call concurrently with transactions (from a
+// checkpointer without a Proc).
 func (m *Manager) Checkpoint() error {
+	if m.subtrans.dir.Load() != nil {
+		oldest := m.OldestXmin()
+		m.xidGen.Acquire(nil, locks.LWExclusive)
+		m.subtrans.truncate(oldest)
+		m.xidGen.Release(nil)
+	}
 	if m.dir == "" {
 		return nil
 	}

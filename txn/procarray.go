@@ -8,8 +8,10 @@ import (
 
 // Snapshot is an MVCC snapshot (SnapshotData): every xid below Xmin had
 // ended when it was taken, every xid at or above Xmax had not started, and
-// Xip lists the xids in between that were running, sorted ascending, the
-// taking transaction's own xid excluded.
+// Xip lists the top-level xids in between that were running, sorted
+// ascending, the taking transaction's own xid excluded. Subtransaction
+// xids are not listed: XidInProgress maps them to their topmost parent
+// (PostgreSQL's suboverflowed snapshots).
 //
 // A Snapshot returned by StatementSnapshot is owned by its Txn and reused:
 // under READ COMMITTED it is overwritten by the next StatementSnapshot
@@ -19,7 +21,8 @@ type Snapshot struct {
 	Xmin, Xmax Xid
 	Xip        []Xid
 
-	completions uint64 // Manager.completions when taken (snapshot reuse)
+	completions uint64    // Manager.completions when taken (snapshot reuse)
+	sub         *subtrans // the Manager's subtransaction map
 }
 
 // XidInProgress reports whether xid counts as running for this snapshot
@@ -32,7 +35,17 @@ func (s *Snapshot) XidInProgress(xid Xid) bool {
 	if FollowsOrEquals(xid, s.Xmax) {
 		return true
 	}
-	_, found := slices.BinarySearch(s.Xip, xid)
+	if _, found := slices.BinarySearch(s.Xip, xid); found {
+		return true
+	}
+	if s.sub == nil {
+		return false
+	}
+	top := s.sub.topmost(xid)
+	if top == xid || Precedes(top, s.Xmin) {
+		return false
+	}
+	_, found := slices.BinarySearch(s.Xip, top)
 	return found
 }
 
@@ -102,6 +115,7 @@ func (m *Manager) getSnapshot(t *Txn) {
 	slices.Sort(xip)
 	s.Xmin, s.Xmax, s.Xip = xmin, xmax, xip
 	s.completions = m.completions
+	s.sub = &m.subtrans
 	// PGPROC.xmin: never behind a concurrently computed OldestXmin, since
 	// both see the same running xids under the shared lock.
 	t.slot.xmin.Store(uint32(xmin))
@@ -110,22 +124,32 @@ func (m *Manager) getSnapshot(t *Txn) {
 
 // IsRunning reports whether xid belongs to a transaction in the ProcArray
 // now (TransactionIdIsInProgress), under ProcArrayLock shared. An xid not
-// yet assigned is not running.
+// yet assigned is not running. A subtransaction xid runs while its
+// top-level transaction does, unless it was rolled back.
 func (m *Manager) IsRunning(xid Xid) bool { return m.isRunning(nil, xid) }
 
 // isRunning is IsRunning on behalf of p (whose LWLock stats count the
-// ProcArrayLock acquisition).
+// ProcArrayLock acquisition). The xid is mapped to its topmost parent
+// first; a subxid found running that way is then checked against the
+// commit log, because a rolled-back subtransaction is not running although
+// its parent is (PostgreSQL's step 4, TransactionIdDidAbort then
+// SubTransGetTopmostTransaction).
 func (m *Manager) isRunning(p *locks.Proc, xid Xid) bool {
 	if !xid.IsNormal() || !Precedes(xid, Xid(m.nextXid.Load())) {
 		return false
 	}
+	top := m.subtrans.topmost(xid)
 	m.procArrayLock.Acquire(p, locks.LWShared)
-	// Assigned and newer than every ended xid: it cannot have ended.
-	running := Follows(xid, m.latestCompletedXid)
+	// Assigned and newer than every ended top-level xid: it cannot have
+	// ended.
+	running := Follows(top, m.latestCompletedXid)
 	for i := 0; !running && i < len(m.xids); i++ {
-		running = Xid(m.xids[i].Load()) == xid
+		running = Xid(m.xids[i].Load()) == top
 	}
 	m.procArrayLock.Release(p)
+	if running && top != xid && m.clog.status(p, xid) == Aborted {
+		return false
+	}
 	return running
 }
 

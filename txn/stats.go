@@ -23,6 +23,9 @@ type procStats struct {
 	snapshots       atomic.Uint64
 	snapshotsReused atomic.Uint64
 	xidsAssigned    atomic.Uint64
+	subXidsAssigned atomic.Uint64
+	subCommits      atomic.Uint64
+	subAborts       atomic.Uint64
 	commits         atomic.Uint64
 	aborts          atomic.Uint64
 	clearDirect     atomic.Uint64
@@ -36,7 +39,10 @@ type procStats struct {
 type Stats struct {
 	Snapshots       uint64 // snapshots returned by StatementSnapshot (new or reused)
 	SnapshotsReused uint64 // of those, reused without scanning the ProcArray
-	XidsAssigned    uint64
+	XidsAssigned    uint64 // top-level xids
+	SubXidsAssigned uint64 // subtransaction xids
+	SubCommits      uint64 // subtransactions released into their parent (RELEASE)
+	SubAborts       uint64 // subtransactions rolled back (ROLLBACK TO)
 	Commits         uint64 // all commits, read-only ones included
 	Aborts          uint64
 
@@ -55,6 +61,9 @@ func (ps *procStats) addTo(s *Stats) {
 	s.Snapshots += ps.snapshots.Load()
 	s.SnapshotsReused += ps.snapshotsReused.Load()
 	s.XidsAssigned += ps.xidsAssigned.Load()
+	s.SubXidsAssigned += ps.subXidsAssigned.Load()
+	s.SubCommits += ps.subCommits.Load()
+	s.SubAborts += ps.subAborts.Load()
 	s.Commits += ps.commits.Load()
 	s.Aborts += ps.aborts.Load()
 	s.ClearDirect += ps.clearDirect.Load()

@@ -36,6 +36,14 @@ type Txn struct {
 	xidLocked bool // holds ExclusiveLock on TransactionTag(xid)
 	cid       CommandID
 
+	// Subtransactions (subxact.go): subs[i] is nest level i+2 (the top
+	// level is the Txn itself); subXids lists, ascending, the xids of every
+	// subtransaction that is open or was released into an open level —
+	// not those rolled back — so that xid, subXids is the set of the
+	// transaction's own xids (TransactionIdIsCurrentTransactionId).
+	subs    []subState
+	subXids []Xid
+
 	snap     Snapshot
 	haveSnap bool // snap belongs to the current transaction
 	snapOK   bool // snap holds some earlier snapshot (candidate for reuse)
@@ -65,6 +73,8 @@ func (m *Manager) Begin(t *Txn, p *locks.Proc, iso Isolation) {
 	t.xidLocked = false
 	t.cid = FirstCommandID
 	t.haveSnap = false
+	t.subs = t.subs[:0]
+	t.subXids = t.subXids[:0]
 }
 
 // InProgress reports whether t is between Begin and Commit/Abort.
@@ -76,10 +86,21 @@ func (t *Txn) Isolation() Isolation { return t.iso }
 // Proc returns the backend the transaction runs in.
 func (t *Txn) Proc() *locks.Proc { return t.p }
 
-// Xid returns the transaction's xid, InvalidXid until the first write
-// (GetTopTransactionIdIfAny). After Commit or Abort it still returns the
-// xid of the transaction that ended, until the next Begin.
+// Xid returns the top-level transaction's xid, InvalidXid until the first
+// write (GetTopTransactionIdIfAny). After Commit or Abort it still returns
+// the xid of the transaction that ended, until the next Begin. Tuples
+// written inside a subtransaction carry CurrentXid instead.
 func (t *Txn) Xid() Xid { return t.xid }
+
+// CurrentXid returns the xid of the innermost open (sub)transaction,
+// InvalidXid if it has none yet (GetCurrentTransactionIdIfAny). Without
+// subtransactions it is Xid.
+func (t *Txn) CurrentXid() Xid {
+	if n := len(t.subs); n > 0 {
+		return t.subs[n-1].xid
+	}
+	return t.xid
+}
 
 // CommandID returns the current command id (GetCurrentCommandId).
 func (t *Txn) CommandID() CommandID { return t.cid }
@@ -90,12 +111,20 @@ func (t *Txn) CommandID() CommandID { return t.cid }
 // commands per transaction is not checked.
 func (t *Txn) CommandCounterIncrement() { t.cid++ }
 
-// AssignXid gives the transaction an xid if it has none (AssignTransactionId)
-// and returns it: the next xid is taken under XidGenLock exclusive and
-// published in the ProcArray before the lock is released, so every later
-// snapshot sees it running; then the transaction takes ExclusiveLock on its
-// TransactionTag, which others wait on (WaitFor). Idempotent within a
-// transaction.
+// AssignXid gives the current (sub)transaction an xid if it has none
+// (GetCurrentTransactionId → AssignTransactionId) and returns it. As in
+// PostgreSQL, parents are given theirs first: the top-level transaction,
+// then every enclosing subtransaction outwards in, so a parent's xid is
+// always older than its children's. A top-level xid is taken under
+// XidGenLock exclusive and published in the ProcArray before the lock is
+// released, so every later snapshot sees it running; a subtransaction's
+// xid is not published there but recorded with its parent in the
+// subtransaction map (SubTransSetParent) under the same lock. Then the
+// (sub)transaction takes ExclusiveLock on its TransactionTag, which others
+// wait on (WaitFor); the lock is taken unlogged (locks.LockOptions), so it
+// survives locks.Manager.ReleaseSince — a subtransaction's lock is given
+// back by AbortSub, and the others are kept until the transaction ends.
+// Idempotent within a (sub)transaction.
 //
 // Errors: 54000 when xids are exhausted (lockd does not freeze tuples),
 // an I/O error persisting the next-xid bound, or the lock manager's error
@@ -106,7 +135,7 @@ func (t *Txn) AssignXid() (Xid, error) {
 		panic("txn: AssignXid outside a transaction")
 	}
 	if t.xid == InvalidXid {
-		xid, err := t.m.newXid(t.p)
+		xid, err := t.m.newXid(t.p, InvalidXid)
 		if err != nil {
 			return InvalidXid, err
 		}
@@ -114,21 +143,45 @@ func (t *Txn) AssignXid() (Xid, error) {
 		t.slot.stats.xidsAssigned.Add(1)
 	}
 	if !t.xidLocked {
-		// XactLockTableInsert: never waits, nobody else can hold it.
-		err := t.m.locks.Lock(context.Background(), t.p, locks.TransactionTag(uint32(t.xid)),
-			locks.ExclusiveLock, locks.LockOptions{})
-		if err != nil {
+		if err := t.lockXid(t.xid); err != nil {
 			return InvalidXid, err
 		}
 		t.xidLocked = true
 	}
-	return t.xid, nil
+	parent := t.xid
+	for i := range t.subs {
+		sub := &t.subs[i]
+		if sub.xid == InvalidXid {
+			xid, err := t.m.newXid(t.p, parent)
+			if err != nil {
+				return InvalidXid, err
+			}
+			sub.xid = xid
+			t.subXids = append(t.subXids, xid)
+			t.slot.stats.subXidsAssigned.Add(1)
+		}
+		if !sub.xidLocked {
+			if err := t.lockXid(sub.xid); err != nil {
+				return InvalidXid, err
+			}
+			sub.xidLocked = true
+		}
+		parent = sub.xid
+	}
+	return parent, nil
+}
+
+// lockXid is XactLockTableInsert: it never waits, nobody else can hold it.
+func (t *Txn) lockXid(xid Xid) error {
+	return t.m.locks.Lock(context.Background(), t.p, locks.TransactionTag(uint32(xid)),
+		locks.ExclusiveLock, locks.LockOptions{Unlogged: true})
 }
 
 // newXid is GetNewTransactionId: it takes the next xid, extends the commit
-// log if the xid starts a page, and publishes the xid in p's ProcArray
-// entry, all under XidGenLock exclusive.
-func (m *Manager) newXid(p *locks.Proc) (Xid, error) {
+// log if the xid starts a page, and publishes the xid — a top-level one in
+// p's ProcArray entry, a subtransaction's (parent valid) in the
+// subtransaction map — all under XidGenLock exclusive.
+func (m *Manager) newXid(p *locks.Proc, parent Xid) (Xid, error) {
 	m.xidGen.Acquire(p, locks.LWExclusive)
 	xid := Xid(m.nextXid.Load())
 	if !Precedes(xid, xidStopLimit) {
@@ -148,17 +201,24 @@ func (m *Manager) newXid(p *locks.Proc) (Xid, error) {
 	m.clog.extend(p, xid)
 	// Publish before advancing nextXid: a snapshot that loads nextXid >
 	// xid is then guaranteed to find xid in the array (or find it gone
-	// because it already ended).
-	m.xids[p.Number()].Store(uint32(xid))
+	// because it already ended), or its parent in the subtransaction map.
+	if parent.IsValid() {
+		m.subtrans.set(xid, parent)
+	} else {
+		m.xids[p.Number()].Store(uint32(xid))
+	}
 	m.nextXid.Store(uint32(xid + 1))
 	m.xidGen.Release(p)
 	return xid, nil
 }
 
 // Commit ends the transaction as committed (CommitTransaction's xact part):
-// if it has an xid, the commit log records it committed (XactSLRU
-// exclusive) and then the xid leaves the ProcArray (ProcArrayEndTransaction,
-// possibly through a group clear). Only then may the caller release the
+// if it has an xid, the commit log records it and the xids of all its
+// subtransactions that were not rolled back committed, in one XactSLRU
+// exclusive hold so that readers see the whole tree commit at once
+// (TransactionIdCommitTree), and then the xid leaves the ProcArray
+// (ProcArrayEndTransaction, possibly through a group clear). Open
+// subtransactions are committed with it. Only then may the caller release the
 // transaction's locks with locks.Manager.ReleaseTransactionLocks, which
 // wakes WaitFor callers. A read-only transaction only withdraws its
 // advertised xmin. Commit on a transaction that is not in progress does
@@ -168,8 +228,9 @@ func (t *Txn) Commit() error {
 	return nil
 }
 
-// Abort ends the transaction as aborted; otherwise as Commit. It is safe
-// to call on a transaction that has already ended (error clean-up paths).
+// Abort ends the transaction as aborted, with all its subtransactions;
+// otherwise as Commit. It is safe to call on a transaction that has
+// already ended (error clean-up paths).
 func (t *Txn) Abort() { t.end(Aborted) }
 
 func (t *Txn) end(st XidStatus) {
@@ -177,7 +238,7 @@ func (t *Txn) end(st XidStatus) {
 		return
 	}
 	if t.xid != InvalidXid {
-		t.m.clog.setStatus(t.p, t.xid, st)
+		t.m.clog.setTreeStatus(t.p, t.xid, t.subXids, st)
 		t.m.endXid(t)
 	} else {
 		t.slot.xmin.Store(0)
@@ -189,6 +250,8 @@ func (t *Txn) end(st XidStatus) {
 	}
 	t.state = txnIdle
 	t.haveSnap = false
+	t.subs = t.subs[:0]
+	t.subXids = t.subXids[:0]
 }
 
 // xactLockRetryDelay is how long WaitFor sleeps before re-locking an xid
@@ -199,10 +262,13 @@ const xactLockRetryDelay = time.Millisecond
 // WaitFor waits until transaction xid has ended (XactLockTableWait): it
 // takes ShareLock on TransactionTag(xid) — which blocks while xid runs, so
 // the session shows wait event Lock/transactionid and pg_locks shows the
-// request — and releases it at once. If xid still runs after that (it was
-// between publishing its xid and taking its lock) it tries again after a
-// millisecond. Waiting for the transaction's own xid, or a special xid,
-// returns nil at once.
+// request — and releases it at once. If xid still counts as running after
+// that, it is a subtransaction that was released into a parent still
+// running (or a transaction between publishing its xid and taking its
+// lock): WaitFor then waits for the topmost parent the same way, the
+// second time round after a millisecond's sleep, as PostgreSQL does.
+// Waiting for one of the transaction's own xids, or a special xid, returns
+// nil at once.
 //
 // Errors are the lock manager's: 40P01 deadlock detected, 55P03 lock
 // timeout (lockTimeout > 0), or context.Cause(ctx).
@@ -213,12 +279,12 @@ func (t *Txn) WaitFor(ctx context.Context, xid Xid, lockTimeout time.Duration) e
 // WaitForOptions is WaitFor with the session's lock options (lock_timeout
 // and deadlock_timeout). NoWait and Session are ignored.
 func (t *Txn) WaitForOptions(ctx context.Context, xid Xid, opt locks.LockOptions) error {
-	if !xid.IsNormal() || xid == t.xid {
+	if !xid.IsNormal() || t.isCurrent(xid) {
 		return nil
 	}
 	opt.NoWait, opt.Session = false, false
-	tag := locks.TransactionTag(uint32(xid))
-	for {
+	for first := true; ; first = false {
+		tag := locks.TransactionTag(uint32(xid))
 		err := t.m.locks.Lock(ctx, t.p, tag, locks.ShareLock, opt)
 		if err != nil {
 			return err
@@ -227,12 +293,15 @@ func (t *Txn) WaitForOptions(ctx context.Context, xid Xid, opt locks.LockOptions
 		if !t.m.isRunning(t.p, xid) {
 			return nil
 		}
-		timer := time.NewTimer(xactLockRetryDelay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return context.Cause(ctx)
-		case <-timer.C:
+		if !first {
+			timer := time.NewTimer(xactLockRetryDelay)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return context.Cause(ctx)
+			case <-timer.C:
+			}
 		}
+		xid = t.m.subtrans.topmost(xid)
 	}
 }

@@ -83,9 +83,6 @@ func (r VacuumResult) String() string {
 	return "HEAPTUPLE_?"
 }
 
-// isCurrent is TransactionIdIsCurrentTransactionId.
-func (t *Txn) isCurrent(xid Xid) bool { return xid != InvalidXid && xid == t.xid }
-
 // xminResolved sets the xmin hint bit from the commit log once the inserter
 // is known not to be running and reports whether it committed. An xid that
 // is neither running nor resolved in the log (never assigned) reads as
@@ -138,9 +135,8 @@ func (t *Txn) Visible(h *TupleHeader) bool {
 				return true
 			}
 			if !t.isCurrent(h.Xmax) {
-				// PostgreSQL: the deleting subtransaction must have
-				// aborted. Without subtransactions nobody else can
-				// delete our uncommitted insert; the answer is kept.
+				// Nobody else can delete our uncommitted insert: the
+				// deleting subtransaction must have aborted.
 				h.Flags |= XmaxInvalid
 				return true
 			}
