@@ -279,6 +279,11 @@ func (a *analyzer) expr(n *pg.Node) (expr, error) {
 		}
 		r, err := a.castTo(e, t, true)
 		if err != nil {
+			// a constant that does not convert points at itself, a cast
+			// that does not exist at the ::
+			if pe := pgerr.From(err); pe.Code == pgerr.CannotCoerce {
+				return nil, posErr(pe, tc.Location)
+			}
 			return nil, posErr(pgerr.From(err), loc)
 		}
 		return r, nil
@@ -435,6 +440,14 @@ func (a *analyzer) aexpr(x *pg.A_Expr) (expr, error) {
 			case "-":
 				if isUnknown(r) {
 					return nil, posErr(pgerr.New(pgerr.AmbiguousFunction, "operator is not unique: - unknown").WithHint("Could not choose a best candidate operator. You might need to add explicit type casts."), x.Location)
+				}
+				switch categoryOf(r.typ()) {
+				case catInt, catFloat, catNumeric:
+				default:
+					if r.typ().OID != OIDInterval {
+						return nil, posErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: - %s", r.typ().Name).
+							WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast."), x.Location)
+					}
 				}
 				if c, ok := r.(*constExpr); ok {
 					d, err := (&negExpr{arg: c}).eval(&a.fold, nil)
@@ -614,13 +627,25 @@ func (a *analyzer) toText(e expr) (expr, error) {
 // COALESCE, VALUES rules: unknowns take the type of the others; all
 // unknown → text).
 func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type, error) {
+	return a.unifyAt(items, nil, ctxName, loc)
+}
+
+// unifyAt is unify with the source position of each item (-1: unknown),
+// so an error points at the item that caused it.
+func (a *analyzer) unifyAt(items []expr, locs []int32, ctxName string, loc int32) ([]expr, Type, error) {
+	at := func(i int) int32 {
+		if i < len(locs) && locs[i] >= 0 {
+			return locs[i]
+		}
+		return loc
+	}
 	// PostgreSQL's select_common_type: the first known type, replaced by
 	// a later one only when the earlier converts to it implicitly and not
 	// the other way (int4 → numeric → float8, date → timestamp →
 	// timestamptz); string types keep the first. Differing typmods of the
 	// chosen type are dropped.
 	var t Type
-	for _, e := range items {
+	for i, e := range items {
 		if isUnknown(e) {
 			continue
 		}
@@ -654,7 +679,7 @@ func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type,
 			t = TypeOid
 			continue
 		}
-		return nil, Type{}, posErr(pgerr.New(pgerr.DatatypeMismatch, "%s types %s and %s cannot be matched", ctxName, t.Name, et.Name), loc)
+		return nil, Type{}, posErr(pgerr.New(pgerr.DatatypeMismatch, "%s types %s and %s cannot be matched", ctxName, t.Name, et.Name), at(i))
 	}
 	if t.OID == 0 {
 		if a.keepUnknown {
@@ -671,7 +696,7 @@ func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type,
 			out[i], err = a.castTo(e, t, false)
 		}
 		if err != nil {
-			return nil, Type{}, err
+			return nil, Type{}, posErr(pgerr.From(err), at(i))
 		}
 	}
 	return out, t, nil
@@ -679,14 +704,16 @@ func (a *analyzer) unify(items []expr, ctxName string, loc int32) ([]expr, Type,
 
 func (a *analyzer) commonArgs(nodes []*pg.Node, ctxName string, loc int32) ([]expr, Type, error) {
 	var items []expr
+	var locs []int32
 	for _, n := range nodes {
 		e, err := a.expr(n)
 		if err != nil {
 			return nil, Type{}, err
 		}
 		items = append(items, e)
+		locs = append(locs, exprLocation(n))
 	}
-	return a.unify(items, ctxName, loc)
+	return a.unifyAt(items, locs, ctxName, loc)
 }
 
 func isComparison(op string) bool {
@@ -1051,10 +1078,7 @@ func typmodFor(t Type, mods []int32) (int32, error) {
 	switch t.OID {
 	case OIDBpchar, OIDVarchar:
 		if len(mods) == 0 {
-			if t.OID == OIDBpchar {
-				return 5, nil // char without length is char(1)
-			}
-			return -1, nil
+			return -1, nil // (the grammar gives CHAR without a length its (1))
 		}
 		if len(mods) > 1 {
 			return 0, pgerr.New(pgerr.InvalidParameterValue, "invalid type modifier")

@@ -296,7 +296,7 @@ func decodeArrayBinary(t Type, b []byte) (Datum, error) {
 // cardinality, array_position.
 func (a *analyzer) arrayFunc(name string, args []expr, loc int32) (expr, bool, error) {
 	switch name {
-	case "array_to_string", "array_length", "array_upper", "array_lower", "cardinality", "array_position":
+	case "array_to_string", "array_length", "array_upper", "array_lower", "cardinality", "array_position", "array_positions":
 	default:
 		return nil, false, nil
 	}
@@ -369,32 +369,58 @@ func (a *analyzer) arrayFunc(name string, args []expr, loc int32) (expr, bool, e
 		return &funcExpr{name: name, t: TypeInt4, args: args, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
 			return intDatum(int64(len(v[0].A))), nil
 		}}, true, nil
-	default: // array_position
-		if len(args) != 2 {
+	default: // array_position(array, elem [, start]), array_positions(array, elem)
+		if len(args) != 2 && !(name == "array_position" && len(args) == 3) {
 			return nil, true, noFunction(name, args, loc)
 		}
 		if args[1], err = a.coerceArg(args[1], elem, name, loc); err != nil {
 			return nil, true, err
 		}
+		if len(args) == 3 {
+			if args[2], err = a.coerceArg(args[2], TypeInt4, name, loc); err != nil {
+				return nil, true, err
+			}
+		}
 		cmp := comparator(elem)
-		return &funcExpr{name: name, t: TypeInt4, args: args, nonStrict: true, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+		all := name == "array_positions"
+		t := TypeInt4
+		if all {
+			t = TypeInt4Array
+		}
+		return &funcExpr{name: name, t: t, args: args, nonStrict: true, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
 			if v[0].Null {
 				return NullDatum, nil
 			}
+			start := 0
+			if len(v) == 3 {
+				if v[2].Null {
+					return Datum{}, pgerr.New(pgerr.NullValueNotAllowed, "initial position must not be null")
+				}
+				start = int(v[2].I) - 1
+			}
+			found := Datum{A: []Datum{}}
 			for i, e := range v[0].A {
-				if e.Null != v[1].Null {
+				if i < start || e.Null != v[1].Null {
 					continue
 				}
-				if e.Null {
+				hit := e.Null
+				if !e.Null {
+					c, err := cmp(e, v[1])
+					if err != nil {
+						return Datum{}, err
+					}
+					hit = c == 0
+				}
+				if !hit {
+					continue
+				}
+				if !all {
 					return intDatum(int64(i + 1)), nil
 				}
-				c, err := cmp(e, v[1])
-				if err != nil {
-					return Datum{}, err
-				}
-				if c == 0 {
-					return intDatum(int64(i + 1)), nil
-				}
+				found.A = append(found.A, intDatum(int64(i+1)))
+			}
+			if all {
+				return found, nil
 			}
 			return NullDatum, nil
 		}}, true, nil

@@ -33,10 +33,12 @@ type paramExpr struct {
 func (p *paramExpr) eval(ec *evalCtx, _ []Datum) (Datum, error) { return ec.params[p.n], nil }
 func (p *paramExpr) typ() Type                                  { return (*p.types)[p.n] }
 
-// colExpr reads column i of the input row.
+// colExpr reads column i of the input row. loc is where a reference
+// appeared in the query (for error positions), or 0.
 type colExpr struct {
-	i int
-	t Type
+	i   int
+	t   Type
+	loc int32
 }
 
 func (c *colExpr) eval(_ *evalCtx, row []Datum) (Datum, error) { return row[c.i], nil }

@@ -108,10 +108,10 @@ func init() {
 			return intDatum(int64(len(a[0].S))), nil
 		}}},
 		"upper": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
-			return textDatum(strings.ToUpper(a[0].S)), nil
+			return textDatum(asciiCase(a[0].S, true)), nil
 		}}},
 		"lower": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
-			return textDatum(strings.ToLower(a[0].S)), nil
+			return textDatum(asciiCase(a[0].S, false)), nil
 		}}},
 		"md5": {{args: []Type{TypeText}, result: fixed(TypeText), fn: func(_ *evalCtx, a []Datum) (Datum, error) {
 			sum := md5.Sum([]byte(a[0].S))
@@ -133,6 +133,7 @@ func init() {
 		"substring": {
 			{args: []Type{TypeText, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
 			{args: []Type{TypeText, TypeInt4, TypeInt4}, result: fixed(TypeText), fn: fnSubstr},
+			{args: []Type{TypeText, TypeText}, result: fixed(TypeText), fn: fnRegexSubstring},
 		},
 		"position":    {{args: []Type{TypeText, TypeText}, result: fixed(TypeInt4), fn: fnStrpos}},
 		"like_escape": {{args: []Type{TypeText, TypeText}, result: fixed(TypeText), fn: fnLikeEscape}},
@@ -414,6 +415,13 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 	case "concat", "concat_ws", "format":
 		return a.textOfAny(name, args, fc.Location)
 	}
+	if name == "octet_length" && len(args) == 1 && args[0].typ().OID == OIDBpchar {
+		// char(n) keeps its padding: octet_length counts it
+		t := args[0].typ()
+		return &funcExpr{name: name, t: TypeInt4, args: args, fn: func(_ *evalCtx, v []Datum) (Datum, error) {
+			return intDatum(int64(len(appendText(nil, t, v[0], nil)))), nil
+		}}, nil
+	}
 	if name == "pg_typeof" && len(args) == 1 {
 		oid := args[0].typ().OID
 		if oid == 0 {
@@ -506,8 +514,9 @@ func implicitly(from, to Type) bool {
 	return false
 }
 
-// pickBuiltin chooses the first candidate whose arguments match exactly,
-// else the first that accepts them by implicit casts.
+// pickBuiltin chooses the first candidate whose arguments match exactly
+// (an unknown literal matching a string parameter, as unknown resolves to
+// text), else the first that accepts them by implicit casts.
 func pickBuiltin(cands []builtin, args []expr) (*builtin, error) {
 	var fallback *builtin
 	for i := range cands {
@@ -521,7 +530,7 @@ func pickBuiltin(cands []builtin, args []expr) (*builtin, error) {
 			if t.OID == 0 {
 				continue
 			}
-			if e.typ().OID != t.OID {
+			if e.typ().OID != t.OID && !(isUnknown(e) && categoryOf(t) == catString) {
 				exact = false
 			}
 			if !implicitly(e.typ(), t) {
@@ -672,16 +681,31 @@ func fnReverse(_ *evalCtx, a []Datum) (Datum, error) {
 }
 
 func fnInitcap(_ *evalCtx, a []Datum) (Datum, error) {
-	r := []rune(strings.ToLower(a[0].S))
+	b := []byte(asciiCase(a[0].S, false))
 	start := true
-	for i, c := range r {
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c > 127
-		if start && alnum {
-			r[i] = []rune(strings.ToUpper(string(c)))[0]
+	for i, c := range b {
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c > 127
+		if start && c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
 		}
 		start = !alnum
 	}
-	return textDatum(string(r)), nil
+	return textDatum(string(b)), nil
+}
+
+// asciiCase maps ASCII letters only, as PostgreSQL does under the C
+// collation lockd compares with.
+func asciiCase(s string, upper bool) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case upper && c >= 'a' && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case !upper && c >= 'A' && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
 }
 
 func fnMod(t Type) func(*evalCtx, []Datum) (Datum, error) {
@@ -736,7 +760,7 @@ func quoteLiteral(v string) string {
 // textOfAny compiles concat, concat_ws and format, which take arguments
 // of any type and use their text output (true prints as t).
 func (a *analyzer) textOfAny(name string, args []expr, loc int32) (expr, error) {
-	min := map[string]int{"concat": 1, "concat_ws": 1, "format": 1}[name]
+	min := map[string]int{"concat": 1, "concat_ws": 2, "format": 1}[name]
 	if len(args) < min {
 		return nil, noFunction(name, args, loc)
 	}
@@ -836,4 +860,21 @@ func formatFn(ec *evalCtx, v []Datum, text func(*evalCtx, int, Datum) string) (D
 		}
 	}
 	return textDatum(b.String()), nil
+}
+
+// fnRegexSubstring is substring(string from pattern): the part matching
+// the first parenthesised subexpression, or the whole match.
+func fnRegexSubstring(_ *evalCtx, a []Datum) (Datum, error) {
+	re, err := compileRegex(a[1].S, false)
+	if err != nil {
+		return Datum{}, err
+	}
+	m := re.FindStringSubmatch(a[0].S)
+	switch {
+	case m == nil:
+		return NullDatum, nil
+	case len(m) > 1:
+		return textDatum(m[1]), nil
+	}
+	return textDatum(m[0]), nil
 }

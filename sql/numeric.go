@@ -324,13 +324,96 @@ func (n *numeric) pow(e *numeric) (*numeric, error) {
 	if n.coef.Sign() < 0 {
 		return nil, pgerr.New("2201F", "a negative number raised to a non-integer power yields a complex result")
 	}
-	f := math.Pow(n.toFloat(), e.toFloat())
-	if math.IsInf(f, 0) || math.IsNaN(f) {
+	if n.coef.Sign() == 0 {
+		return numericFromInt(0).round(16), nil
+	}
+	// x^y = exp(y ln x), in binary floating point with ample precision,
+	// rounded to PostgreSQL's result scale: 16 significant digits past
+	// the decimal weight, at least the inputs' scales (power_var).
+	const prec = 256
+	x := n.bigFloat(prec)
+	y := e.bigFloat(prec)
+	t := new(big.Float).SetPrec(prec).Mul(y, bigLn(x))
+	tf, _ := t.Float64()
+	if tf > 2300 || tf < -2300 {
 		return nil, pgerr.New(pgerr.NumericValueOutOfRange, "value overflows numeric format")
 	}
-	r, err := parseNumeric(strconv.FormatFloat(f, 'f', 16, 64))
+	r := bigExp(t)
+	scale := int32(16 - int(math.Floor(tf*0.434294481903252)))
+	if tf*0.434294481903252 < 0 {
+		scale = int32(16 - int(tf*0.434294481903252))
+	}
+	scale = max(scale, n.scale, e.scale, 0)
+	scale = min(scale, 1000)
+	out, err := parseNumeric(r.Text('f', int(scale)+8))
 	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return out.round(scale), nil
+}
+
+func (n *numeric) bigFloat(prec uint) *big.Float {
+	f := new(big.Float).SetPrec(prec).SetInt(&n.coef)
+	if n.scale > 0 {
+		f.Quo(f, new(big.Float).SetPrec(prec).SetInt(pow10(int(n.scale))))
+	}
+	return f
+}
+
+// bigLn is the natural logarithm of x > 0: x = m * 2^k with m in
+// [0.5, 1), ln m = 2 atanh((m-1)/(m+1)) by its series.
+func bigLn(x *big.Float) *big.Float {
+	prec := x.Prec()
+	m := new(big.Float).SetPrec(prec)
+	k := x.MantExp(m)
+	res := atanhTwice(m, prec)
+	if k != 0 {
+		ln2 := atanhTwice(new(big.Float).SetPrec(prec).SetInt64(2), prec)
+		res.Add(res, new(big.Float).SetPrec(prec).Mul(ln2, new(big.Float).SetPrec(prec).SetInt64(int64(k))))
+	}
+	return res
+}
+
+func atanhTwice(m *big.Float, prec uint) *big.Float {
+	one := new(big.Float).SetPrec(prec).SetInt64(1)
+	z := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Sub(m, one), new(big.Float).SetPrec(prec).Add(m, one))
+	z2 := new(big.Float).SetPrec(prec).Mul(z, z)
+	sum := new(big.Float).SetPrec(prec).Set(z)
+	term := new(big.Float).SetPrec(prec).Set(z)
+	eps := new(big.Float).SetPrec(prec).SetMantExp(one, -int(prec))
+	for i := int64(3); i < 100000; i += 2 {
+		term.Mul(term, z2)
+		q := new(big.Float).SetPrec(prec).Quo(term, new(big.Float).SetPrec(prec).SetInt64(i))
+		sum.Add(sum, q)
+		if q.Sign() == 0 || new(big.Float).Abs(q).Cmp(eps) < 0 {
+			break
+		}
+	}
+	return sum.Mul(sum, new(big.Float).SetPrec(prec).SetInt64(2))
+}
+
+// bigExp is e^t: t = k ln2 + r with |r| <= ln2/2, e^r by its series,
+// scaled by 2^k.
+func bigExp(t *big.Float) *big.Float {
+	prec := t.Prec()
+	ln2 := atanhTwice(new(big.Float).SetPrec(prec).SetInt64(2), prec)
+	kf := new(big.Float).SetPrec(prec).Quo(t, ln2)
+	kv, _ := kf.Float64()
+	k := int64(math.Round(kv))
+	r := new(big.Float).SetPrec(prec).Sub(t, new(big.Float).SetPrec(prec).Mul(ln2, new(big.Float).SetPrec(prec).SetInt64(k)))
+	one := new(big.Float).SetPrec(prec).SetInt64(1)
+	sum := new(big.Float).SetPrec(prec).SetInt64(1)
+	term := new(big.Float).SetPrec(prec).SetInt64(1)
+	eps := new(big.Float).SetPrec(prec).SetMantExp(one, -int(prec))
+	for i := int64(1); i < 10000; i++ {
+		term.Mul(term, r)
+		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(i))
+		sum.Add(sum, term)
+		if term.Sign() == 0 || new(big.Float).Abs(term).Cmp(eps) < 0 {
+			break
+		}
+	}
+	m := new(big.Float).SetPrec(prec)
+	exp := sum.MantExp(m)
+	return m.SetMantExp(m, exp+int(k))
 }

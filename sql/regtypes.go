@@ -44,7 +44,7 @@ func regName(s *Session, t Type, oid uint32) (string, bool) {
 				return "", false
 			}
 		}
-		return formatType(oid, -1), true
+		return formatTypeExt(oid, noTypmod, true), true
 	case OIDRegnsp:
 		for _, n := range namespaces {
 			if n.oid == oid {

@@ -86,6 +86,11 @@ func (sc *scope) lookupColumn(qual, name string, loc int32) (expr, Column, int, 
 			return nil, Column{}, 0, err
 		}
 		if found {
+			if c, ok := e.(*colExpr); ok && loc >= 0 {
+				ref := *c // each reference remembers where it stood
+				ref.loc = loc + 1
+				e = &ref
+			}
 			if depth > 0 {
 				// Every level from here up to (not including) the one
 				// that owns the column depends on an enclosing row.
@@ -100,11 +105,89 @@ func (sc *scope) lookupColumn(qual, name string, loc int32) (expr, Column, int, 
 	}
 	if qual != "" {
 		if sc.findRelAnyLevel(qual) {
-			return nil, Column{}, 0, posErr(pgerr.New(pgerr.UndefinedColumn, "column %s.%s does not exist", qual, name), loc)
+			e := pgerr.New(pgerr.UndefinedColumn, "column %s.%s does not exist", qual, name)
+			return nil, Column{}, 0, posErr(sc.columnHint(e, qual, name), loc)
 		}
 		return nil, Column{}, 0, posErr(sc.missingRel(qual), loc)
 	}
-	return nil, Column{}, 0, posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" does not exist", name), loc)
+	e := pgerr.New(pgerr.UndefinedColumn, "column \"%s\" does not exist", name)
+	return nil, Column{}, 0, posErr(sc.columnHint(e, "", name), loc)
+}
+
+// maxFuzzyDistance bounds the edit distance of a column PostgreSQL
+// suggests for a misspelt one (MAX_FUZZY_DISTANCE).
+const maxFuzzyDistance = 3
+
+// columnHint adds PostgreSQL's hint to a missing-column error: a column
+// of that name exists where it may not be referenced, or one or two
+// columns are spelt nearly the same (searchRangeTableForCol).
+func (sc *scope) columnHint(e *pgerr.Error, qual, name string) *pgerr.Error {
+	type match struct{ rel, col string }
+	best := maxFuzzyDistance + 1
+	var first, second *match
+	for s := sc; s != nil; s = s.parent {
+		for _, r := range s.rels {
+			if r.item < 0 || r.alias == "" {
+				continue // join aliases duplicate their members
+			}
+			penalty := 0
+			if qual != "" {
+				penalty = levenshtein(qual, r.alias)
+			}
+			for i, c := range r.cols {
+				if c.name == name && i < r.star {
+					if !s.visible(r.item) {
+						return e.WithHint("There is a column named \"" + name + "\" in table \"" + r.alias + "\", but it cannot be referenced from this part of the query.")
+					}
+					continue
+				}
+				if i >= r.star || penalty > best {
+					continue
+				}
+				d := levenshtein(c.name, name)
+				if d > len(name)/2 {
+					continue
+				}
+				d += penalty
+				switch {
+				case d < best:
+					best, first, second = d, &match{r.alias, c.name}, nil
+				case d == best && first != nil && second == nil:
+					second = &match{r.alias, c.name}
+				case d == best && second != nil:
+					best, first, second = d-1, nil, nil // too many at this distance
+				}
+			}
+		}
+	}
+	switch {
+	case first != nil && second != nil:
+		return e.WithHint("Perhaps you meant to reference the column \"" + first.rel + "." + first.col + "\" or the column \"" + second.rel + "." + second.col + "\".")
+	case first != nil:
+		return e.WithHint("Perhaps you meant to reference the column \"" + first.rel + "." + first.col + "\".")
+	}
+	return e
+}
+
+// levenshtein is the edit distance with unit costs.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (sc *scope) findRelAnyLevel(qual string) bool {
@@ -137,7 +220,8 @@ func (sc *scope) lookupHere(qual, name string, loc int32) (expr, Column, bool, e
 				return c.e, c.meta, true, nil
 			}
 		}
-		return nil, Column{}, false, posErr(pgerr.New(pgerr.UndefinedColumn, "column %s.%s does not exist", qual, name), loc)
+		e := pgerr.New(pgerr.UndefinedColumn, "column %s.%s does not exist", qual, name)
+		return nil, Column{}, false, posErr(sc.columnHint(e, qual, name), loc)
 	}
 	var found *nsColumn
 	for i := range sc.unqual {

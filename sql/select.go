@@ -60,7 +60,8 @@ type selectPlan struct {
 	width      int
 	oneTime    []expr // conditions over no FROM item, checked once per run
 	targets    []expr
-	srf        bool // some target is a set-returning function
+	locs       []int32 // where each target stands in the query (-1: nowhere)
+	srf        bool    // some target is a set-returning function
 	grouped    bool
 	groupBy    []expr
 	having     expr
@@ -227,6 +228,7 @@ func (a *analyzer) targetList(list []*pg.Node, p *selectPlan) error {
 			}
 			for _, c := range cols {
 				p.targets = append(p.targets, c.e)
+				p.locs = append(p.locs, cr.Location)
 				meta := c.meta
 				if meta.Attnum < 0 {
 					meta.TableOID, meta.Attnum = 0, 0
@@ -256,6 +258,7 @@ func (a *analyzer) targetList(list []*pg.Node, p *selectPlan) error {
 			}
 		}
 		p.targets = append(p.targets, e)
+		p.locs = append(p.locs, exprLocation(rt.Val))
 		p.cols = append(p.cols, col)
 	}
 	return nil
@@ -388,7 +391,7 @@ func (a *analyzer) distinctClause(list []*pg.Node, p *selectPlan) error {
 		if sameSortTarget(d, p.sort[i].e, p) {
 			continue
 		}
-		return pgerr.New(pgerr.InvalidColumnReference, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+		return posErr(pgerr.New(pgerr.InvalidColumnReference, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"), exprLocation(list[i]))
 	}
 	return nil
 }
@@ -425,7 +428,7 @@ func (a *analyzer) limits(sel *pg.SelectStmt, p *selectPlan) error {
 			continue // LIMIT NULL / LIMIT ALL
 		}
 		if e, err = a.castTo(e, TypeInt8, false); err != nil {
-			return err
+			return posErr(pgerr.From(err), exprLocation(lim.n))
 		}
 		*lim.dst = e
 	}
@@ -477,7 +480,9 @@ func (a *analyzer) checkGrouping(p *selectPlan) error {
 		p.distinctOn[i] = rewrite(p.distinctOn[i])
 	}
 	if bad != nil {
-		return pgerr.New(pgerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", a.columnName(bad.i))
+		e := pgerr.New(pgerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", a.columnName(bad.i))
+		e.Position = bad.loc
+		return e
 	}
 	return nil
 }

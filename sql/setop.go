@@ -135,18 +135,27 @@ func (a *analyzer) compileSetOp(sel *pg.SelectStmt) (*selectPlan, error) {
 	}
 	name := setopName(sel.Op)
 	if len(left.cols) != len(right.cols) {
-		return nil, pgerr.New(pgerr.SyntaxError, "each %s query must have the same number of columns", name)
+		return nil, posErr(pgerr.New(pgerr.SyntaxError, "each %s query must have the same number of columns", name), right.loc(0))
 	}
 	u := &setopSource{op: sel.Op, all: sel.All, left: left, right: right}
 	for i := range left.cols {
 		lt, rt := left.cols[i].Type, right.cols[i].Type
-		items, t, err := a.unify([]expr{&colExpr{i: i, t: lt}, &colExpr{i: i, t: rt}}, name, -1)
-		if err == nil && t.OID == OIDUnknown {
-			t = TypeText // unknown in every branch
-			items = []expr{&castExpr{arg: items[0], t: t}, &castExpr{arg: items[1], t: t}}
-		}
+		items, t, err := a.unifyAt([]expr{&colExpr{i: i, t: lt}, &colExpr{i: i, t: rt}}, []int32{left.loc(i), right.loc(i)}, name, -1)
 		if err != nil {
 			return nil, err
+		}
+		// an unknown literal that cannot become the common type fails
+		// here, pointing at the literal, as in PostgreSQL
+		for _, b := range []*selectPlan{left, right} {
+			if c := b.constTarget(i); c != nil && isUnknown(c) && !c.d.Null && t.OID != OIDUnknown {
+				if _, err := parseText(t, c.d.S, a.fold.formatCtx()); err != nil {
+					return nil, posErr(pgerr.From(err), b.loc(i))
+				}
+			}
+		}
+		if t.OID == OIDUnknown {
+			t = TypeText // unknown in every branch
+			items = []expr{&castExpr{arg: items[0], t: t}, &castExpr{arg: items[1], t: t}}
 		}
 		for side := 0; side < 2; side++ {
 			var c expr
@@ -185,7 +194,7 @@ func (a *analyzer) wrapSource(sel *pg.SelectStmt, src rowSource, rels1, rels2 []
 		}
 		if _, ok := k.e.(*outputRef); !ok && onlyOutputs {
 			if _, ok := k.e.(*colExpr); !ok {
-				return nil, pgerr.NotSupported("invalid UNION/INTERSECT/EXCEPT ORDER BY clause").
+				return nil, posErr(pgerr.NotSupported("invalid UNION/INTERSECT/EXCEPT ORDER BY clause"), exprLocation(by.Node)).
 					WithDetail("Only result column names can be used, not expressions or functions.").
 					WithHint("Add the expression/function to every SELECT, or move the UNION into a FROM clause.")
 			}
@@ -236,15 +245,22 @@ func (a *analyzer) compileValues(sel *pg.SelectStmt) (*selectPlan, error) {
 	la := a.level(sc)
 	la.aggCtx = "VALUES"
 	var rows [][]expr
+	var locs [][]int32
 	width := -1
 	for _, vl := range sel.ValuesLists {
 		items := vl.GetList().GetItems()
 		if width >= 0 && len(items) != width {
-			return nil, pgerr.New(pgerr.SyntaxError, "VALUES lists must all be the same length")
+			at := int32(-1)
+			if len(items) > 0 {
+				at = exprLocation(items[0])
+			}
+			return nil, posErr(pgerr.New(pgerr.SyntaxError, "VALUES lists must all be the same length"), at)
 		}
 		width = len(items)
 		var row []expr
+		var rowLocs []int32
 		for _, it := range items {
+			rowLocs = append(rowLocs, exprLocation(it))
 			if it.GetSetToDefault() != nil {
 				return nil, pgerr.NotSupported("DEFAULT is not allowed in this context")
 			}
@@ -255,14 +271,17 @@ func (a *analyzer) compileValues(sel *pg.SelectStmt) (*selectPlan, error) {
 			row = append(row, e)
 		}
 		rows = append(rows, row)
+		locs = append(locs, rowLocs)
 	}
 	v := &valuesSource{rows: rows}
 	for c := 0; c < width; c++ {
 		col := make([]expr, len(rows))
+		colLocs := make([]int32, len(rows))
 		for r := range rows {
 			col[r] = rows[r][c]
+			colLocs[r] = locs[r][c]
 		}
-		items, t, err := la.unify(col, "VALUES", -1)
+		items, t, err := la.unifyAt(col, colLocs, "VALUES", -1)
 		if err != nil {
 			return nil, err
 		}
@@ -272,4 +291,21 @@ func (a *analyzer) compileValues(sel *pg.SelectStmt) (*selectPlan, error) {
 		v.cols = append(v.cols, Column{Name: "column" + strconv.Itoa(c+1), Type: t})
 	}
 	return a.wrapSource(sel, v, nil, nil, sc.correlated, false)
+}
+
+// loc is where output column i of a plan stands in the query, or -1.
+func (p *selectPlan) loc(i int) int32 {
+	if i < len(p.locs) {
+		return p.locs[i]
+	}
+	return -1
+}
+
+// constTarget is output column i when it is a constant of a plain query.
+func (p *selectPlan) constTarget(i int) *constExpr {
+	if i >= len(p.targets) {
+		return nil
+	}
+	c, _ := p.targets[i].(*constExpr)
+	return c
 }

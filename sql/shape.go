@@ -143,6 +143,9 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 			if byList && (prevWord == "by" || lastTok == ',') {
 				return "", nil, false // ORDER BY 1 names an output column
 			}
+			if lastTok == '-' && (q[i:j] == "2147483648" || q[i:j] == "9223372036854775808") {
+				return "", nil, false // -2147483648 is an integer, not -(bigint)
+			}
 			text := q[i:j]
 			if typmodDepth > 0 {
 				b.WriteString(text) // a type modifier stays in the key
