@@ -190,7 +190,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 		for {
 			var out storage.UpdateOutcome
 			if p.delete {
-				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid)
+				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock))
 			} else {
 				for i := range newRow {
 					if e, ok := p.set[i]; ok {
@@ -207,7 +207,8 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					return 0, err
 				}
 				s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
-				out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t))
+				out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
+					p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock))
 			}
 			if err != nil {
 				return 0, err
@@ -243,7 +244,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					break
 				}
 				// EvalPlanQual: re-read the newest version and re-check.
-				next, nrow, ok, err := s.latestVersion(ec, p, out.NextTID)
+				next, nrow, ok, err := s.latestVersion(ec, p.t, out.NextTID)
 				if err != nil {
 					return 0, err
 				}
@@ -269,10 +270,10 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 // finished only once it has left the ProcArray (it may already be marked
 // committed in the commit log while still there): a version whose
 // inserter is still finishing is waited for.
-func (s *Session) latestVersion(ec *evalCtx, p *modifyPlan, tid storage.TID) (storage.TID, []Datum, bool, error) {
-	rel := storage.RelID(p.t.RelFile)
-	row := make([]Datum, len(p.src.cols))
-	row[len(p.t.Cols)+sysColTableoid] = intDatum(int64(p.t.OID))
+func (s *Session) latestVersion(ec *evalCtx, t *TableDef, tid storage.TID) (storage.TID, []Datum, bool, error) {
+	rel := storage.RelID(t.RelFile)
+	row := make([]Datum, len(t.Cols)+numSysCols)
+	row[len(t.Cols)+sysColTableoid] = intDatum(int64(t.OID))
 	txns := s.eng.txns
 	for hops := 0; hops < 1<<20; hops++ {
 		var next storage.TID
@@ -288,13 +289,13 @@ func (s *Session) latestVersion(ec *evalCtx, p *modifyPlan, tid storage.TID) (st
 				gone = true
 				return
 			}
-			if h.Flags&txn.Updated != 0 && !txns.IsRunning(h.Xmax) && txns.Status(h.Xmax) == txn.Committed {
+			if u := txns.UpdateXid(h); h.Flags&txn.Updated != 0 && !txns.IsRunning(u) && txns.Status(u) == txn.Committed {
 				updated = true
 				next = ctid
 				return
 			}
-			derr = decodeRow(data, p.t.Cols, row)
-			row[len(p.t.Cols)+sysColCtid] = tidDatum(tid)
+			derr = decodeRow(data, t.Cols, row)
+			row[len(t.Cols)+sysColCtid] = tidDatum(tid)
 		})
 		if err != nil || derr != nil {
 			return tid, nil, false, firstErr(err, derr)

@@ -15,12 +15,14 @@
 // relation_extension_mode, _blocks, _max_blocks, _fallocate_threshold —
 // through Store.SetExtensionPolicy, which the server's SIGHUP hooks call). It
 // does not decide visibility itself — txn.Txn.Visible, SatisfiesUpdate and
-// txn.Manager.SatisfiesVacuum do — and it takes no heavyweight lock except
-// the relation extension lock: relation-level locks (RowExclusiveLock for
-// DML, AccessExclusiveLock for DROP/TRUNCATE, ShareUpdateExclusiveLock for
-// VACUUM) and waits for other transactions (Txn.WaitFor after an
-// UpdateOutcome of TMBeingModified) are the caller's job. It does not log in
-// steady state and keeps its counters per backend (Stats sums them).
+// txn.Manager.SatisfiesVacuum do — and the only heavyweight locks it takes
+// are the relation extension lock and, while Update, Delete or LockTuple
+// wait for a conflicting row locker or updater, the tuple lock and the
+// transaction-id waits PostgreSQL's heap_update, heap_delete and
+// heap_lock_tuple take (rowlock.go). Relation-level locks (RowExclusiveLock
+// for DML, AccessExclusiveLock for DROP/TRUNCATE, ShareUpdateExclusiveLock
+// for VACUUM) are the caller's job. It does not log in steady state and
+// keeps its counters per backend (Stats sums them).
 //
 // # Durability
 //

@@ -516,7 +516,7 @@ func TestExtensionVacuumRefill(t *testing.T) {
 			se := e.session()
 			tx := se.begin(txn.ReadCommitted)
 			for _, tid := range first {
-				if out, err := e.s.Delete(bg, se.p, tx, rel, tid); err != nil || out.Result != txn.TMOk {
+				if out, err := e.s.Delete(bg, se.p, tx, rel, tid, RowWait{}); err != nil || out.Result != txn.TMOk {
 					t.Fatalf("delete %v: %+v %v", tid, out, err)
 				}
 			}

@@ -23,19 +23,26 @@ import (
 
 // UpdateOutcome reports what Update, Delete or LockTuple did.
 type UpdateOutcome struct {
-	// Result is txn.TMOk when the tuple was changed. Otherwise nothing was
-	// changed, and the caller acts as heap_update's callers do: on
-	// TMBeingModified wait for WaitXid (Txn.WaitFor) and retry; on
-	// TMUpdated a READ COMMITTED caller follows NextTID (checking that the
-	// version there has xmin == this version's xmax) and a REPEATABLE READ
+	// Result is txn.TMOk when the tuple was changed or locked. Otherwise
+	// nothing was changed, and the caller acts as heap_update's callers
+	// do: on TMUpdated a READ COMMITTED caller follows NextTID (checking
+	// that the version there has xmin == WaitXid) and a REPEATABLE READ
 	// caller fails with 40001; TMDeleted: the row is gone; TMSelfModified
-	// and TMInvisible: skip the row.
+	// and TMInvisible: skip the row. TMBeingModified (Update, Delete) and
+	// TMWouldBlock (LockTuple) come only with RowWait.Policy WaitSkip or
+	// WaitError: a conflicting transaction holds the row.
 	Result txn.UpdateResult
 	// NewTID is the new version's TID (Update with TMOk).
 	NewTID TID
-	// WaitXid is the transaction to wait for (TMBeingModified) or the
-	// tuple's xmax (TMUpdated, TMDeleted, TMSelfModified).
+	// WaitXid is the transaction in the way (TMBeingModified,
+	// TMWouldBlock; a MultiXactID's value when WaitMulti is set) or the
+	// one that updated or deleted the tuple (TMUpdated, TMDeleted,
+	// TMSelfModified).
 	WaitXid txn.Xid
+	// WaitMulti and WaitMembers name the multixact in the way and its
+	// members (TMBeingModified, TMWouldBlock with a multixact xmax).
+	WaitMulti   txn.MultiXactID
+	WaitMembers []txn.MultiMember
 	// NextTID is the tuple's ctid: the next version for TMUpdated, the
 	// tuple itself for TMDeleted.
 	NextTID TID
@@ -229,196 +236,3 @@ func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relatio
 	}
 	return nil
 }
-
-// checkUpdate runs t.SatisfiesUpdate on tup (exclusive lock held) and
-// fills the outcome for results other than TMOk.
-func checkUpdate(d *bufferDesc, t *txn.Txn, tup []byte) (txn.TupleHeader, UpdateOutcome) {
-	var h txn.TupleHeader
-	readHeader(tup, &h)
-	before := h.Flags
-	res, xid := t.SatisfiesUpdate(&h)
-	writeHints(d, tup, before, h.Flags)
-	out := UpdateOutcome{Result: res, WaitXid: xid}
-	if res != txn.TMOk {
-		out.NextTID = tupleCtid(tup)
-	}
-	return h, out
-}
-
-// setXmax marks tup deleted, updated (next = new version) or row-locked
-// by xid/cid (exclusive lock held).
-func setXmax(tup []byte, h *txn.TupleHeader, xid txn.Xid, cid txn.CommandID, flag uint16, next TID) {
-	ne.PutUint32(tup[thXmax:], uint32(xid))
-	ne.PutUint32(tup[thCmax:], uint32(cid))
-	f := h.Flags &^ (txn.XmaxCommitted | txn.XmaxInvalid | txn.XmaxLockOnly | txn.Updated)
-	flagsWord(tup).Store(uint32(f | flag))
-	if flag != txn.XmaxLockOnly {
-		setTupleCtid(tup, next)
-	}
-}
-
-// Delete deletes the tuple at tid (heap_delete): under the page's exclusive
-// content lock it runs t.SatisfiesUpdate; on TMOk it sets xmax = t's xid
-// and cmax = t.CommandID(). Other results change nothing (see
-// UpdateOutcome).
-func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID) (UpdateOutcome, error) {
-	return s.modify(ctx, p, t, rel, tid, 0)
-}
-
-// LockTuple row-locks the tuple at tid for t (heap_lock_tuple, FOR UPDATE
-// strength only): on TMOk xmax = t's xid with the lock-only flag, which
-// makes concurrent updaters wait for t.
-func (s *Store) LockTuple(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID) (UpdateOutcome, error) {
-	return s.modify(ctx, p, t, rel, tid, txn.XmaxLockOnly)
-}
-
-func (s *Store) modify(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, flag uint16) (UpdateOutcome, error) {
-	r, err := s.relation(rel)
-	if err != nil {
-		return UpdateOutcome{}, err
-	}
-	if tid.Block >= r.nblocks.Load() {
-		return UpdateOutcome{Result: txn.TMInvisible}, nil
-	}
-	xid, err := xidOf(t)
-	if err != nil {
-		return UpdateOutcome{}, err
-	}
-	b, _ := s.backend(p)
-	id, err := s.readBuffer(p, &b.stats, r, tid.Block)
-	if err != nil {
-		return UpdateOutcome{}, err
-	}
-	d := s.pool.desc(id)
-	defer d.unpin()
-	d.content.Acquire(p, locks.LWExclusive)
-	defer d.content.Release(p)
-	tup := s.pool.page(id).tuple(int(tid.Offset))
-	if tup == nil {
-		return UpdateOutcome{Result: txn.TMInvisible}, nil
-	}
-	h, out := checkUpdate(d, t, tup)
-	if out.Result != txn.TMOk {
-		return out, nil
-	}
-	setXmax(tup, &h, xid, t.CommandID(), flag, tid)
-	d.setFlags(bmDirty)
-	return out, nil
-}
-
-// Update replaces the tuple at tid with a new version holding newData
-// (heap_update). Under the old page's exclusive content lock it runs
-// t.SatisfiesUpdate; other results than TMOk change nothing and are
-// returned for the caller to wait and retry (see UpdateOutcome). On TMOk
-// the new version (xmin = t's xid, cmin = t.CommandID()) goes on the same
-// page if it has room — fillfactor only limits inserts, as in PostgreSQL —
-// else on a page found as Insert finds one; the old version gets xmax,
-// cmax, the Updated flag and ctid = the new TID. There are no HOT chains:
-// the caller inserts index entries for the new TID.
-func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, newData []byte, fillfactor int) (UpdateOutcome, error) {
-	if len(newData) > MaxTupleData {
-		return UpdateOutcome{}, errRowTooBig(len(newData))
-	}
-	r, err := s.relation(rel)
-	if err != nil {
-		return UpdateOutcome{}, err
-	}
-	if tid.Block >= r.nblocks.Load() {
-		return UpdateOutcome{Result: txn.TMInvisible}, nil
-	}
-	xid, err := xidOf(t)
-	if err != nil {
-		return UpdateOutcome{}, err
-	}
-	cid := t.CommandID()
-	b, shared := s.backend(p)
-	st := &b.stats
-	id, err := s.readBuffer(p, st, r, tid.Block)
-	if err != nil {
-		return UpdateOutcome{}, err
-	}
-	d := s.pool.desc(id)
-	defer d.unpin()
-	pg := s.pool.page(id)
-	need := tupleSpace(len(newData))
-	newHdr := txn.TupleHeader{Xmin: xid, Cmin: cid, Flags: txn.XmaxInvalid}
-
-	d.content.Acquire(p, locks.LWExclusive)
-	for {
-		tup := pg.tuple(int(tid.Offset))
-		if tup == nil {
-			d.content.Release(p)
-			return UpdateOutcome{Result: txn.TMInvisible}, nil
-		}
-		h, out := checkUpdate(d, t, tup)
-		if out.Result != txn.TMOk {
-			d.content.Release(p)
-			return out, nil
-		}
-		if pg.freeSpace() >= need {
-			// Same page. addTuple may not move tup (no compaction).
-			off := pg.addTuple(&newHdr, true, TID{Block: tid.Block}, newData)
-			nt := TID{Block: tid.Block, Offset: uint16(off)}
-			setXmax(tup, &h, xid, cid, txn.Updated, nt)
-			d.setFlags(bmDirty)
-			d.content.Release(p)
-			out.NewTID = nt
-			return out, nil
-		}
-		d.content.Release(p)
-
-		// Another page: find one without holding the old page's lock
-		// (extension may wait for a heavyweight lock), then lock both in
-		// block order and check again.
-		nid, nblk, err := s.getBufferForTuple(ctx, p, b, shared, r, need, fillfactor)
-		if err != nil {
-			return UpdateOutcome{}, err
-		}
-		nd := s.pool.desc(nid)
-		if nblk == tid.Block {
-			// The old page itself has room now; we hold its lock.
-			s.pool.unpinExtra(nd)
-			continue
-		}
-		npg := s.pool.page(nid)
-		if nblk > tid.Block {
-			nd.content.Release(p)
-			d.content.Acquire(p, locks.LWExclusive)
-			nd.content.Acquire(p, locks.LWExclusive)
-		} else {
-			d.content.Acquire(p, locks.LWExclusive)
-		}
-		tup = pg.tuple(int(tid.Offset))
-		if tup == nil {
-			nd.content.Release(p)
-			nd.unpin()
-			d.content.Release(p)
-			return UpdateOutcome{Result: txn.TMInvisible}, nil
-		}
-		h, out = checkUpdate(d, t, tup)
-		if out.Result != txn.TMOk || npg.freeSpace() < need {
-			nd.content.Release(p)
-			nd.unpin()
-			if out.Result != txn.TMOk {
-				d.content.Release(p)
-				return out, nil
-			}
-			continue // the new page filled up meanwhile; old page locked
-		}
-		off := npg.addTuple(&newHdr, true, TID{Block: nblk}, newData)
-		nt := TID{Block: nblk, Offset: uint16(off)}
-		setXmax(tup, &h, xid, cid, txn.Updated, nt)
-		nd.setFlags(bmDirty)
-		d.setFlags(bmDirty)
-		nd.content.Release(p)
-		nd.unpin()
-		d.content.Release(p)
-		out.NewTID = nt
-		return out, nil
-	}
-}
-
-// unpinExtra drops a second pin taken on a buffer the caller already pins
-// and whose content lock it now holds once (getBufferForTuple returned the
-// caller's own page): the lock stays, one pin goes.
-func (bp *bufferPool) unpinExtra(d *bufferDesc) { d.unpin() }

@@ -149,7 +149,7 @@ func TestUpdateChain(t *testing.T) {
 	old.StatementSnapshot()
 
 	tx = a.begin(txn.ReadCommitted)
-	out, err := e.s.Update(bg, a.p, tx, rel, tid, row(2, 100), 100)
+	out, err := e.s.Update(bg, a.p, tx, rel, tid, row(2, 100), 100, false, RowWait{})
 	if err != nil || out.Result != txn.TMOk {
 		t.Fatalf("Update: %+v %v", out, err)
 	}
@@ -160,12 +160,12 @@ func TestUpdateChain(t *testing.T) {
 	// A second updater sees the first still running.
 	c := e.session()
 	tx2 := c.begin(txn.ReadCommitted)
-	out2, err := e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100)
+	out2, err := e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100, false, RowWait{Policy: WaitError})
 	if err != nil || out2.Result != txn.TMBeingModified || out2.WaitXid != tx.Xid() {
 		t.Fatalf("concurrent Update: %+v %v (updater xid %v)", out2, err, tx.Xid())
 	}
 	a.commit()
-	out2, err = e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100)
+	out2, err = e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100, false, RowWait{})
 	if err != nil || out2.Result != txn.TMUpdated || out2.NextTID != newTID {
 		t.Fatalf("Update after commit: %+v %v, want TMUpdated → %v", out2, err, newTID)
 	}
@@ -202,7 +202,7 @@ func TestUpdateChain(t *testing.T) {
 	tx = a.begin(txn.ReadCommitted)
 	cur := newTID
 	for i := 0; i < 200; i++ {
-		out, err := e.s.Update(bg, a.p, tx, rel, cur, row(2, 1000), 100)
+		out, err := e.s.Update(bg, a.p, tx, rel, cur, row(2, 1000), 100, false, RowWait{})
 		if err != nil || out.Result != txn.TMOk {
 			t.Fatalf("update %d: %+v %v", i, out, err)
 		}
@@ -230,12 +230,12 @@ func TestUpdateChain(t *testing.T) {
 
 	// Delete; a second delete sees TMDeleted... after commit.
 	tx = a.begin(txn.ReadCommitted)
-	if out, err := e.s.Delete(bg, a.p, tx, rel, cur); err != nil || out.Result != txn.TMOk {
+	if out, err := e.s.Delete(bg, a.p, tx, rel, cur, RowWait{}); err != nil || out.Result != txn.TMOk {
 		t.Fatalf("Delete: %+v %v", out, err)
 	}
 	a.commit()
 	tx = b.begin(txn.ReadCommitted)
-	if out, _ := e.s.Delete(bg, b.p, tx, rel, cur); out.Result != txn.TMDeleted || out.NextTID != cur {
+	if out, _ := e.s.Delete(bg, b.p, tx, rel, cur, RowWait{}); out.Result != txn.TMDeleted || out.NextTID != cur {
 		t.Fatalf("second Delete: %+v", out)
 	}
 	if got := scanAll(t, b, tx, rel); len(got) != 0 {

@@ -62,9 +62,10 @@ const (
 //	8  cmin   uint32
 //	12 cmax   uint32
 //	16 ctid.block uint32
-//	20 flags  uint32  (txn hint bits in the low 16 bits; read and OR-ed
-//	                   atomically because hint bits are set under a shared
-//	                   content lock, as PostgreSQL's SetHintBits does)
+//	20 flags  uint32  (t_infomask, txn.TupleHeader.Flags, in the low 16
+//	                   bits, t_infomask2, Flags2, in the high 16; read and
+//	                   OR-ed atomically because hint bits are set under a
+//	                   shared content lock, as PostgreSQL's SetHintBits does)
 //	24 ctid.offset uint16
 //	26 data length uint16
 const (
@@ -225,7 +226,7 @@ func putHeader(t []byte, h *txn.TupleHeader) {
 	ne.PutUint32(t[thXmax:], uint32(h.Xmax))
 	ne.PutUint32(t[thCmin:], uint32(h.Cmin))
 	ne.PutUint32(t[thCmax:], uint32(h.Cmax))
-	ne.PutUint32(t[thFlags:], uint32(h.Flags))
+	ne.PutUint32(t[thFlags:], uint32(h.Flags)|uint32(h.Flags2)<<16)
 }
 
 // flagsWord is the tuple's flags as an atomic word. Hint bits are OR-ed
@@ -242,7 +243,8 @@ func readHeader(t []byte, h *txn.TupleHeader) {
 	h.Xmax = txn.Xid(ne.Uint32(t[thXmax:]))
 	h.Cmin = txn.CommandID(ne.Uint32(t[thCmin:]))
 	h.Cmax = txn.CommandID(ne.Uint32(t[thCmax:]))
-	h.Flags = uint16(flagsWord(t).Load())
+	f := flagsWord(t).Load()
+	h.Flags, h.Flags2 = uint16(f), uint16(f>>16)
 }
 
 func tupleCtid(t []byte) TID {

@@ -114,6 +114,40 @@ type relation struct {
 	fsm fsm
 	// ext are the relation's extension counters (ExtensionStats).
 	ext relExtStats
+	// multiFloor bounds from below the multixacts the relation's tuples
+	// may name in xmax: multiFloorNone when none, multiFloorUnknown after
+	// a restart until VACUUM has looked. Lowered (atomic minimum) when a
+	// multixact is stored; set by VACUUM (vacuum.go).
+	multiFloor atomic.Uint32
+	// multiNoted is the oldest multixact stored since the last VACUUM of
+	// the relation began (multiFloorNone if none): VACUUM's new floor
+	// includes it, as those may be on pages it had already passed.
+	multiNoted atomic.Uint32
+}
+
+const (
+	multiFloorUnknown = 0
+	multiFloorNone    = ^uint32(0)
+)
+
+// noteMulti lowers r's multixact floor (unless unknown) and multiNoted to
+// xmax if flags say it is a multixact.
+func (r *relation) noteMulti(xmax txn.Xid, flags uint16) {
+	if flags&txn.XmaxIsMulti == 0 {
+		return
+	}
+	atomicMin(&r.multiNoted, uint32(xmax))
+	atomicMin(&r.multiFloor, uint32(xmax))
+}
+
+// atomicMin lowers a to v unless a holds multiFloorUnknown or less.
+func atomicMin(a *atomic.Uint32, v uint32) {
+	for {
+		cur := a.Load()
+		if cur == multiFloorUnknown || cur <= v || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // Open opens (creating if needed) the store in cfg.DataDir: every
@@ -204,6 +238,7 @@ func openRelation(id RelID, path string) (*relation, error) {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	r := &relation{id: id, path: path, file: f}
+	r.multiNoted.Store(multiFloorNone) // multiFloor stays unknown until VACUUM
 	// A torn last page (crash during extension) is ignored.
 	r.nblocks.Store(uint32(st.Size() / PageSize))
 	return r, nil
@@ -245,6 +280,8 @@ func (s *Store) CreateRelation(rel RelID) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	r := &relation{id: rel, path: path, file: f}
+	r.multiFloor.Store(multiFloorNone)
+	r.multiNoted.Store(multiFloorNone)
 	os.Remove(s.fsmPath(rel))
 	old := *s.rels.Load()
 	m := make(map[RelID]*relation, len(old)+1)
@@ -308,6 +345,7 @@ func (s *Store) TruncateRelation(rel RelID) error {
 	r.nblocks.Store(0)
 	r.gen.Add(1)
 	r.fsm.reset()
+	r.multiFloor.Store(multiFloorNone)
 	return nil
 }
 

@@ -16,6 +16,21 @@ type VacuumStats struct {
 	TuplesRemoved       uint64 // dead tuple versions removed
 	TuplesRemaining     uint64 // live, recently dead and in-progress versions kept
 	IndexEntriesRemoved uint64 // index entries pointing at removed tuples
+	MultisResolved      uint64 // multixact xmaxes replaced by their updater or cleared
+}
+
+// truncateMultis forgets the multixacts below every relation's floor
+// (vac_truncate_clog's multixact part): none of their tuples names one.
+func (s *Store) truncateMultis() {
+	floor := uint32(s.tm.MultiTruncationLimit())
+	for _, r := range *s.rels.Load() {
+		f := r.multiFloor.Load()
+		if f == multiFloorUnknown {
+			return
+		}
+		floor = min(floor, f)
+	}
+	s.tm.TruncateMultis(txn.MultiXactID(floor))
 }
 
 // cleanupLockTries bounds how long Vacuum waits for another backend to drop
@@ -55,24 +70,41 @@ func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin
 	scratch := make([]byte, PageSize)
 	var dead []TID
 	var deadPages []uint32
+	// Multixacts made before this point and still named by a tuple after
+	// the pass bound the relation's multixact floor from below (newer
+	// ones are all at or above it).
+	r.multiNoted.Store(multiFloorNone)
+	mxCut := uint32(s.tm.NextMultiXactID())
+	mxLeft := multiFloorNone
+	skipped := false
 	n := r.nblocks.Load()
 	for blk := uint32(0); blk < n; blk++ {
 		if err := ctx.Err(); err != nil {
 			return vs, context.Cause(ctx)
 		}
 		before := len(dead)
-		ok, err := s.prunePage(p, st, r, blk, oldestXmin, scratch, &dead, &vs)
+		ok, err := s.prunePage(p, st, r, blk, oldestXmin, scratch, &dead, &vs, &mxLeft)
 		if err != nil {
 			return vs, err
 		}
 		if !ok {
 			vs.PagesSkipped++
+			skipped = true
 			continue
 		}
 		vs.PagesScanned++
 		if len(dead) > before {
 			deadPages = append(deadPages, blk)
 		}
+	}
+	if !skipped {
+		for {
+			cur := r.multiFloor.Load()
+			if r.multiFloor.CompareAndSwap(cur, min(mxLeft, mxCut, r.multiNoted.Load())) {
+				break
+			}
+		}
+		s.truncateMultis()
 	}
 	if len(dead) == 0 {
 		return vs, nil
@@ -91,7 +123,7 @@ func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin
 
 // prunePage is pass 1 for one page. It returns false if no cleanup lock
 // could be had.
-func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint32, oldestXmin txn.Xid, scratch []byte, dead *[]TID, vs *VacuumStats) (bool, error) {
+func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint32, oldestXmin txn.Xid, scratch []byte, dead *[]TID, vs *VacuumStats, mxLeft *uint32) (bool, error) {
 	id, err := s.readBuffer(p, st, r, blk)
 	if err != nil {
 		return false, err
@@ -139,8 +171,24 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 			*dead = append(*dead, TID{blk, uint16(off)})
 			vs.TuplesRemoved++
 			removed = true
-		} else {
-			vs.TuplesRemaining++
+			continue
+		}
+		vs.TuplesRemaining++
+		if h.XmaxIsMulti() && h.Flags&txn.XmaxInvalid == 0 {
+			// Resolve a multixact whose members all ended, so no tuple
+			// names one that TruncateMultis may forget.
+			if xmax, f, f2, ok := s.tm.ResolveMulti(&h); ok {
+				writeXmax(tup, &h, xmax, f, f2, 0, xmaxLock, TID{blk, uint16(off)}, TID{})
+				d.setFlags(bmDirty)
+				vs.MultisResolved++
+			} else {
+				*mxLeft = min(*mxLeft, uint32(h.Xmax))
+			}
+		} else if h.XmaxIsMulti() {
+			// Hinted invalid: forget the multixact altogether.
+			writeXmax(tup, &h, 0, txn.XmaxInvalid, 0, 0, xmaxLock, TID{blk, uint16(off)}, TID{})
+			d.setFlags(bmDirty)
+			vs.MultisResolved++
 		}
 	}
 	if removed {

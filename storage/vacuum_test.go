@@ -48,7 +48,7 @@ func testVacuumReclaimsSpace(t *testing.T, setPolicy func(*Store)) {
 
 	tx := se.begin(txn.ReadCommitted)
 	for _, tid := range tids {
-		if out, err := e.s.Delete(bg, se.p, tx, rel, tid); err != nil || out.Result != txn.TMOk {
+		if out, err := e.s.Delete(bg, se.p, tx, rel, tid, RowWait{}); err != nil || out.Result != txn.TMOk {
 			t.Fatalf("Delete %v: %+v %v", tid, out, err)
 		}
 	}
@@ -110,7 +110,7 @@ func TestVacuumUpdatedVersions(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		tx := se.begin(txn.ReadCommitted)
 		for i, tid := range tids {
-			out, err := e.s.Update(bg, se.p, tx, rel, tid, row(uint64(i), 200), 50)
+			out, err := e.s.Update(bg, se.p, tx, rel, tid, row(uint64(i), 200), 50, false, RowWait{})
 			if err != nil || out.Result != txn.TMOk {
 				t.Fatalf("update: %+v %v", out, err)
 			}

@@ -1,10 +1,12 @@
 // Package txn owns transactions: transaction ids and their assignment, the
 // ProcArray of running xids and the MVCC snapshots built from it, the commit
 // log (pg_xact) and its persistence, subtransactions (SAVEPOINT) and their
-// parent map (pg_subtrans, in memory), and tuple visibility
+// parent map (pg_subtrans, in memory), multixacts (pg_multixact) and the
+// row-lock strengths they record, and tuple visibility
 // (heapam_visibility.c for the cases lockd has: no speculative insertion).
 // See subxact.go for how subtransaction xids are assigned, seen by others
-// and ended.
+// and ended, multixact.go for the multixact store and rowlock.go for the
+// xmax bits and what a new locker or updater makes of them.
 //
 // # What it must not do
 //
@@ -35,6 +37,10 @@
 //     exclusive hold.
 //   - The subtransaction map (xid → parent): written under XidGen
 //     exclusive when a subtransaction gets its xid, read without a lock.
+//   - MultiXactGen and MultiXactMemberSLRU (LWLocks, multixact.go):
+//     creation of a multixact takes both, exclusive, in that order;
+//     reading its members takes the second shared. They are taken while
+//     the caller holds a buffer content lock, never the other way round.
 //
 // Every LWLock acquisition is made on behalf of the caller's Proc and so
 // appears in its per-tranche LWLock stats and wait events. The counters of

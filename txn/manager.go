@@ -100,6 +100,9 @@ type Manager struct {
 	// xidGen exclusive, read lock-free (subtrans.go).
 	subtrans subtrans
 
+	// multis is the multixact store (multixact.go), with its own locks.
+	multis multiXacts
+
 	ckptMu sync.Mutex // serialises Checkpoint and Close
 }
 
@@ -137,6 +140,13 @@ type procState struct {
 	groupMemberXid Xid
 	wake           chan struct{} // cap 1: exactly one send per follower membership
 
+	// oldestMulti is the first multixact id this backend's transaction
+	// created (OldestMemberMXactId), 0 if none: stored under MultiXactGen
+	// before the multixact exists, cleared at transaction end. Multixacts
+	// from it on may be named by tuples not yet counted in a relation's
+	// multixact floor, so TruncateMultis must keep them.
+	oldestMulti atomic.Uint32
+
 	stats procStats // written by the owner only
 }
 
@@ -173,6 +183,13 @@ func Open(cfg Config) (*Manager, error) {
 		m.procs[i].wake = make(chan struct{}, 1)
 	}
 
+	mxDir := ""
+	if cfg.DataDir != "" {
+		mxDir = filepath.Join(cfg.DataDir, "pg_multixact")
+	}
+	if err := m.multis.open(mxDir); err != nil {
+		return nil, err
+	}
 	next := FirstNormalXid
 	if cfg.DataDir != "" {
 		m.dir = filepath.Join(cfg.DataDir, "pg_xact")
@@ -230,7 +247,10 @@ func (m *Manager) Checkpoint() error {
 	}
 	m.ckptMu.Lock()
 	defer m.ckptMu.Unlock()
-	return m.clog.checkpoint(m.dir)
+	if err := m.clog.checkpoint(m.dir); err != nil {
+		return err
+	}
+	return m.multis.checkpoint()
 }
 
 // Close checkpoints and records the exact next xid, so a clean restart
@@ -246,6 +266,9 @@ func (m *Manager) Close() error {
 	}
 	m.ckptMu.Lock()
 	defer m.ckptMu.Unlock()
+	if err := m.multis.close(); err != nil {
+		return err
+	}
 	m.xidGen.Acquire(nil, locks.LWExclusive)
 	defer m.xidGen.Release(nil)
 	next := Xid(m.nextXid.Load())

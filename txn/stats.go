@@ -26,6 +26,7 @@ type procStats struct {
 	subXidsAssigned atomic.Uint64
 	subCommits      atomic.Uint64
 	subAborts       atomic.Uint64
+	multisCreated   atomic.Uint64
 	commits         atomic.Uint64
 	aborts          atomic.Uint64
 	clearDirect     atomic.Uint64
@@ -43,6 +44,7 @@ type Stats struct {
 	SubXidsAssigned uint64 // subtransaction xids
 	SubCommits      uint64 // subtransactions released into their parent (RELEASE)
 	SubAborts       uint64 // subtransactions rolled back (ROLLBACK TO)
+	MultisCreated   uint64 // multixacts made for tuples held by several transactions
 	Commits         uint64 // all commits, read-only ones included
 	Aborts          uint64
 
@@ -64,6 +66,7 @@ func (ps *procStats) addTo(s *Stats) {
 	s.SubXidsAssigned += ps.subXidsAssigned.Load()
 	s.SubCommits += ps.subCommits.Load()
 	s.SubAborts += ps.subAborts.Load()
+	s.MultisCreated += ps.multisCreated.Load()
 	s.Commits += ps.commits.Load()
 	s.Aborts += ps.aborts.Load()
 	s.ClearDirect += ps.clearDirect.Load()

@@ -248,6 +248,9 @@ func (t *Txn) end(st XidStatus) {
 	} else {
 		t.slot.stats.aborts.Add(1)
 	}
+	if t.slot.oldestMulti.Load() != 0 {
+		t.slot.oldestMulti.Store(0)
+	}
 	t.state = txnIdle
 	t.haveSnap = false
 	t.subs = t.subs[:0]

@@ -2,29 +2,47 @@ package txn
 
 import "lockd/locks"
 
-// Tuple header flag bits: the hint bits and lock bits of PostgreSQL's
-// t_infomask that lockd uses, with PostgreSQL's values.
+// Tuple header flag bits: the hint and xmax bits of PostgreSQL's
+// t_infomask (TupleHeader.Flags) and t_infomask2 (TupleHeader.Flags2) that
+// lockd uses, with PostgreSQL's values. See rowlock.go for what the xmax
+// bits say together.
 const (
-	XmaxLockOnly  uint16 = 0x0080 // HEAP_XMAX_LOCK_ONLY: xmax only row-locked the tuple
-	XminCommitted uint16 = 0x0100 // HEAP_XMIN_COMMITTED (hint)
-	XminInvalid   uint16 = 0x0200 // HEAP_XMIN_INVALID: inserter aborted (hint)
-	XminFrozen           = XminCommitted | XminInvalid
-	XmaxCommitted uint16 = 0x0400 // HEAP_XMAX_COMMITTED (hint)
-	XmaxInvalid   uint16 = 0x0800 // HEAP_XMAX_INVALID: no deleter, or it aborted (hint)
+	XmaxKeyShrLock uint16 = 0x0010                        // HEAP_XMAX_KEYSHR_LOCK: FOR KEY SHARE
+	XmaxExclLock   uint16 = 0x0040                        // HEAP_XMAX_EXCL_LOCK: FOR NO KEY UPDATE or FOR UPDATE
+	XmaxShrLock           = XmaxKeyShrLock | XmaxExclLock // HEAP_XMAX_SHR_LOCK: FOR SHARE
+	XmaxLockMask          = XmaxShrLock                   // HEAP_LOCK_MASK
+	XmaxLockOnly   uint16 = 0x0080                        // HEAP_XMAX_LOCK_ONLY: xmax only row-locked the tuple
+	XminCommitted  uint16 = 0x0100                        // HEAP_XMIN_COMMITTED (hint)
+	XminInvalid    uint16 = 0x0200                        // HEAP_XMIN_INVALID: inserter aborted (hint)
+	XminFrozen            = XminCommitted | XminInvalid
+	XmaxCommitted  uint16 = 0x0400 // HEAP_XMAX_COMMITTED (hint; never for a multixact)
+	XmaxInvalid    uint16 = 0x0800 // HEAP_XMAX_INVALID: no deleter, or it aborted (hint)
+	XmaxIsMulti    uint16 = 0x1000 // HEAP_XMAX_IS_MULTI: xmax is a MultiXactID
 	// Updated says the tuple was replaced by a newer version its ctid
 	// points to (as opposed to deleted). Unlike PostgreSQL's HEAP_UPDATED
 	// (which marks the new version) it marks the old one; PostgreSQL tells
 	// the two cases apart by comparing t_ctid with t_self.
 	Updated uint16 = 0x2000
+
+	// XmaxBits are the Flags bits that describe xmax (HEAP_XMAX_BITS).
+	XmaxBits = XmaxCommitted | XmaxInvalid | XmaxIsMulti | XmaxLockMask | XmaxLockOnly
+)
+
+// Flags2 bits (t_infomask2).
+const (
+	// KeysUpdated (HEAP_KEYS_UPDATED): xmax deleted the tuple, updated a
+	// key column, or locks it FOR UPDATE.
+	KeysUpdated uint16 = 0x2000
 )
 
 // TupleHeader is the visibility part of a heap tuple header. Visibility
 // functions may set hint bits in Flags; the caller writes them back to the
 // page under the buffer content lock (losing them is harmless).
 type TupleHeader struct {
-	Xmin, Xmax Xid
+	Xmin, Xmax Xid // Xmax is a MultiXactID when Flags has XmaxIsMulti
 	Cmin, Cmax CommandID
-	Flags      uint16
+	Flags      uint16 // t_infomask bits above
+	Flags2     uint16 // t_infomask2 bits above
 }
 
 func (h *TupleHeader) xminCommitted() bool {
@@ -50,9 +68,10 @@ const (
 	TMBeingModified                     // an in-progress transaction changed or locked it: wait for the returned xid
 	TMUpdated                           // a committed transaction replaced it (follow the ctid chain)
 	TMDeleted                           // a committed transaction deleted it
+	TMWouldBlock                        // the row lock could not be had without waiting (SKIP LOCKED, NOWAIT)
 )
 
-var updateResultNames = [...]string{"TM_Ok", "TM_Invisible", "TM_SelfModified", "TM_BeingModified", "TM_Updated", "TM_Deleted"}
+var updateResultNames = [...]string{"TM_Ok", "TM_Invisible", "TM_SelfModified", "TM_BeingModified", "TM_Updated", "TM_Deleted", "TM_WouldBlock"}
 
 func (r UpdateResult) String() string {
 	if int(r) < len(updateResultNames) {
@@ -98,8 +117,8 @@ func (m *Manager) xminResolved(p *locks.Proc, h *TupleHeader) bool {
 	return false
 }
 
-// xmaxResolved is xminResolved for xmax; lockOnly committed lockers leave
-// nothing of interest and are hinted invalid.
+// xmaxResolved is xminResolved for a plain (non-multi) xmax; lockOnly
+// committed lockers leave nothing of interest and are hinted invalid.
 func (m *Manager) xmaxResolved(p *locks.Proc, h *TupleHeader) bool {
 	switch m.clog.status(p, h.Xmax) {
 	case Committed:
@@ -118,8 +137,9 @@ func (m *Manager) xmaxResolved(p *locks.Proc, h *TupleHeader) bool {
 // Visible reports whether the tuple is visible to the current statement
 // (HeapTupleSatisfiesMVCC): its inserter committed before the statement's
 // snapshot (or is this transaction, at an earlier command) and its deleter,
-// if any, did not. It takes a snapshot if the statement has none yet. It
-// may set hint bits in h.
+// if any, did not. For a multixact xmax the updating member decides;
+// lockers do not matter. It takes a snapshot if the statement has none
+// yet. It may set hint bits in h.
 func (t *Txn) Visible(h *TupleHeader) bool {
 	s := t.snapshot()
 	p := t.p
@@ -133,6 +153,13 @@ func (t *Txn) Visible(h *TupleHeader) bool {
 			}
 			if h.xmaxInvalid() || h.xmaxLockOnly() {
 				return true
+			}
+			if h.XmaxIsMulti() {
+				u, _ := t.m.multiUpdater(p, MultiXactID(h.Xmax))
+				if !t.isCurrent(u.Xid) {
+					return true // the updating subtransaction aborted
+				}
+				return h.Cmax >= t.cid
 			}
 			if !t.isCurrent(h.Xmax) {
 				// Nobody else can delete our uncommitted insert: the
@@ -154,6 +181,18 @@ func (t *Txn) Visible(h *TupleHeader) bool {
 	if h.xmaxInvalid() || h.xmaxLockOnly() {
 		return true
 	}
+	if h.XmaxIsMulti() {
+		u, ok := t.m.multiUpdater(p, MultiXactID(h.Xmax))
+		switch {
+		case !ok:
+			return true // updater lost in a crash: aborted
+		case t.isCurrent(u.Xid):
+			return h.Cmax >= t.cid
+		case s.XidInProgress(u.Xid):
+			return true
+		}
+		return t.m.clog.status(p, u.Xid) != Committed
+	}
 	if h.Flags&XmaxCommitted == 0 {
 		switch {
 		case t.isCurrent(h.Xmax):
@@ -172,18 +211,16 @@ func (t *Txn) Visible(h *TupleHeader) bool {
 // SatisfiesUpdate reports whether the transaction may update, delete or
 // lock the tuple now (HeapTupleSatisfiesUpdate), judged by the ProcArray
 // and commit log rather than the snapshot, with the current command id.
-// On TMBeingModified the returned xid is the one to WaitFor; on TMUpdated,
-// TMDeleted and TMSelfModified it is the tuple's xmax.
+// On TMBeingModified the returned xid is the raw xmax — a MultiXactID if
+// h.XmaxIsMulti() — whose lockers or updater run (this transaction's own
+// row locks included, as in PostgreSQL: the caller decides whether they
+// conflict); on TMUpdated, TMDeleted and TMSelfModified it is the xid that
+// updated or deleted the tuple.
 //
 // A READ COMMITTED caller that gets TMUpdated follows the chain to the
 // newest version and re-checks it; a REPEATABLE READ caller raises 40001
 // "could not serialize access due to concurrent update" (also for
 // TMDeleted: "concurrent delete").
-//
-// One departure from PostgreSQL: a tuple only row-locked by this very
-// transaction yields TMOk, where PostgreSQL returns TM_BeingModified and
-// heap_update then notices the locker is itself. lockd has no
-// multixacts, so this transaction is then the only locker.
 func (t *Txn) SatisfiesUpdate(h *TupleHeader) (UpdateResult, Xid) {
 	m, p := t.m, t.p
 	if !h.xminCommitted() {
@@ -198,13 +235,34 @@ func (t *Txn) SatisfiesUpdate(h *TupleHeader) (UpdateResult, Xid) {
 				return TMOk, InvalidXid
 			}
 			if h.xmaxLockOnly() {
-				if t.isCurrent(h.Xmax) || !m.isRunning(p, h.Xmax) {
+				// Others may lock our own new version: it inherits the
+				// key-share lockers of the version we updated.
+				if h.XmaxIsMulti() {
+					if m.multiRunning(p, t, MultiXactID(h.Xmax)) {
+						return TMBeingModified, h.Xmax
+					}
 					return TMOk, InvalidXid
 				}
-				return TMBeingModified, h.Xmax
+				if t.isCurrent(h.Xmax) || m.isRunning(p, h.Xmax) {
+					return TMBeingModified, h.Xmax
+				}
+				return TMOk, InvalidXid
+			}
+			if h.XmaxIsMulti() {
+				u, _ := m.multiUpdater(p, MultiXactID(h.Xmax))
+				if !t.isCurrent(u.Xid) { // the updating subtransaction aborted
+					if m.multiRunning(p, t, MultiXactID(h.Xmax)) {
+						return TMBeingModified, h.Xmax
+					}
+					return TMOk, InvalidXid
+				}
+				if h.Cmax >= t.cid {
+					return TMSelfModified, u.Xid
+				}
+				return TMInvisible, InvalidXid
 			}
 			if !t.isCurrent(h.Xmax) {
-				h.Flags |= XmaxInvalid
+				h.Flags |= XmaxInvalid // the deleting subtransaction aborted
 				return TMOk, InvalidXid
 			}
 			if h.Cmax >= t.cid {
@@ -228,9 +286,35 @@ func (t *Txn) SatisfiesUpdate(h *TupleHeader) (UpdateResult, Xid) {
 		}
 		return replaced(h), h.Xmax
 	}
+	if h.XmaxIsMulti() {
+		multi := MultiXactID(h.Xmax)
+		if h.xmaxLockOnly() {
+			if m.multiRunning(p, t, multi) {
+				return TMBeingModified, h.Xmax
+			}
+			h.Flags |= XmaxInvalid
+			return TMOk, InvalidXid
+		}
+		u, ok := m.multiUpdater(p, multi)
+		if ok && t.isCurrent(u.Xid) {
+			if h.Cmax >= t.cid {
+				return TMSelfModified, u.Xid
+			}
+			return TMInvisible, InvalidXid
+		}
+		if m.multiRunning(p, t, multi) {
+			return TMBeingModified, h.Xmax
+		}
+		if ok && m.clog.status(p, u.Xid) == Committed {
+			return replaced(h), u.Xid
+		}
+		// The updater aborted and no member runs.
+		h.Flags |= XmaxInvalid
+		return TMOk, InvalidXid
+	}
 	if t.isCurrent(h.Xmax) {
 		if h.xmaxLockOnly() {
-			return TMOk, InvalidXid // our own row lock (see above)
+			return TMBeingModified, h.Xmax // our own row lock
 		}
 		if h.Cmax >= t.cid {
 			return TMSelfModified, h.Xmax
@@ -257,7 +341,7 @@ func replaced(h *TupleHeader) UpdateResult {
 // of transactions still in progress (HeapTupleSatisfiesDirty), for unique
 // checks. If it is visible only because another transaction is inserting
 // it, or is being deleted by one, waitXid is that transaction: the caller
-// waits for it (WaitFor) and checks again.
+// waits for it (WaitFor) and checks again. Row locks do not matter.
 func (t *Txn) SatisfiesDirty(h *TupleHeader) (visible bool, waitXid Xid) {
 	m, p := t.m, t.p
 	if !h.xminCommitted() {
@@ -267,6 +351,10 @@ func (t *Txn) SatisfiesDirty(h *TupleHeader) (visible bool, waitXid Xid) {
 		case t.isCurrent(h.Xmin):
 			if h.xmaxInvalid() || h.xmaxLockOnly() {
 				return true, InvalidXid
+			}
+			if h.XmaxIsMulti() {
+				u, _ := m.multiUpdater(p, MultiXactID(h.Xmax))
+				return !t.isCurrent(u.Xid), InvalidXid
 			}
 			if !t.isCurrent(h.Xmax) {
 				h.Flags |= XmaxInvalid
@@ -287,6 +375,21 @@ func (t *Txn) SatisfiesDirty(h *TupleHeader) (visible bool, waitXid Xid) {
 	if h.Flags&XmaxCommitted != 0 {
 		return h.xmaxLockOnly(), InvalidXid
 	}
+	if h.XmaxIsMulti() {
+		if h.xmaxLockOnly() {
+			return true, InvalidXid
+		}
+		u, ok := m.multiUpdater(p, MultiXactID(h.Xmax))
+		switch {
+		case !ok:
+			return true, InvalidXid
+		case t.isCurrent(u.Xid):
+			return false, InvalidXid
+		case m.isRunning(p, u.Xid):
+			return true, u.Xid // being deleted by another
+		}
+		return m.clog.status(p, u.Xid) != Committed, InvalidXid
+	}
 	if t.isCurrent(h.Xmax) {
 		return h.xmaxLockOnly(), InvalidXid
 	}
@@ -302,7 +405,9 @@ func (t *Txn) SatisfiesDirty(h *TupleHeader) (visible bool, waitXid Xid) {
 // SatisfiesVacuum classifies a tuple for VACUUM
 // (HeapTupleSatisfiesVacuum): a tuple whose deleter committed before
 // oldestXmin (see OldestXmin) is dead to everyone. VACUUM runs without an
-// xid, so no tuple counts as its own. It may set hint bits in h.
+// xid, so no tuple counts as its own. A multixact xmax is judged by its
+// updater; a lock-only one whose members all ended is hinted invalid. It
+// may set hint bits in h.
 func (m *Manager) SatisfiesVacuum(h *TupleHeader, oldestXmin Xid) VacuumResult {
 	if !h.xminCommitted() {
 		switch {
@@ -321,12 +426,32 @@ func (m *Manager) SatisfiesVacuum(h *TupleHeader, oldestXmin Xid) VacuumResult {
 		return HeapTupleLive
 	}
 	if h.xmaxLockOnly() {
-		if h.Flags&XmaxCommitted == 0 && !m.isRunning(nil, h.Xmax) {
-			h.Flags |= XmaxInvalid // locker gone
+		if h.Flags&XmaxCommitted == 0 {
+			if h.XmaxIsMulti() {
+				if !m.multiRunning(nil, nil, MultiXactID(h.Xmax)) {
+					h.Flags |= XmaxInvalid // lockers gone
+				}
+			} else if !m.isRunning(nil, h.Xmax) {
+				h.Flags |= XmaxInvalid // locker gone
+			}
 		}
 		return HeapTupleLive
 	}
-	if h.Flags&XmaxCommitted == 0 {
+	xmax := h.Xmax
+	if h.XmaxIsMulti() {
+		u, ok := m.multiUpdater(nil, MultiXactID(h.Xmax))
+		switch {
+		case ok && m.isRunning(nil, u.Xid):
+			return HeapTupleDeleteInProgress
+		case ok && m.clog.status(nil, u.Xid) == Committed:
+			xmax = u.Xid
+		default:
+			if !m.multiRunning(nil, nil, MultiXactID(h.Xmax)) {
+				h.Flags |= XmaxInvalid // updater aborted, lockers gone
+			}
+			return HeapTupleLive
+		}
+	} else if h.Flags&XmaxCommitted == 0 {
 		switch {
 		case m.isRunning(nil, h.Xmax):
 			return HeapTupleDeleteInProgress
@@ -334,7 +459,7 @@ func (m *Manager) SatisfiesVacuum(h *TupleHeader, oldestXmin Xid) VacuumResult {
 			return HeapTupleLive // deleter aborted or crashed
 		}
 	}
-	if !Precedes(h.Xmax, oldestXmin) {
+	if !Precedes(xmax, oldestXmin) {
 		return HeapTupleRecentlyDead
 	}
 	return HeapTupleDead

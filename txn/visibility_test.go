@@ -172,7 +172,7 @@ func TestSatisfiesUpdate(t *testing.T) {
 		{"own insert, updated by this command", TupleHeader{Xmin: own, Xmax: own, Cmax: 2}, TMSelfModified, own, 0},
 		{"own insert, updated earlier", TupleHeader{Xmin: own, Xmax: own, Cmax: 1}, TMInvisible, 0, 0},
 		{"own insert, locked by running", TupleHeader{Xmin: own, Xmax: run, Flags: lo}, TMBeingModified, run, lo},
-		{"own insert, own row lock", TupleHeader{Xmin: own, Xmax: own, Flags: lo}, TMOk, 0, lo},
+		{"own insert, own row lock", TupleHeader{Xmin: own, Xmax: own, Flags: lo}, TMBeingModified, own, lo},
 		{"being deleted", TupleHeader{Xmin: cb, Xmax: run}, TMBeingModified, run, xc},
 		{"being locked", TupleHeader{Xmin: cb, Xmax: run, Flags: lo}, TMBeingModified, run, xc | lo},
 		{"updated by committed", TupleHeader{Xmin: cb, Xmax: ca, Flags: up}, TMUpdated, ca, xc | mc | up},
@@ -180,7 +180,7 @@ func TestSatisfiesUpdate(t *testing.T) {
 		{"hinted updated", TupleHeader{Xmin: cb, Xmax: cb, Flags: xc | mc | up}, TMUpdated, cb, xc | mc | up},
 		{"committed row lock", TupleHeader{Xmin: cb, Xmax: cb, Flags: lo}, TMOk, 0, xc | lo | mi},
 		{"aborted delete", TupleHeader{Xmin: cb, Xmax: ab}, TMOk, 0, xc | mi},
-		{"own row lock", TupleHeader{Xmin: cb, Xmax: own, Flags: lo}, TMOk, 0, xc | lo},
+		{"own row lock", TupleHeader{Xmin: cb, Xmax: own, Flags: lo}, TMBeingModified, own, xc | lo},
 		{"own update, this command", TupleHeader{Xmin: cb, Xmax: own, Cmax: 2}, TMSelfModified, own, xc},
 		{"own update, earlier command", TupleHeader{Xmin: cb, Xmax: own, Cmax: 0}, TMInvisible, 0, xc},
 	}
