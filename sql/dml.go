@@ -36,6 +36,7 @@ type insertPlan struct {
 	sel     *selectPlan
 	defs    []expr // DEFAULT expression per column (nil = NULL)
 	indexes []*IndexDef
+	route   *partRouter // a partitioned table or a partition (partroute.go)
 }
 
 func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
@@ -54,6 +55,9 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	}
 	cat := s.cat()
 	p := &insertPlan{t: t, indexes: cat.tableIndexes(t)}
+	if t.Partitioned() || t.Parent != 0 {
+		p.route = newPartRouter(t)
+	}
 	if len(ins.Cols) == 0 {
 		for i := range t.Cols {
 			p.targets = append(p.targets, i)
@@ -132,7 +136,7 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		p.sel = sp
 		st.rels = append(st.rels, sp.rels...)
 	}
-	st.rels = append(st.rels, tableLocks(cat, t, locks.RowExclusiveLock)...)
+	st.rels = append(st.rels, relationLocks(cat, t, locks.RowExclusiveLock)...)
 	st.Tag = "INSERT"
 	st.writes = true
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
@@ -201,12 +205,21 @@ func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
 
 func (s *Session) execInsert(ec *evalCtx, p *insertPlan) (int64, error) {
 	var n int64
+	if p.route != nil {
+		p.route.begin()
+		defer p.route.end(s)
+	}
 	insertOne := func(vals []Datum) error {
 		row, err := p.buildRow(ec, vals)
 		if err != nil {
 			return err
 		}
-		if err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
+		if p.route != nil {
+			err = p.route.insert(ec, row)
+		} else {
+			err = s.insertRow(ec, p.t, p.indexes, row)
+		}
+		if err != nil {
 			return err
 		}
 		n++
@@ -265,7 +278,7 @@ func failingRow(t *TableDef, row []Datum) string {
 		if row[i].Null {
 			b.WriteString("null")
 		} else {
-			b.Write(appendText(nil, t.Cols[i].Type(), row[i], nil))
+			b.WriteString(clipValue(string(appendText(nil, t.Cols[i].Type(), row[i], nil))))
 		}
 	}
 	b.WriteByte(')')

@@ -334,6 +334,10 @@ func (s *Session) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan
 		ts.useIndex(s.cat(), p.where)
 		p.rels = tableLocks(s.cat(), ts.t, locks.AccessShareLock)
 	}
+	if ps, ok := p.src.(*partitionedSource); ok { // partscan.go
+		ps.filter(s.cat(), p.where)
+		p.rels = ps.relLocks()
+	}
 	var aggs []*aggRef
 	a.aggs = &aggs
 	for _, g := range sel.GroupClause {
@@ -838,6 +842,9 @@ func (s *Session) resolveFrom(n *pg.Node) (rowSource, error) {
 			if len(rv.Alias.Colnames) > 0 {
 				return nil, pgerr.NotSupported("column aliases in FROM are not supported")
 			}
+		}
+		if t.Partitioned() {
+			return newPartitionedSource(t, alias, locks.AccessShareLock), nil
 		}
 		return newTableSource(t, alias), nil
 	}
