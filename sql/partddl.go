@@ -195,9 +195,13 @@ func (s *Session) childIndexes(pix *IndexDef) []*IndexDef {
 // their indexes, all AccessExclusiveLock (as PostgreSQL's dependency
 // walk does).
 func (s *Session) dropPartitionTree(ec *evalCtx, t *TableDef) error {
+	var def uint32 // the default partition's constraint changes with its siblings
 	if t.Parent != 0 {
 		if err := s.lockNow(ec, t.Parent, locks.AccessExclusiveLock); err != nil {
 			return err
+		}
+		if d := s.cat().partDesc(t.Parent); d != nil && d.def >= 0 && d.parts[d.def] != t.OID {
+			def = d.parts[d.def]
 		}
 	}
 	var drop func(t *TableDef) error
@@ -223,7 +227,13 @@ func (s *Session) dropPartitionTree(ec *evalCtx, t *TableDef) error {
 		s.addCatOp(op)
 		return nil
 	}
-	return drop(t)
+	if err := drop(t); err != nil {
+		return err
+	}
+	if def != 0 {
+		return s.lockNow(ec, def, locks.AccessExclusiveLock)
+	}
+	return nil
 }
 
 // lockInheritors locks every descendant of t in mode, in

@@ -16,7 +16,7 @@ import (
 
 // testEngine is an Engine over a fresh data directory, for tests that
 // need the catalog a statement leaves behind.
-func testEngine(t *testing.T) (*Engine, *Session) {
+func testEngine(t *testing.T, fastPathSlots int) (*Engine, *Session) {
 	t.Helper()
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -24,7 +24,7 @@ func testEngine(t *testing.T) (*Engine, *Session) {
 	if err := reg.LoadFiles("", dir); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := locks.NewManager(locks.Config{MaxConnections: 10, MaxLocksPerTransaction: 64, Partitions: 16, FastPathSlots: -1, Logger: logger})
+	mgr, err := locks.NewManager(locks.Config{MaxConnections: 10, MaxLocksPerTransaction: 64, Partitions: 16, FastPathSlots: fastPathSlots, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func (s *Session) runQuery(query string) error {
 // and pg_get_partition_constraintdef against what PostgreSQL 15 printed
 // for the same tables (the OID in satisfies_hash_partition is the parent's).
 func TestPartitionDeparse(t *testing.T) {
-	_, s := testEngine(t)
+	_, s := testEngine(t, -1)
 	ddl := `
 create table ri (a int not null, b text) partition by range (a);
 create table ri1 partition of ri for values from (minvalue) to (10);

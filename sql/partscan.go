@@ -325,6 +325,9 @@ func keyCondOf(d *partDesc, e expr) (keyCond, bool) {
 // PostgreSQL); other casts of the column do not.
 func keyColumnOf(d *partDesc, e expr) int {
 	if c, ok := e.(*castExpr); ok {
+		if c.explicit { // an expression on the key, not the key
+			return -1
+		}
 		from, to := c.arg.typ(), c.t
 		switch {
 		case categoryOf(from) == catInt && categoryOf(to) == catInt && from.OID != OIDOid && to.OID != OIDOid:
@@ -353,9 +356,10 @@ type colRange struct {
 	loIncl, hiIncl bool
 	isNull         bool
 	empty          bool
+	eq             bool // lo == hi, both inclusive
 }
 
-func (r *colRange) point() bool { return r.hasLo && r.hasHi && r.loIncl && r.hiIncl }
+func (r *colRange) point() bool { return r.eq }
 
 // narrow applies op v to r.
 func (r *colRange) narrow(cmp func(a, b Datum) (int, error), op string, v Datum) {
@@ -391,9 +395,9 @@ func (r *colRange) narrow(cmp func(a, b Datum) (int, error), op string, v Datum)
 		upper(true)
 	}
 	if r.hasLo && r.hasHi {
-		if c, _ := cmp(r.lo, r.hi); c > 0 || c == 0 && !(r.loIncl && r.hiIncl) {
-			r.empty = true
-		}
+		c, _ := cmp(r.lo, r.hi)
+		r.empty = r.empty || c > 0 || c == 0 && !(r.loIncl && r.hiIncl)
+		r.eq = c == 0 && r.loIncl && r.hiIncl
 	}
 }
 
