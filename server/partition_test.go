@@ -101,8 +101,21 @@ func TestPartitionRouting(t *testing.T) {
 	wantErr(t, c, "insert into m (id, region) values (1, 'de')", "23505", `duplicate key value violates unique constraint "m_eu_pkey"`, "Key (id, region)=(1, de) already exists.")
 	wantErr(t, c, "copy m to stdout", "42809", `cannot copy from partitioned table "m"`, "")
 	wantErr(t, c, "copy m from stdin with (freeze)", "0A000", "cannot perform COPY FREEZE on a partitioned table", "")
-	if got := queryText(t, c, "select count(*) from m_us"); got != "14" {
-		t.Errorf("copy from a partition: %s", got)
+	// COPY into a partition checks its constraint
+	_, err = pc.CopyFrom(ctx, strings.NewReader("60\tus\t0\n61\tde\t0\n"), "copy m_us from stdin")
+	if pe := pgErr(t, err); pe.Code != "23514" || pe.Message != `new row for relation "m_us" violates partition constraint` {
+		t.Errorf("copy into a partition: %s %s", pe.Code, pe.Message)
+	}
+	// ONLY names the partitioned table alone, which holds no rows
+	if got := queryText(t, c, "select count(*) from only m"); got != "0" {
+		t.Errorf("select from only: %s", got)
+	}
+	if tag, err := pc.Exec(ctx, "update only m set v = 0").ReadAll(); err != nil || tag[0].CommandTag.String() != "UPDATE 0" {
+		t.Errorf("update only: %v %v", tag, err)
+	}
+	wantErr(t, c, "truncate only m", "42809", "cannot truncate only a partitioned table", "")
+	if got := counts(t, c, "m"); got != "m=23" {
+		t.Errorf("after ONLY statements: %s", got)
 	}
 }
 

@@ -287,7 +287,7 @@ func defaultIndexName(cat *catalogState, table string, cols []string, primary bo
 // unique index refuses duplicates (23505); a primary key also makes its
 // columns NOT NULL (23502 on existing NULLs).
 func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
-	if t.Partitioned() { // partition.go
+	if t.Partitioned() { // partddl.go
 		return s.addPartitionedIndex(ec, t, colNames, name, unique, primary, 0)
 	}
 	cat := s.cat()
@@ -358,7 +358,7 @@ func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
 	}
-	if isPartitionCmd(at) { // partition.go
+	if isPartitionCmd(at) { // partddl.go
 		return s.compileAlterPartition(at, st)
 	}
 	type addPK struct {
@@ -437,7 +437,7 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 				}
 				return "", pgerr.New(pgerr.UndefinedTable, "table \"%s\" does not exist", name)
 			}
-			if t.Partitioned() || t.Parent != 0 { // partition.go
+			if t.Partitioned() || t.Parent != 0 { // partddl.go
 				if err := s.dropPartitionTree(ec, t); err != nil {
 					return "", err
 				}
@@ -477,7 +477,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 			if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
 				return "", err
 			}
-			leaves, err := s.truncateTargets(ec, t) // partition.go
+			leaves, err := s.truncateTargets(ec, t, rv.Inh) // partddl.go
 			if err != nil {
 				return "", err
 			}
@@ -542,7 +542,7 @@ func (s *Session) compileLock(ls *pg.LockStmt, st *Stmt) error {
 			if !ok {
 				return "", pgerr.New(pgerr.LockNotAvailable, "could not obtain lock on relation \"%s\"", t.Name)
 			}
-			for _, k := range s.cat().inheritors(t) { // partitions too, as PostgreSQL does
+			for _, k := range s.cat().lockTableDescendants(t, rv.Inh) { // partitions too, as PostgreSQL does
 				ok, err := s.acquire(ec, locks.RelationTag(DatabaseOID, k.OID), mode, false, nowait)
 				if err != nil {
 					return "", err
@@ -597,7 +597,7 @@ func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 			}
 			tabs = append(tabs, t)
 		}
-		tabs = s.vacuumTargets(tabs, len(rvs) > 0) // partition.go
+		tabs = s.vacuumTargets(tabs, len(rvs) > 0) // partddl.go
 		for _, t := range tabs {
 			if err := s.lockNow(ec, t.OID, locks.ShareUpdateExclusiveLock); err != nil {
 				return "", err
@@ -703,7 +703,7 @@ func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 				}
 				return "", pgerr.New(pgerr.UndefinedObject, "index \"%s\" does not exist", name)
 			}
-			if ix.Parent != 0 || ix.Partitioned() { // partition.go
+			if ix.Parent != 0 || ix.Partitioned() { // partddl.go
 				if err := s.dropIndexTree(ec, ix); err != nil {
 					return "", err
 				}

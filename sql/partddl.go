@@ -236,6 +236,15 @@ func (s *Session) dropPartitionTree(ec *evalCtx, t *TableDef) error {
 	return nil
 }
 
+// lockTableDescendants lists what LOCK TABLE t locks besides t: every
+// descendant, unless ONLY (inh false).
+func (c *catalogState) lockTableDescendants(t *TableDef, inh bool) []*TableDef {
+	if !inh {
+		return nil
+	}
+	return c.inheritors(t)
+}
+
 // lockInheritors locks every descendant of t in mode, in
 // find_all_inheritors order, and returns them.
 func (s *Session) lockInheritors(ec *evalCtx, t *TableDef, mode locks.LockMode) ([]*TableDef, error) {
@@ -249,10 +258,15 @@ func (s *Session) lockInheritors(ec *evalCtx, t *TableDef, mode locks.LockMode) 
 }
 
 // truncateTargets is what TRUNCATE t empties: t, or every leaf partition
-// of a partitioned t, all locked AccessExclusiveLock.
-func (s *Session) truncateTargets(ec *evalCtx, t *TableDef) ([]*TableDef, error) {
+// of a partitioned t, all locked AccessExclusiveLock. inh is false for
+// TRUNCATE ONLY.
+func (s *Session) truncateTargets(ec *evalCtx, t *TableDef, inh bool) ([]*TableDef, error) {
 	if !t.Partitioned() {
 		return []*TableDef{t}, nil
+	}
+	if !inh {
+		return nil, pgerr.New(pgerr.WrongObjectType, "cannot truncate only a partitioned table").
+			WithHint("Do not specify the ONLY keyword, or use TRUNCATE ONLY on the partitions directly.")
 	}
 	kids, err := s.lockInheritors(ec, t, locks.AccessExclusiveLock)
 	if err != nil {

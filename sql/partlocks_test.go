@@ -98,6 +98,8 @@ func TestPartitionDDLLocks(t *testing.T) {
 		{"create index on qt (b)", "qt_b_idx:AEL qt_b_idx:SUEL qt1_b_idx:AEL qt2_b_idx:AEL qt1:Share qt2:Share qt:Share"},
 		{"lock table qt", "qt1:AEL qt2:AEL qt:AEL"},
 		{"lock table pt in row exclusive mode", "pt1:RowExclusive pt:RowExclusive ptd:RowExclusive"},
+		{"lock table only qt", "qt:AEL"},
+		{"select count(*) from only pt", "pt:AccessShare"},
 	} {
 		lockCase(t, s, c.stmt, c.want, false)
 	}

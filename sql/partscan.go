@@ -45,6 +45,7 @@ type partitionedSource struct {
 	cols  []Column
 	mode  locks.LockMode
 	where expr
+	only  bool // FROM ONLY t: the partitioned table alone, which holds no rows
 
 	gen  uint64    // catalog generation tree was built for
 	tree *partNode // the partition tree with per-partition plans
@@ -111,6 +112,9 @@ func (ps *partitionedSource) node(cat *catalogState, t *TableDef) *partNode {
 // open prunes and locks the partitions for one execution and returns the
 // leaf partitions to read, in order.
 func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
+	if ps.only {
+		return nil, nil
+	}
 	s := ec.s
 	if cat := s.cat(); ps.tree == nil || ps.gen != cat.gen {
 		ps.build(cat)

@@ -844,7 +844,9 @@ func (s *Session) resolveFrom(n *pg.Node) (rowSource, error) {
 			}
 		}
 		if t.Partitioned() {
-			return newPartitionedSource(t, alias, locks.AccessShareLock), nil
+			ps := newPartitionedSource(t, alias, locks.AccessShareLock)
+			ps.only = !rv.Inh
+			return ps, nil
 		}
 		return newTableSource(t, alias), nil
 	}

@@ -137,6 +137,7 @@ func (s *Session) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) 
 	switch {
 	case t.Partitioned():
 		p.parts = newPartitionedSource(t, alias, locks.RowExclusiveLock)
+		p.parts.only = !rv.Inh
 		p.parts.filter(s.cat(), p.where)
 	case t.Parent != 0:
 		p.part = &partUpdate{} // rows may not leave a partition named directly
