@@ -185,7 +185,26 @@ func clipValue(v string) string {
 // statement named a partitioned ancestor; router is nil when it named t
 // itself, and such a row is an error.
 type partUpdate struct {
-	router *partRouter
+	root   uint32      // the partitioned table the statement named; 0: the partition itself
+	router *partRouter // made when a first row moves
+}
+
+// mover returns the router moved rows go through, or nil.
+func (pu *partUpdate) mover() *partRouter {
+	if pu.root == 0 {
+		return nil
+	}
+	if pu.router == nil {
+		pu.router = &partRouter{target: pu.root, leaves: map[uint32]*routeLeaf{}}
+	}
+	return pu.router
+}
+
+// finish ends an execution that may have moved rows.
+func (pu *partUpdate) finish(s *Session) {
+	if pu.router != nil {
+		pu.router.end(s)
+	}
 }
 
 // partitionUpdate checks the new version of the row at tid in p.t and,
@@ -196,7 +215,8 @@ func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, n
 	if fitsPartition(cat, p.t, newRow) {
 		return false, out, nil
 	}
-	if p.part.router == nil {
+	router := p.part.mover()
+	if router == nil {
 		return false, out, partitionViolation(p.t, newRow)
 	}
 	rel := storage.RelID(p.t.RelFile)
@@ -208,7 +228,7 @@ func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, n
 		return true, out, err
 	}
 	row := append([]Datum(nil), newRow...)
-	return true, out, p.part.router.insert(ec, row)
+	return true, out, router.insert(ec, row)
 }
 
 // movedError is what a transaction gets that waited for a row another

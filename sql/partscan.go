@@ -74,8 +74,10 @@ func newPartitionedSource(t *TableDef, alias string, mode locks.LockMode) *parti
 func (ps *partitionedSource) name() string      { return ps.alias }
 func (ps *partitionedSource) columns() []Column { return ps.cols }
 
-// filter gives the source the statement's WHERE clause (over its columns),
-// which prunes partitions and picks index lookups within them.
+// filter gives the source the statement's WHERE clause, which prunes
+// partitions and picks index lookups within them. where must be over this
+// source's columns alone (colExpr.i is a position in columns()); a planner
+// with several relations passes the conjuncts that read only this one.
 func (ps *partitionedSource) filter(cat *catalogState, where expr) {
 	ps.where = where
 	ps.build(cat)
@@ -194,10 +196,8 @@ func (s *Session) execModifyPartitioned(ec *evalCtx, p *modifyPlan) (int64, erro
 	}
 	var pu *partUpdate
 	if !p.delete {
-		r := newPartRouter(s.cat().Tables[p.t.OID])
-		r.begin()
-		defer r.end(s)
-		pu = &partUpdate{router: r}
+		pu = &partUpdate{root: p.t.OID}
+		defer pu.finish(s)
 	}
 	var n int64
 	for _, lf := range leaves {
