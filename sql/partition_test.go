@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,5 +182,29 @@ vc1||FOR VALUES IN ('a')|((a IS NOT NULL) AND ((a)::text = 'a'::character varyin
 	// a partitioned table has no storage; its partitions do
 	if ri := cat.table("ri"); ri.RelFile != 0 || ri.Relkind() != 'p' || cat.table("ri1").RelFile == 0 || cat.table("ri1").Relkind() != 'r' {
 		t.Errorf("relfile/relkind: ri %d %c, ri1 %d %c", ri.RelFile, ri.Relkind(), cat.table("ri1").RelFile, cat.table("ri1").Relkind())
+	}
+}
+
+// TestOldCatalogLoads: a catalog file written before partitioning existed
+// (no relkind, partition or bound fields) loads as ordinary tables.
+func TestOldCatalogLoads(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "global"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := `{"version": 3, "next_oid": 16387,
+ "tables": {"16384": {"oid": 16384, "name": "a", "cols": [{"name": "id", "type": 23, "typmod": -1, "not_null": true}], "relfile": 16384, "indexes": [16385]}},
+ "indexes": {"16385": {"oid": 16385, "name": "a_pkey", "table": 16384, "cols": [0], "unique": true, "primary": true, "relfile": 16385}}}`
+	if err := os.WriteFile(filepath.Join(dir, "global", "lockd_catalog.json"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := c.state()
+	a, ix := st.table("a"), st.Indexes[16385]
+	if a == nil || a.Partitioned() || a.Relkind() != 'r' || a.Parent != 0 || ix.Relkind() != 'i' || st.partDesc(a.OID) != nil {
+		t.Fatalf("old catalog: %+v %+v", a, ix)
 	}
 }
