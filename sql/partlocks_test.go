@@ -261,3 +261,22 @@ g|a = 5 and a = 5|g1`
 		}
 	}
 }
+
+// TestPartitionHashPruning: equality on a hash key reads (and locks) the
+// one partition PostgreSQL would put the key in, also when the value
+// arrives as a parameter of a cached plan.
+func TestPartitionHashPruning(t *testing.T) {
+	_, s := testEngine(t, -1)
+	mustRun(t, s, "create table h (aid int not null, abalance int) partition by hash (aid)")
+	for r := 0; r < 10; r++ {
+		mustRun(t, s, fmt.Sprintf("create table h_%d partition of h for values with (modulus 10, remainder %d)", r+1, r))
+	}
+	mustRun(t, s, "alter table h add primary key (aid)", "insert into h select g, 0 from generate_series(1, 1000) g")
+	for _, aid := range []int{5, 77, 1000} {
+		p := fmt.Sprintf("h_%d", pgbenchHashRemainders[aid-1]-'0'+1)
+		want := "h:AccessShare " + p + ":AccessShare " + p + "_pkey:AccessShare"
+		lockCase(t, s, fmt.Sprintf("select abalance from h where aid = %d", aid), want, false)
+		lockCase(t, s, fmt.Sprintf("update h set abalance = abalance + 1 where aid = %d", aid), strings.ReplaceAll(want, "AccessShare", "RowExclusive"), false)
+	}
+	lockCase(t, s, "select count(*) from h where aid in (5, 77)", "h:AccessShare h_5:AccessShare h_5_pkey:AccessShare h_6:AccessShare h_6_pkey:AccessShare", false)
+}
