@@ -49,6 +49,15 @@ func (c *catalogState) partitionChildren(t *TableDef) []*TableDef {
 	return out
 }
 
+// defaultPartition is t's DEFAULT partition (pg_partitioned_table.partdefid),
+// or 0.
+func (c *catalogState) defaultPartition(t *TableDef) uint32 {
+	if d := c.partDesc(t.OID); d != nil && d.def >= 0 {
+		return d.parts[d.def]
+	}
+	return 0
+}
+
 // leafPartitions lists the tables with storage under t (t itself if it
 // is not partitioned), depth first in bound order.
 func (c *catalogState) leafPartitions(t *TableDef) []*TableDef {

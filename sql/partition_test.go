@@ -179,6 +179,16 @@ vc1||FOR VALUES IN ('a')|((a IS NOT NULL) AND ((a)::text = 'a'::character varyin
 			t.Errorf("\n got %s\nwant %s", strings.Join(got, "|"), strings.Join(f, "|"))
 		}
 	}
+	if got := cat.defaultPartition(cat.table("l")); got != cat.table("ld").OID || cat.defaultPartition(cat.table("ri")) != 0 {
+		t.Errorf("defaultPartition: %d", got)
+	}
+	var kids []string
+	for _, k := range cat.partitionChildren(cat.table("l")) {
+		kids = append(kids, k.Name)
+	}
+	if strings.Join(kids, " ") != "l2 l1 ld" { // PostgreSQL's order: by smallest value, default last
+		t.Errorf("partitions of l in bound order: %v", kids)
+	}
 	// a partitioned table has no storage; its partitions do
 	if ri := cat.table("ri"); ri.RelFile != 0 || ri.Relkind() != 'p' || cat.table("ri1").RelFile == 0 || cat.table("ri1").Relkind() != 'r' {
 		t.Errorf("relfile/relkind: ri %d %c, ri1 %d %c", ri.RelFile, ri.Relkind(), cat.table("ri1").RelFile, cat.table("ri1").Relkind())
