@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -305,7 +304,7 @@ func TestPartitionCascade(t *testing.T) {
 // a concurrent update of the moved row fails as in PostgreSQL 11+.
 func TestPartitionRowMovement(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
-	a, b := inst.Connect(t), inst.Connect(t)
+	a, b, obs := inst.Connect(t), inst.Connect(t), inst.Connect(t)
 	ctx := context.Background()
 	mustExec(t, a, "create table pt (a int not null, b int) partition by range (a)")
 	mustExec(t, a, "create table pt1 partition of pt for values from (0) to (10)")
@@ -348,7 +347,10 @@ func TestPartitionRowMovement(t *testing.T) {
 			_, err := b.Exec(ctx, c.stmt)
 			done <- err
 		}()
-		time.Sleep(200 * time.Millisecond)
+		waitFor(t, "b to wait for a", func() bool {
+			var n int
+			return obs.QueryRow(ctx, "select count(*) from pg_locks where not granted").Scan(&n) == nil && n == 1
+		})
 		mustExec(t, a, "commit")
 		err := <-done
 		if err == nil {
