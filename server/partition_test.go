@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -392,11 +391,8 @@ func TestPartitionFastPath(t *testing.T) {
 			mustExec(t, a, "alter table acc add primary key (aid)")
 			mustExec(t, a, "insert into acc select g, 0 from generate_series(1, 99999) g")
 			pid := a.PgConn().PID()
-			var mu sync.Mutex
 			check := func(what, want string, sql string, args ...any) {
 				t.Helper()
-				mu.Lock()
-				defer mu.Unlock()
 				mustExec(t, a, "begin")
 				if _, err := a.Exec(ctx, sql, args...); err != nil {
 					t.Fatalf("%s: %v", sql, err)
