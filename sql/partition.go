@@ -133,7 +133,7 @@ func partitionSpec(t *TableDef, spec *pg.PartitionSpec) error {
 		return pgerr.NotSupported("this partitioning strategy is not supported")
 	}
 	if strategy == partList && len(spec.PartParams) > 1 {
-		return posErr(pgerr.New(pgerr.InvalidObjectDefinition, "cannot use \"list\" partition strategy with more than one column"), spec.Location)
+		return pgerr.New(pgerr.InvalidObjectDefinition, "cannot use \"list\" partition strategy with more than one column")
 	}
 	if t.Fillfactor != 0 {
 		return pgerr.New(pgerr.InvalidParameterValue, "unrecognized parameter \"fillfactor\"")
@@ -277,11 +277,11 @@ func (s *Session) transformBound(parent *TableDef, spec *pg.PartitionBoundSpec) 
 		}
 		switch {
 		case spec.Modulus <= 0:
-			return nil, posErr(pgerr.New(pgerr.InvalidTableDefinition, "modulus for hash partition must be an integer value greater than zero"), spec.Location)
+			return nil, pgerr.New(pgerr.InvalidTableDefinition, "modulus for hash partition must be an integer value greater than zero")
 		case spec.Remainder < 0:
-			return nil, posErr(pgerr.New(pgerr.InvalidTableDefinition, "remainder for hash partition must be an integer value greater than or equal to zero"), spec.Location)
+			return nil, pgerr.New(pgerr.InvalidTableDefinition, "remainder for hash partition must be an integer value greater than or equal to zero")
 		case spec.Remainder >= spec.Modulus:
-			return nil, posErr(pgerr.New(pgerr.InvalidTableDefinition, "remainder for hash partition must be less than modulus"), spec.Location)
+			return nil, pgerr.New(pgerr.InvalidTableDefinition, "remainder for hash partition must be less than modulus")
 		}
 		b.Modulus, b.Remainder = int(spec.Modulus), int(spec.Remainder)
 	case partList:
@@ -313,10 +313,10 @@ func (s *Session) transformBound(parent *TableDef, spec *pg.PartitionBoundSpec) 
 		}
 		n := len(parent.PartKey)
 		if len(spec.Lowerdatums) != n {
-			return nil, posErr(pgerr.New(pgerr.InvalidTableDefinition, "FROM must specify exactly one value per partitioning column"), spec.Location)
+			return nil, pgerr.New(pgerr.InvalidTableDefinition, "FROM must specify exactly one value per partitioning column")
 		}
 		if len(spec.Upperdatums) != n {
-			return nil, posErr(pgerr.New(pgerr.InvalidTableDefinition, "TO must specify exactly one value per partitioning column"), spec.Location)
+			return nil, pgerr.New(pgerr.InvalidTableDefinition, "TO must specify exactly one value per partitioning column")
 		}
 		for _, side := range []struct {
 			nodes []*pg.Node
@@ -406,7 +406,7 @@ func (s *Session) boundValue(parent *TableDef, i int, n *pg.Node, isRange bool) 
 	}
 	if d.Null {
 		if isRange {
-			return BoundValue{}, posErr(pgerr.New(pgerr.InvalidObjectDefinition, "cannot specify NULL in range bound"), loc)
+			return BoundValue{}, pgerr.New(pgerr.InvalidObjectDefinition, "cannot specify NULL in range bound")
 		}
 		return BoundValue{Null: true}, nil
 	}
