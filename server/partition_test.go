@@ -47,7 +47,9 @@ func TestPartitionRouting(t *testing.T) {
 	mustExec(t, c, "create table m_us partition of m for values in ('us')")
 	mustExec(t, c, "create table m_rest partition of m default")
 	mustExec(t, c, "alter table m add primary key (id, region)")
-	mustExec(t, c, "insert into m (id, region) values (1, 'de'), (2, 'us'), (3, 'jp'), (4, null), (5, 'fr')")
+	mustExec(t, c, "insert into m (id, region) values (1, 'de'), (2, 'us'), (3, 'jp'), (4, 'it'), (5, 'fr')")
+	// the primary key made region NOT NULL in every partition
+	wantErr(t, c, "insert into m (id, region) values (6, null)", "23502", `null value in column "region" of relation "m_rest" violates not-null constraint`, "Failing row contains (6, null, 7).")
 	if got := counts(t, c, "m", "m_eu", "m_us", "m_rest"); got != "m=5 m_eu=2 m_us=1 m_rest=2" {
 		t.Errorf("VALUES: %s", got)
 	}
@@ -60,7 +62,7 @@ func TestPartitionRouting(t *testing.T) {
 	if tag, err := pc.CopyFrom(ctx, strings.NewReader("20\tde\t1\n21\tus\t1\n22\tbr\t1\n"), "copy m from stdin"); err != nil || tag.String() != "COPY 3" {
 		t.Fatalf("copy text: %v %v", tag, err)
 	}
-	if tag, err := pc.CopyFrom(ctx, strings.NewReader("id,region\n30,fr\n31,\n"), "copy m (id, region) from stdin with (format csv, header)"); err != nil || tag.String() != "COPY 2" {
+	if tag, err := pc.CopyFrom(ctx, strings.NewReader("id,region\n30,fr\n31,it\n"), "copy m (id, region) from stdin with (format csv, header)"); err != nil || tag.String() != "COPY 2" {
 		t.Fatalf("copy csv: %v %v", tag, err)
 	}
 	if n, err := c.CopyFrom(ctx, pgx.Identifier{"m"}, []string{"id", "region", "v"}, pgx.CopyFromRows([][]any{{40, "us", 1}, {41, "de", 2}})); err != nil || n != 2 {
@@ -441,4 +443,21 @@ func TestPartitionRestart(t *testing.T) {
 		t.Errorf("routing after restart: %s", got)
 	}
 	wantErr(t, c, "create table p_x partition of p for values in ('b')", "42P17", `partition "p_x" would overlap partition "p_ab"`, "")
+}
+
+// TestPrimaryKeyNotNullCommits: ALTER TABLE ... ADD PRIMARY KEY makes its
+// columns NOT NULL for good, in the partitions of a partitioned table too
+// (the change used to be lost at commit).
+func TestPrimaryKeyNotNullCommits(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	mustExec(t, c, "create table pk (a int, b int)")
+	mustExec(t, c, "alter table pk add primary key (a)")
+	wantErr(t, c, "insert into pk values (null, 1)", "23502", `null value in column "a" of relation "pk" violates not-null constraint`, "Failing row contains (null, 1).")
+	mustExec(t, c, "create table l (a int) partition by list (a)")
+	mustExec(t, c, "create table l1 partition of l for values in (null, 1)")
+	mustExec(t, c, "alter table l add primary key (a)")
+	wantErr(t, c, "insert into l values (null)", "23502", `null value in column "a" of relation "l1" violates not-null constraint`, "Failing row contains (null).")
+	mustExec(t, c, "create table l2 partition of l for values in (2)") // inherits NOT NULL
+	wantErr(t, c, "insert into l2 values (null)", "23502", `null value in column "a" of relation "l2" violates not-null constraint`, "Failing row contains (null).")
 }

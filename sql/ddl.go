@@ -315,12 +315,15 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 		return err
 	}
 	s.addCatOp(&catOp{kind: "addindex", index: ix})
-	nt := s.cat().Tables[t.OID]
-	if primary { // PRIMARY KEY makes its columns NOT NULL
+	if primary { // PRIMARY KEY makes its columns NOT NULL (an operation, so that it survives the commit)
+		nt := *s.cat().Tables[t.OID]
+		nt.Cols = append([]ColumnDef(nil), nt.Cols...)
 		for _, c := range cols {
 			nt.Cols[c].NotNull = true
 		}
+		s.addCatOp(&catOp{kind: "settable", table: &nt})
 	}
+	nt := s.cat().Tables[t.OID]
 	src := newTableSource(nt, nt.Name)
 	type entry struct {
 		tid storage.TID

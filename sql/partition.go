@@ -262,7 +262,7 @@ func (s *Session) transformBound(parent *TableDef, spec *pg.PartitionBoundSpec) 
 	}
 	if spec.IsDefault {
 		if parent.PartStrategy == partHash {
-			return nil, posErr(pgerr.New(pgerr.InvalidTableDefinition, "a hash-partitioned table may not have a default partition"), spec.Location)
+			return nil, pgerr.New(pgerr.InvalidTableDefinition, "a hash-partitioned table may not have a default partition")
 		}
 		return &PartBound{Default: true}, nil
 	}
