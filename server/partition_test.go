@@ -461,3 +461,18 @@ func TestPrimaryKeyNotNullCommits(t *testing.T) {
 	mustExec(t, c, "create table l2 partition of l for values in (2)") // inherits NOT NULL
 	wantErr(t, c, "insert into l2 values (null)", "23502", `null value in column "a" of relation "l2" violates not-null constraint`, "Failing row contains (null).")
 }
+
+// TestDropParentAndPartition: DROP TABLE may name a partitioned table and
+// its partitions together, as in PostgreSQL.
+func TestDropParentAndPartition(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	mustExec(t, c, "create table d (a int) partition by list (a)")
+	mustExec(t, c, "create table d1 partition of d for values in (1)")
+	mustExec(t, c, "create table d2 partition of d for values in (2)")
+	mustExec(t, c, "drop table d, d1")
+	wantErr(t, c, "select * from d2", "42P01", `relation "d2" does not exist`, "")
+	mustExec(t, c, "create table e (a int)")
+	mustExec(t, c, "drop table e, e") // PostgreSQL 15 accepts this too
+	wantErr(t, c, "select * from e", "42P01", `relation "e" does not exist`, "")
+}

@@ -431,8 +431,12 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	missingOK := d.MissingOk
 	st.Tag = "DROP TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		before := s.cat()
 		for _, name := range names {
 			t := s.cat().table(name)
+			if t == nil && before.table(name) != nil {
+				continue // a partition dropped with its parent named earlier
+			}
 			if t == nil {
 				if missingOK {
 					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("table \"%s\" does not exist, skipping", name))
