@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/storage"
@@ -217,4 +219,12 @@ func TestOldCatalogLoads(t *testing.T) {
 	if a == nil || a.Partitioned() || a.Relkind() != 'r' || a.Parent != 0 || ix.Relkind() != 'i' || st.partDesc(a.OID) != nil {
 		t.Fatalf("old catalog: %+v %+v", a, ix)
 	}
+}
+
+func pgParse(q string) (*pg.SelectStmt, error) {
+	tree, err := pg.Parse(q)
+	if err != nil {
+		return nil, err
+	}
+	return tree.Stmts[0].Stmt.GetSelectStmt(), nil
 }

@@ -280,3 +280,32 @@ func TestPartitionHashPruning(t *testing.T) {
 	}
 	lockCase(t, s, "select count(*) from h where aid in (5, 77)", "h:AccessShare h_5:AccessShare h_5_pkey:AccessShare h_6:AccessShare h_6_pkey:AccessShare", false)
 }
+
+// TestPartitionIndexLookup: an equality on the primary key of a
+// partitioned table is an index lookup in each partition (pgbench's
+// UPDATE ... WHERE aid = $2 reads one row of one partition).
+func TestPartitionIndexLookup(t *testing.T) {
+	_, s := testEngine(t, -1)
+	mustRun(t, s, "create table acc (aid int not null, abalance int) partition by range (aid)",
+		"create table acc_1 partition of acc for values from (minvalue) to (100)",
+		"create table acc_2 partition of acc for values from (100) to (maxvalue)",
+		"alter table acc add primary key (aid)")
+	tree, err := pgParse("select abalance from acc where aid = $1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params []Type
+	p, err := s.compileSelect(tree, &params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := p.src.(*partitionedSource)
+	for i, kid := range ps.tree.kids {
+		if kid.ts.index == nil || kid.ts.index.Name != fmt.Sprintf("acc_%d_pkey", i+1) {
+			t.Errorf("partition %s reads by %v, want its primary key", kid.t.Name, kid.ts.index)
+		}
+	}
+	if len(params) != 1 || params[0].OID != OIDInt4 {
+		t.Errorf("parameter typed %v", params)
+	}
+}
