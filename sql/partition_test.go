@@ -20,7 +20,7 @@ import (
 
 // testEngine is an Engine over a fresh data directory, for tests that
 // need the catalog a statement leaves behind.
-func testEngine(t *testing.T, fastPathSlots int) (*Engine, *Session) {
+func testEngine(t testing.TB, fastPathSlots int) (*Engine, *Session) {
 	t.Helper()
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -36,7 +36,7 @@ func testEngine(t *testing.T, fastPathSlots int) (*Engine, *Session) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := storage.Open(storage.Config{DataDir: dir, SharedBuffers: 128, Locks: mgr, Txns: txns, DatabaseOID: DatabaseOID, Logger: logger})
+	store, err := storage.Open(storage.Config{DataDir: dir, SharedBuffers: 4096, Locks: mgr, Txns: txns, DatabaseOID: DatabaseOID, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func sortedWords(s string) string {
 	return strings.Join(w, " ")
 }
 
-func mustRun(t *testing.T, s *Session, queries ...string) {
+func mustRun(t testing.TB, s *Session, queries ...string) {
 	t.Helper()
 	for _, q := range queries {
 		if err := s.runQuery(q); err != nil {

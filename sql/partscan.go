@@ -49,6 +49,10 @@ type partitionedSource struct {
 
 	gen  uint64    // catalog generation tree was built for
 	tree *partNode // the partition tree with per-partition plans
+
+	leafBuf []*partNode // reused by open
+	sub     modifyPlan  // reused by execModifyPartitioned
+	pu      partUpdate
 }
 
 // partNode is one table of the partition tree.
@@ -121,7 +125,8 @@ func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
 	if cat := s.cat(); ps.tree == nil || ps.gen != cat.gen {
 		ps.build(cat)
 	}
-	var leaves []*partNode
+	leaves := ps.leafBuf[:0]
+	defer func() { ps.leafBuf = leaves }()
 	if err := ps.openNode(ec, ps.tree, &leaves); err != nil {
 		return nil, err
 	}
@@ -196,12 +201,14 @@ func (s *Session) execModifyPartitioned(ec *evalCtx, p *modifyPlan) (int64, erro
 	}
 	var pu *partUpdate
 	if !p.delete {
-		pu = &partUpdate{root: p.t.OID}
+		pu = &p.parts.pu
+		*pu = partUpdate{root: p.t.OID, router: pu.router}
 		defer pu.finish(s)
 	}
 	var n int64
+	sub := &p.parts.sub
 	for _, lf := range leaves {
-		sub := &modifyPlan{t: lf.t, src: lf.ts, where: p.where, set: p.set, indexes: lf.idx, delete: p.delete, part: pu}
+		*sub = modifyPlan{t: lf.t, src: lf.ts, where: p.where, set: p.set, indexes: lf.idx, delete: p.delete, part: pu}
 		k, err := s.execModify(ec, sub)
 		n += k
 		if err != nil {
@@ -232,6 +239,10 @@ type keyCond struct {
 type pruneAnd struct {
 	conds []keyCond
 	subs  []pruneStep
+
+	ranges []colRange // scratch, reused at each execution
+	used   []bool
+	keep   []bool
 }
 
 type pruneOr struct{ subs []pruneStep }
@@ -408,8 +419,12 @@ func (r *colRange) narrow(cmp func(a, b Datum) (int, error), op string, v Datum)
 func (a *pruneAnd) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 	var keep []bool
 	if len(a.conds) > 0 {
-		ranges := make([]colRange, len(d.key))
-		used := make([]bool, len(d.key))
+		if len(a.ranges) != len(d.key) {
+			a.ranges, a.used = make([]colRange, len(d.key)), make([]bool, len(d.key))
+		}
+		ranges, used := a.ranges, a.used
+		clear(ranges)
+		clear(used)
 		for _, c := range a.conds {
 			used[c.col] = true
 			r := &ranges[c.col]
@@ -427,7 +442,10 @@ func (a *pruneAnd) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 			}
 			r.narrow(d.cmps[c.col], c.op, v)
 		}
-		keep = d.matchRanges(ranges, used)
+		keep = d.matchRanges(ranges, used, a.keep)
+		if keep != nil {
+			a.keep = keep
+		}
 	}
 	for _, sub := range a.subs {
 		k, err := sub.eval(ec, d)
@@ -470,7 +488,7 @@ func (in *pruneIn) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 		used := make([]bool, len(d.key))
 		used[in.col] = true
 		ranges[in.col].narrow(d.cmps[in.col], "=", v)
-		k := d.matchRanges(ranges, used)
+		k := d.matchRanges(ranges, used, nil)
 		if k == nil {
 			return nil, nil
 		}
@@ -496,10 +514,16 @@ func intersect(a, b []bool) []bool {
 }
 
 // matchRanges is the set of partitions that can hold a row whose key
-// columns lie in ranges (only the columns marked used are constrained);
-// nil when it cannot prune.
-func (d *partDesc) matchRanges(ranges []colRange, used []bool) []bool {
-	keep := make([]bool, len(d.parts))
+// columns lie in ranges (only the columns marked used are constrained),
+// in buf if it is large enough; nil when it cannot prune.
+func (d *partDesc) matchRanges(ranges []colRange, used []bool, buf []bool) []bool {
+	keep := buf[:0]
+	if cap(keep) < len(d.parts) {
+		keep = make([]bool, len(d.parts))
+	} else {
+		keep = keep[:len(d.parts)]
+		clear(keep)
+	}
 	for i := range ranges {
 		if used[i] && ranges[i].empty || used[i] && ranges[i].isNull && (ranges[i].hasLo || ranges[i].hasHi) {
 			return keep // nothing can match
@@ -507,15 +531,16 @@ func (d *partDesc) matchRanges(ranges []colRange, used []bool) []bool {
 	}
 	switch d.strategy {
 	case partHash:
-		key := make([]Datum, len(d.key))
+		var kb [4]Datum
+		key := kb[:0]
 		for i := range ranges {
 			switch {
 			case !used[i]:
 				return nil
 			case ranges[i].isNull:
-				key[i] = NullDatum
+				key = append(key, NullDatum)
 			case ranges[i].point():
-				key[i] = ranges[i].lo
+				key = append(key, ranges[i].lo)
 			default:
 				return nil
 			}
@@ -561,9 +586,10 @@ func (d *partDesc) matchRanges(ranges []colRange, used []bool) []bool {
 		all = all && used[i] && ranges[i].point() && !ranges[i].isNull
 	}
 	if all && len(d.key) > 1 {
-		key := make([]Datum, len(d.key))
+		var kb [4]Datum
+		key := kb[:0]
 		for i := range ranges {
-			key[i] = ranges[i].lo
+			key = append(key, ranges[i].lo)
 		}
 		if p := d.route(key); p >= 0 {
 			keep[p] = true
@@ -577,6 +603,12 @@ func (d *partDesc) matchRanges(ranges []colRange, used []bool) []bool {
 	if r.isNull {
 		if d.def >= 0 {
 			keep[d.def] = true
+		}
+		return keep
+	}
+	if r.point() && len(d.key) == 1 {
+		if p := d.route([]Datum{r.lo}); p >= 0 { // binary search: pgbench's aid = $1
+			keep[p] = true
 		}
 		return keep
 	}
