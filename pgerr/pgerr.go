@@ -88,6 +88,7 @@ const (
 	DuplicateTable               = "42P07"
 	DuplicateObject              = "42710"
 	InvalidTableDefinition       = "42P16"
+	InvalidObjectDefinition      = "42P17"
 	UndefinedFile                = "58P01"
 	DuplicateColumn              = "42701"
 	BadCopyFileFormat            = "22P04"

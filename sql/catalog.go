@@ -45,10 +45,15 @@ type IndexDef struct {
 	Cols    []int  `json:"cols"` // 0-based column positions
 	Unique  bool   `json:"unique,omitempty"`
 	Primary bool   `json:"primary,omitempty"`
+	RelFile uint32 `json:"relfile"`
 	// IsConstraint: the index implements a UNIQUE constraint (as opposed
 	// to CREATE UNIQUE INDEX); a primary key always does.
-	IsConstraint bool   `json:"constraint,omitempty"`
-	RelFile      uint32 `json:"relfile"`
+	IsConstraint bool `json:"constraint,omitempty"`
+	// Partitioning (partbound.go): RelKind "I" is a partitioned index (no
+	// storage, RelFile 0); Parent is the partitioned index this one is a
+	// partition of.
+	RelKind string `json:"relkind,omitempty"`
+	Parent  uint32 `json:"parent,omitempty"`
 }
 
 // TableDef is a table.
@@ -60,6 +65,14 @@ type TableDef struct {
 	Fillfactor int         `json:"fillfactor,omitempty"`
 	Unlogged   bool        `json:"unlogged,omitempty"`
 	Indexes    []uint32    `json:"indexes,omitempty"`
+	// Partitioning (partbound.go): RelKind "p" is a partitioned table (no
+	// storage, RelFile 0) partitioned by PartStrategy ("r", "l", "h") on
+	// the columns PartKey; a partition has Parent and Bound.
+	RelKind      string     `json:"relkind,omitempty"`
+	PartStrategy string     `json:"partstrat,omitempty"`
+	PartKey      []int      `json:"partkey,omitempty"`
+	Parent       uint32     `json:"parent,omitempty"`
+	Bound        *PartBound `json:"partbound,omitempty"`
 }
 
 func (t *TableDef) colIndex(name string) int {
@@ -77,6 +90,8 @@ type catalogState struct {
 	Tables  map[uint32]*TableDef `json:"tables"`
 	Indexes map[uint32]*IndexDef `json:"indexes"`
 	byName  map[string]uint32    // relation name → OID (tables and indexes)
+	parts   map[uint32]*partDesc // partitioned table → its partitions (derived, partbound.go)
+	gen     uint64               // changes with every change of content (derived)
 }
 
 func newCatalogState() *catalogState {
@@ -85,11 +100,13 @@ func newCatalogState() *catalogState {
 
 func (c *catalogState) clone() *catalogState {
 	n := &catalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
-		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), byName: make(map[string]uint32, len(c.byName))}
+		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), byName: make(map[string]uint32, len(c.byName)),
+		parts: c.parts, gen: c.gen}
 	for k, v := range c.Tables {
 		t := *v
 		t.Cols = append([]ColumnDef(nil), v.Cols...)
 		t.Indexes = append([]uint32(nil), v.Indexes...)
+		t.PartKey = append([]int(nil), v.PartKey...)
 		n.Tables[k] = &t
 	}
 	for k, v := range c.Indexes {
@@ -111,6 +128,7 @@ func (c *catalogState) reindexNames() {
 	for _, i := range c.Indexes {
 		c.byName[i.Name] = i.OID
 	}
+	c.buildPartitions()
 }
 
 func (c *catalogState) table(name string) *TableDef {
@@ -132,7 +150,7 @@ func (c *catalogState) tableIndexes(t *TableDef) []*IndexDef {
 
 // catOp is one catalog change made by a transaction.
 type catOp struct {
-	kind    string // "create", "drop", "truncate", "addindex", "dropindex"
+	kind    string // "create", "drop", "truncate", "addindex", "dropindex", "settable", "setindex"
 	table   *TableDef
 	index   *IndexDef
 	oid     uint32
@@ -169,6 +187,8 @@ func (c *catalogState) apply(op *catOp) {
 		if t := c.Tables[ix.Table]; t != nil {
 			t.Indexes = append(t.Indexes, ix.OID)
 		}
+	case "settable", "setindex": // replace a definition (ATTACH/DETACH PARTITION)
+		c.applySet(op)
 	case "dropindex":
 		if ix := c.Indexes[op.oid]; ix != nil {
 			if t := c.Tables[ix.Table]; t != nil {

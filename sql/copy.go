@@ -158,6 +158,7 @@ type copyPlan struct {
 	names   []string
 	file    string      // server-side file, else STDIN/STDOUT
 	query   *selectPlan // COPY (query) TO
+	route   *partRouter // COPY FROM into a partitioned table or a partition (partroute.go)
 }
 
 // dataPath resolves a server-side COPY file name: relative names are
@@ -204,6 +205,9 @@ func (s *Session) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 		if err != nil {
 			return err
 		}
+		if p.route, err = s.copyPartitioned(c, t); err != nil {
+			return err
+		}
 		p.t = t
 		p.indexes = s.cat().tableIndexes(t)
 		if len(c.Attlist) == 0 {
@@ -227,7 +231,7 @@ func (s *Session) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 		if c.IsFrom {
 			mode = locks.RowExclusiveLock
 		}
-		st.rels = tableLocks(s.cat(), t, mode)
+		st.rels = relationLocks(s.cat(), t, mode)
 	}
 	st.Tag = "COPY"
 	st.copyCols = len(p.types)
@@ -305,6 +309,10 @@ func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 		defaults = append(defaults, d)
 	}
 	var n, line int64
+	if p.route != nil {
+		p.route.begin()
+		defer p.route.end(s)
+	}
 	fields := make([]copyField, 0, len(p.targets))
 	for {
 		var err error
@@ -358,7 +366,12 @@ func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 			}
 			row[p.targets[j]] = d
 		}
-		if _, err := s.insertRow(ec, p.t, p.indexes, row); err != nil {
+		if p.route != nil {
+			err = p.route.insert(ec, row)
+		} else {
+			_, err = s.insertRow(ec, p.t, p.indexes, row)
+		}
+		if err != nil {
 			drain(src)
 			return 0, copyErr(err, p.t.Name, line)
 		}

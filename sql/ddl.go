@@ -96,9 +96,9 @@ func (s *Session) lockNow(ec *evalCtx, oid uint32, mode locks.LockMode) error {
 
 func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	switch {
-	case cs.Partspec != nil || cs.Partbound != nil:
-		return pgerr.NotSupported("partitioned tables are not supported yet")
-	case len(cs.InhRelations) > 0:
+	case cs.Partbound != nil && len(cs.TableElts) > 0:
+		return pgerr.NotSupported("column definitions and constraints in CREATE TABLE ... PARTITION OF are not supported")
+	case cs.Partbound == nil && len(cs.InhRelations) > 0:
 		return pgerr.NotSupported("table inheritance is not supported")
 	case cs.Relation.Relpersistence == "t":
 		return pgerr.NotSupported("temporary tables are not supported")
@@ -182,6 +182,14 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	if len(t.Cols) > 1600 {
 		return pgerr.New("54011", "tables can have at most 1600 columns")
 	}
+	if cs.Partbound != nil { // partition.go
+		return s.compileCreatePartition(cs, t, st)
+	}
+	if cs.Partspec != nil {
+		if err := partitionSpec(t, cs.Partspec); err != nil {
+			return err
+		}
+	}
 	ifNotExists := cs.IfNotExists
 	st.Tag = "CREATE TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
@@ -196,9 +204,11 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		nt := *t
 		nt.Cols = append([]ColumnDef(nil), t.Cols...)
 		nt.OID = s.eng.cat.allocOID()
-		nt.RelFile = nt.OID
-		if err := s.eng.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
-			return "", err
+		if !nt.Partitioned() { // a partitioned table has no storage
+			nt.RelFile = nt.OID
+			if err := s.eng.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
+				return "", err
+			}
 		}
 		if err := s.lockNow(ec, nt.OID, locks.AccessExclusiveLock); err != nil {
 			return "", err
@@ -287,6 +297,9 @@ func defaultIndexName(cat *catalogState, table string, cols []string, primary bo
 // unique index refuses duplicates (23505); a primary key also makes its
 // columns NOT NULL (23502 on existing NULLs).
 func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
+	if t.Partitioned() { // partddl.go
+		return s.addPartitionedIndex(ec, t, colNames, name, unique, primary, 0)
+	}
 	cat := s.cat()
 	var cols []int
 	for _, c := range colNames {
@@ -312,12 +325,15 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 		return err
 	}
 	s.addCatOp(&catOp{kind: "addindex", index: ix})
-	nt := s.cat().Tables[t.OID]
-	if primary { // PRIMARY KEY makes its columns NOT NULL
+	if primary { // PRIMARY KEY makes its columns NOT NULL (an operation, so that it survives the commit)
+		nt := *s.cat().Tables[t.OID]
+		nt.Cols = append([]ColumnDef(nil), nt.Cols...)
 		for _, c := range cols {
 			nt.Cols[c].NotNull = true
 		}
+		s.addCatOp(&catOp{kind: "settable", table: &nt})
 	}
+	nt := s.cat().Tables[t.OID]
 	src := newTableSource(nt, nt.Name)
 	type entry struct {
 		tid storage.TID
@@ -355,6 +371,9 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
+	}
+	if isPartitionCmd(at) { // partddl.go
+		return s.compileAlterPartition(at, st)
 	}
 	type addPK struct {
 		cols []string
@@ -423,14 +442,24 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	missingOK := d.MissingOk
 	st.Tag = "DROP TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		before := s.cat()
 		for _, name := range names {
 			t := s.cat().table(name)
+			if t == nil && before.table(name) != nil {
+				continue // a partition dropped with its parent named earlier
+			}
 			if t == nil {
 				if missingOK {
 					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("table \"%s\" does not exist, skipping", name))
 					continue
 				}
 				return "", pgerr.New(pgerr.UndefinedTable, "table \"%s\" does not exist", name)
+			}
+			if t.Partitioned() || t.Parent != 0 { // partddl.go
+				if err := s.dropPartitionTree(ec, t); err != nil {
+					return "", err
+				}
+				continue
 			}
 			if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
 				return "", err
@@ -466,9 +495,23 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 			if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
 				return "", err
 			}
-			tabs = append(tabs, t)
+			leaves, err := s.truncateTargets(ec, t, rv.Inh) // partddl.go
+			if err != nil {
+				return "", err
+			}
+			tabs = append(tabs, leaves...)
 		}
 		for _, t := range tabs {
+			// the new, empty storage is built as REINDEX builds it:
+			// ShareLock on the table, AccessExclusiveLock on each index
+			if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
+				return "", err
+			}
+			for _, ix := range s.cat().tableIndexes(t) {
+				if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+					return "", err
+				}
+			}
 			t = s.cat().Tables[t.OID]
 			op := &catOp{kind: "truncate", oid: t.OID, oldFile: t.RelFile, oldIdx: map[uint32]uint32{}, newIdx: map[uint32]uint32{}}
 			op.relfile = s.eng.cat.allocOID()
@@ -517,6 +560,15 @@ func (s *Session) compileLock(ls *pg.LockStmt, st *Stmt) error {
 			if !ok {
 				return "", pgerr.New(pgerr.LockNotAvailable, "could not obtain lock on relation \"%s\"", t.Name)
 			}
+			for _, k := range s.cat().lockTableDescendants(t, rv.Inh) { // partitions too, as PostgreSQL does
+				ok, err := s.acquire(ec, locks.RelationTag(DatabaseOID, k.OID), mode, false, nowait)
+				if err != nil {
+					return "", err
+				}
+				if !ok {
+					return "", pgerr.New(pgerr.LockNotAvailable, "could not obtain lock on relation \"%s\"", k.Name)
+				}
+			}
 		}
 		return "LOCK TABLE", nil
 	}
@@ -563,6 +615,7 @@ func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 			}
 			tabs = append(tabs, t)
 		}
+		tabs = s.vacuumTargets(tabs, len(rvs) > 0) // partddl.go
 		for _, t := range tabs {
 			if err := s.lockNow(ec, t.OID, locks.ShareUpdateExclusiveLock); err != nil {
 				return "", err
@@ -571,7 +624,7 @@ func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 				continue // lockd keeps no planner statistics
 			}
 			t = s.cat().Tables[t.OID]
-			if t == nil {
+			if t == nil || t.Partitioned() {
 				continue
 			}
 			var idx []storage.RelID
@@ -667,6 +720,12 @@ func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 					continue
 				}
 				return "", pgerr.New(pgerr.UndefinedObject, "index \"%s\" does not exist", name)
+			}
+			if ix.Parent != 0 || ix.Partitioned() { // partddl.go
+				if err := s.dropIndexTree(ec, ix); err != nil {
+					return "", err
+				}
+				continue
 			}
 			if ix.Primary {
 				return "", pgerr.New("2BP01", "cannot drop index %s because constraint %s on table %s requires it", name, name, s.cat().Tables[ix.Table].Name).

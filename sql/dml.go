@@ -37,6 +37,7 @@ type insertPlan struct {
 	defs    []expr // DEFAULT expression per column (nil = NULL)
 	indexes []*IndexDef
 	ret     *returning
+	route   *partRouter // a partitioned table or a partition (partroute.go)
 }
 
 func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
@@ -52,6 +53,9 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	}
 	cat := s.cat()
 	p := &insertPlan{t: t, indexes: cat.tableIndexes(t)}
+	if t.Partitioned() || t.Parent != 0 {
+		p.route = newPartRouter(t)
+	}
 	if len(ins.Cols) == 0 {
 		for i := range t.Cols {
 			p.targets = append(p.targets, i)
@@ -140,7 +144,7 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	if p.ret != nil {
 		st.cols = p.ret.cols
 	}
-	st.rels = append(st.rels, tableLocks(cat, t, locks.RowExclusiveLock)...)
+	st.rels = append(st.rels, relationLocks(cat, t, locks.RowExclusiveLock)...)
 	st.Tag = "INSERT"
 	st.writes = true
 	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
@@ -209,17 +213,27 @@ func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
 
 func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
 	var n int64
+	if p.route != nil {
+		p.route.begin()
+		defer p.route.end(s)
+	}
 	insertOne := func(vals []Datum) error {
 		row, err := p.buildRow(ec, vals)
 		if err != nil {
 			return err
 		}
-		tid, err := s.insertRow(ec, p.t, p.indexes, row)
+		var tid storage.TID
+		leaf := p.t
+		if p.route != nil {
+			tid, leaf, err = p.route.insertTID(ec, row)
+		} else {
+			tid, err = s.insertRow(ec, p.t, p.indexes, row)
+		}
 		if err != nil {
 			return err
 		}
 		n++
-		return p.ret.emit(ec, row, tid, p.t, emit)
+		return p.ret.emit(ec, row, tid, leaf, emit)
 	}
 	if p.sel != nil {
 		// materialise first: the SELECT must not see the rows inserted
@@ -274,7 +288,7 @@ func failingRow(t *TableDef, row []Datum) string {
 		if row[i].Null {
 			b.WriteString("null")
 		} else {
-			b.Write(appendText(nil, t.Cols[i].Type(), row[i], nil))
+			b.WriteString(clipValue(string(appendText(nil, t.Cols[i].Type(), row[i], nil))))
 		}
 	}
 	b.WriteByte(')')

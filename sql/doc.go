@@ -8,8 +8,10 @@
 // output and binary wire formats), the executor for SELECT over system
 // views and set-returning functions, the settings statements (SET, SHOW,
 // RESET, ALTER SYSTEM), the transaction state machine (implicit
-// transactions, blocks, failed blocks, savepoints — see savepoint.go) and
-// the built-in functions.
+// transactions, blocks, failed blocks, savepoints — see savepoint.go), the
+// built-in functions, and partitioned tables: their catalog, DDL, tuple
+// routing, pruning and the per-partition locks of a statement (part*.go,
+// docs/partitions.md).
 // Anything it cannot execute is a 0A000 error naming the construct.
 //
 // What it must not do: touch the network or write protocol messages

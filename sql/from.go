@@ -127,6 +127,14 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (planNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Partitioned() {
+		// locked at plan time: the parent; the partitions that survive
+		// pruning are locked at each execution (partscan.go)
+		ps := newPartitionedSource(t, alias, locks.AccessShareLock)
+		ps.only = !rv.Inh
+		fb.rels = append(fb.rels, ps.relLocks()...)
+		return fb.addLeaf(ps, alias, aliases, len(t.Cols), t, rv.Location)
+	}
 	ts := newTableSource(t, alias)
 	fb.rels = append(fb.rels, tableLocks(s.cat(), t, locks.AccessShareLock)...)
 	return fb.addLeaf(ts, alias, aliases, len(t.Cols), t, rv.Location)
@@ -558,6 +566,29 @@ func equiKey(c expr, lm, rm uint64, itemOf []int) (expr, expr, bool) {
 // the equality keys of the join above it, right side = this leaf) pin an
 // index. It reports whether the lookup reads the left side of that join.
 func (fb *fromBuilder) leafIndex(l *leafNode, lkeys, rkeys []expr) bool {
+	if ps, ok := l.src.(*partitionedSource); ok {
+		// prune, and choose index lookups per partition, with the
+		// filters of this item alone, shifted to the item's positions
+		var conds []expr
+		for _, c := range l.filters {
+			if m, opaque := exprRefs(c, fb.itemOf); opaque || m&^l.mask() != 0 {
+				continue
+			}
+			if sc, ok := shiftColumns(c, -l.off); ok {
+				conds = append(conds, sc)
+			}
+		}
+		var where expr
+		switch len(conds) {
+		case 0:
+		case 1:
+			where = conds[0]
+		default:
+			where = &boolExpr{op: boolAnd, args: conds}
+		}
+		ps.filter(fb.a.s.cat(), where)
+		return false
+	}
 	ts, ok := l.src.(*tableSource)
 	if !ok {
 		return false
@@ -599,4 +630,71 @@ func (fb *fromBuilder) leafIndex(l *leafNode, lkeys, rkeys []expr) bool {
 		}
 	}
 	return ts.keysReadLevel
+}
+
+// shiftColumns copies e with every column position moved by delta, for
+// the expressions partition pruning and index choice look at; ok is false
+// for any other kind of expression.
+func shiftColumns(e expr, delta int) (expr, bool) {
+	if delta == 0 {
+		return e, true
+	}
+	list := func(es []expr) ([]expr, bool) {
+		out := make([]expr, len(es))
+		for i, x := range es {
+			y, ok := shiftColumns(x, delta)
+			if !ok {
+				return nil, false
+			}
+			out[i] = y
+		}
+		return out, true
+	}
+	switch x := e.(type) {
+	case *colExpr:
+		c := *x
+		c.i += delta
+		return &c, true
+	case *constExpr, *paramExpr, *outerExpr:
+		return e, true
+	case *binopExpr:
+		l, ok1 := shiftColumns(x.l, delta)
+		r, ok2 := shiftColumns(x.r, delta)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		b := *x
+		b.l, b.r = l, r
+		return &b, true
+	case *castExpr:
+		a, ok := shiftColumns(x.arg, delta)
+		if !ok {
+			return nil, false
+		}
+		c := *x
+		c.arg = a
+		return &c, true
+	case *boolExpr:
+		args, ok := list(x.args)
+		if !ok {
+			return nil, false
+		}
+		return &boolExpr{op: x.op, args: args}, true
+	case *inExpr:
+		a, ok1 := shiftColumns(x.arg, delta)
+		l, ok2 := list(x.list)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		c := *x
+		c.arg, c.list = a, l
+		return &c, true
+	case *nullTestExpr:
+		a, ok := shiftColumns(x.arg, delta)
+		if !ok {
+			return nil, false
+		}
+		return &nullTestExpr{arg: a, isNull: x.isNull}, true
+	}
+	return nil, false
 }

@@ -13,8 +13,8 @@ import (
 	"lockd/txn"
 )
 
-// testEngine is an Engine over a fresh data directory, without a server.
-func testEngine(t *testing.T) *Engine {
+// rowLockEngine is an Engine over a fresh data directory, without a server.
+func rowLockEngine(t *testing.T) *Engine {
 	t.Helper()
 	dir := t.TempDir()
 	reg := guc.NewRegistry(nil)
@@ -102,7 +102,7 @@ func visibleTID(t *testing.T, s *Session, tab *TableDef) storage.TID {
 // once beside a non-key UPDATE in progress, a key UPDATE waits for it, and
 // NOWAIT and SKIP LOCKED callers are told instead of waiting.
 func TestLockRow(t *testing.T) {
-	e := testEngine(t)
+	e := rowLockEngine(t)
 	a, b, c := e.testSession(t), e.testSession(t), e.testSession(t)
 	mustExec(t, a, "create table tellers (tid int primary key, tbalance int)")
 	mustExec(t, a, "insert into tellers values (1, 0)")
@@ -168,7 +168,7 @@ func TestLockRow(t *testing.T) {
 // that a committed transaction replaced locks the newest version, if it
 // still qualifies; under REPEATABLE READ it is a serialization failure.
 func TestLockRowFollowsUpdate(t *testing.T) {
-	e := testEngine(t)
+	e := rowLockEngine(t)
 	a, b := e.testSession(t), e.testSession(t)
 	mustExec(t, a, "create table acc (id int primary key, bal int)")
 	mustExec(t, a, "insert into acc values (1, 100)")

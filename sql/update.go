@@ -20,6 +20,8 @@ type modifyPlan struct {
 	indexes []*IndexDef
 	delete  bool
 	ret     *returning
+	parts   *partitionedSource // a partitioned table (partscan.go)
+	part    *partUpdate        // a partition (partroute.go)
 }
 
 func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
@@ -71,7 +73,7 @@ func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) err
 	if p.ret != nil {
 		st.cols = p.ret.cols
 	}
-	st.rels = tableLocks(s.cat(), p.t, locks.RowExclusiveLock)
+	st.rels = relationLocks(s.cat(), p.t, locks.RowExclusiveLock)
 	st.Tag = "UPDATE"
 	st.writes = true
 	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
@@ -102,7 +104,7 @@ func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) er
 	if p.ret != nil {
 		st.cols = p.ret.cols
 	}
-	st.rels = tableLocks(s.cat(), p.t, locks.RowExclusiveLock)
+	st.rels = relationLocks(s.cat(), p.t, locks.RowExclusiveLock)
 	st.Tag = "DELETE"
 	st.writes = true
 	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
@@ -138,6 +140,14 @@ func (s *Session) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) 
 		}
 		src.useIndex(s.cat(), p.where)
 	}
+	switch {
+	case t.Partitioned():
+		p.parts = newPartitionedSource(t, alias, locks.RowExclusiveLock)
+		p.parts.only = !rv.Inh
+		p.parts.filter(s.cat(), p.where)
+	case t.Parent != 0:
+		p.part = &partUpdate{} // rows may not leave a partition named directly
+	}
 	return p, a, nil
 }
 
@@ -164,6 +174,9 @@ func (p *modifyPlan) matches(ec *evalCtx, row []Datum) (bool, error) {
 // transaction is re-read at its newest version and the WHERE clause
 // re-checked (EvalPlanQual); under REPEATABLE READ that is error 40001.
 func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
+	if p.parts != nil {
+		return s.execModifyPartitioned(ec, p, emit)
+	}
 	var targets []target
 	err := p.src.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
 		ok, err := p.matches(ec, row)
@@ -189,6 +202,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 		tid, row := tg.tid, tg.row
 		for {
 			var out storage.UpdateOutcome
+			moved := false
 			if p.delete {
 				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock))
 			} else {
@@ -203,12 +217,19 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 						newRow[i] = row[i]
 					}
 				}
-				if err := checkNotNull(p.t, newRow); err != nil {
-					return 0, err
+				if p.part != nil { // a partition: the row may have to move (partroute.go)
+					if moved, out, err = s.partitionUpdate(ec, p, tid, newRow); err != nil {
+						return 0, err
+					}
 				}
-				s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
-				out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
-					p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock))
+				if !moved {
+					if err := checkNotNull(p.t, newRow); err != nil {
+						return 0, err
+					}
+					s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
+					out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
+						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock))
+				}
 			}
 			if err != nil {
 				return 0, err
@@ -216,7 +237,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 			switch out.Result {
 			case txn.TMOk:
 				n++
-				if !p.delete {
+				if !p.delete && !moved {
 					if err := s.insertIndexEntries(ec, p.t, p.indexes, newRow, out.NewTID); err != nil {
 						return 0, err
 					}
@@ -233,12 +254,16 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 				}
 				continue // try the same version again
 			case txn.TMUpdated, txn.TMDeleted:
+				movedAway := out.Result == txn.TMDeleted && out.NextTID == storage.MovedPartitions
 				if s.txn.Isolation() != txn.ReadCommitted {
 					what := "update"
-					if out.Result == txn.TMDeleted {
+					if out.Result == txn.TMDeleted && !movedAway {
 						what = "delete"
 					}
 					return 0, pgerr.New(pgerr.SerializationFailure, "could not serialize access due to concurrent %s", what)
+				}
+				if movedAway { // another transaction moved the row to a different partition
+					return 0, movedError()
 				}
 				if out.Result == txn.TMDeleted {
 					break

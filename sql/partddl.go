@@ -1,0 +1,489 @@
+package sql
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+)
+
+// DDL on partitioned tables after CREATE: partitioned indexes, DROP,
+// TRUNCATE, VACUUM and LOCK of a partition tree, ATTACH and DETACH
+// PARTITION, and what COPY may do with them. Each takes the locks
+// PostgreSQL 15 takes (checked in pg_locks of a real server while the
+// statement's transaction was open).
+
+// --- indexes on partitioned tables
+
+// addPartitionedIndex makes a partitioned index on t and one index on each
+// of its partitions (DefineIndex on a partitioned table). parentIx is the
+// partitioned index of t's parent this one belongs to, or 0.
+func (s *Session) addPartitionedIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool, parentIx uint32) error {
+	var cols []int
+	for _, c := range colNames {
+		i := t.colIndex(c)
+		if i < 0 {
+			return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", c, t.Name)
+		}
+		if t.Cols[i].TypeOID == OIDNumeric {
+			return pgerr.NotSupported("indexes on numeric columns are not supported yet")
+		}
+		cols = append(cols, i)
+	}
+	if err := uniqueCoversKey(t, cols, unique, primary); err != nil {
+		return err
+	}
+	cat := s.cat()
+	if name == "" {
+		name = defaultIndexName(cat, t.Name, colNames, primary)
+	}
+	if _, exists := cat.byName[name]; exists {
+		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
+	}
+	// DefineIndex takes ShareLock on the table (ALTER TABLE already holds
+	// AccessExclusiveLock); the new index is locked AccessExclusiveLock,
+	// and ShareUpdateExclusiveLock while partitions' indexes attach to it.
+	if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
+		return err
+	}
+	ix := &IndexDef{Name: name, Table: t.OID, Cols: cols, Unique: unique, Primary: primary, RelKind: "I", Parent: parentIx}
+	ix.OID = s.eng.cat.allocOID()
+	if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+		return err
+	}
+	s.addCatOp(&catOp{kind: "addindex", index: ix})
+	if primary {
+		nt := *s.cat().Tables[t.OID]
+		nt.Cols = append([]ColumnDef(nil), nt.Cols...)
+		for _, c := range cols {
+			nt.Cols[c].NotNull = true
+		}
+		s.addCatOp(&catOp{kind: "settable", table: &nt})
+	}
+	for _, child := range s.cat().partitionChildren(s.cat().Tables[t.OID]) {
+		if err := s.cloneIndexOnto(ec, s.cat().Indexes[ix.OID], child); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// uniqueCoversKey: a unique index on a partitioned table must contain
+// every partition key column.
+func uniqueCoversKey(t *TableDef, cols []int, unique, primary bool) error {
+	if !unique || !t.Partitioned() {
+		return nil
+	}
+	for _, k := range t.PartKey {
+		if !slices.Contains(cols, k) {
+			what := "UNIQUE"
+			if primary {
+				what = "PRIMARY KEY"
+			}
+			return pgerr.NotSupported("unique constraint on partitioned table must include all partitioning columns").
+				WithDetail(fmt.Sprintf("%s constraint on table \"%s\" lacks column \"%s\" which is part of the partition key.", what, t.Name, t.Cols[k].Name))
+		}
+	}
+	return nil
+}
+
+// cloneIndexOnto gives partition child the index of its parent pix: an
+// existing equivalent index of child is attached, otherwise one is built,
+// named as PostgreSQL names it (child_pkey, child_col_idx).
+func (s *Session) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) error {
+	if err := s.lockNow(ec, pix.OID, locks.ShareUpdateExclusiveLock); err != nil {
+		return err
+	}
+	if err := s.lockNow(ec, child.OID, locks.ShareLock); err != nil {
+		return err
+	}
+	child = s.cat().Tables[child.OID]
+	parentTable := s.cat().Tables[pix.Table]
+	var colNames []string
+	for _, c := range pix.Cols {
+		colNames = append(colNames, parentTable.Cols[c].Name)
+	}
+	for _, ix := range s.cat().tableIndexes(child) {
+		if ix.Parent == 0 && slices.Equal(ix.Cols, pix.Cols) && ix.Unique == pix.Unique && ix.Primary == pix.Primary &&
+			ix.Partitioned() == child.Partitioned() {
+			nix := *ix
+			nix.Parent = pix.OID
+			s.addCatOp(&catOp{kind: "setindex", index: &nix})
+			return nil
+		}
+	}
+	if child.Partitioned() {
+		return s.addPartitionedIndex(ec, child, colNames, "", pix.Unique, pix.Primary, pix.OID)
+	}
+	name := defaultIndexName(s.cat(), child.Name, colNames, pix.Primary)
+	if err := s.addIndex(ec, child, colNames, name, pix.Unique, pix.Primary); err != nil {
+		return err
+	}
+	oid := s.cat().byName[name]
+	if err := s.lockNow(ec, oid, locks.AccessExclusiveLock); err != nil {
+		return err
+	}
+	nix := *s.cat().Indexes[oid]
+	nix.Parent = pix.OID
+	s.addCatOp(&catOp{kind: "setindex", index: &nix})
+	return nil
+}
+
+// dropIndexTree handles DROP INDEX of an index that takes part in
+// partitioning: a partition's index may not be dropped alone; a
+// partitioned index takes its partitions' indexes with it, each table
+// and index locked AccessExclusiveLock.
+func (s *Session) dropIndexTree(ec *evalCtx, ix *IndexDef) error {
+	cat := s.cat()
+	if ix.Parent != 0 {
+		if pix := cat.Indexes[ix.Parent]; pix != nil {
+			return pgerr.New("2BP01", "cannot drop index %s because index %s requires it", ix.Name, pix.Name).
+				WithHint("You can drop index " + pix.Name + " instead.")
+		}
+	}
+	if ix.Primary {
+		t := cat.Tables[ix.Table]
+		return pgerr.New("2BP01", "cannot drop index %s because constraint %s on table %s requires it", ix.Name, ix.Name, t.Name).
+			WithHint("You can drop constraint " + ix.Name + " on table " + t.Name + " instead.")
+	}
+	var drop func(ix *IndexDef) error
+	drop = func(ix *IndexDef) error {
+		if err := s.lockNow(ec, ix.Table, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		for _, child := range s.childIndexes(ix) {
+			if err := drop(child); err != nil {
+				return err
+			}
+		}
+		s.addCatOp(&catOp{kind: "dropindex", oid: ix.OID, oldFile: ix.RelFile, index: ix})
+		return nil
+	}
+	return drop(ix)
+}
+
+// childIndexes lists the indexes attached to partitioned index pix, in
+// the bound order of their tables.
+func (s *Session) childIndexes(pix *IndexDef) []*IndexDef {
+	cat := s.cat()
+	t := cat.Tables[pix.Table]
+	if t == nil || !pix.Partitioned() {
+		return nil
+	}
+	var out []*IndexDef
+	for _, child := range cat.partitionChildren(t) {
+		for _, ix := range cat.tableIndexes(child) {
+			if ix.Parent == pix.OID {
+				out = append(out, ix)
+			}
+		}
+	}
+	return out
+}
+
+// --- DROP, TRUNCATE, VACUUM, LOCK of partitioned tables
+
+// dropPartitionTree drops t when it is partitioned or a partition: the
+// parent of a partition is locked first, then t, its partitions and
+// their indexes, all AccessExclusiveLock (as PostgreSQL's dependency
+// walk does).
+func (s *Session) dropPartitionTree(ec *evalCtx, t *TableDef) error {
+	var def uint32 // the default partition's constraint changes with its siblings
+	if t.Parent != 0 {
+		if err := s.lockNow(ec, t.Parent, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if d := s.cat().partDesc(t.Parent); d != nil && d.def >= 0 && d.parts[d.def] != t.OID {
+			def = d.parts[d.def]
+		}
+	}
+	var drop func(t *TableDef) error
+	drop = func(t *TableDef) error {
+		if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if t = s.cat().Tables[t.OID]; t == nil {
+			return nil
+		}
+		for _, child := range s.cat().partitionChildren(t) {
+			if err := drop(child); err != nil {
+				return err
+			}
+		}
+		op := &catOp{kind: "drop", oid: t.OID, oldFile: t.RelFile, oldIdx: map[uint32]uint32{}}
+		for _, ix := range s.cat().tableIndexes(t) {
+			if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+				return err
+			}
+			op.oldIdx[ix.OID] = ix.RelFile
+		}
+		s.addCatOp(op)
+		return nil
+	}
+	if err := drop(t); err != nil {
+		return err
+	}
+	if def != 0 {
+		return s.lockNow(ec, def, locks.AccessExclusiveLock)
+	}
+	return nil
+}
+
+// lockTableDescendants lists what LOCK TABLE t locks besides t: every
+// descendant, unless ONLY (inh false).
+func (c *catalogState) lockTableDescendants(t *TableDef, inh bool) []*TableDef {
+	if !inh {
+		return nil
+	}
+	return c.inheritors(t)
+}
+
+// lockInheritors locks every descendant of t in mode, in
+// find_all_inheritors order, and returns them.
+func (s *Session) lockInheritors(ec *evalCtx, t *TableDef, mode locks.LockMode) ([]*TableDef, error) {
+	kids := s.cat().inheritors(t)
+	for _, k := range kids {
+		if err := s.lockNow(ec, k.OID, mode); err != nil {
+			return nil, err
+		}
+	}
+	return kids, nil
+}
+
+// truncateTargets is what TRUNCATE t empties: t, or every leaf partition
+// of a partitioned t, all locked AccessExclusiveLock. inh is false for
+// TRUNCATE ONLY.
+func (s *Session) truncateTargets(ec *evalCtx, t *TableDef, inh bool) ([]*TableDef, error) {
+	if !t.Partitioned() {
+		return []*TableDef{t}, nil
+	}
+	if !inh {
+		return nil, pgerr.New(pgerr.WrongObjectType, "cannot truncate only a partitioned table").
+			WithHint("Do not specify the ONLY keyword, or use TRUNCATE ONLY on the partitions directly.")
+	}
+	kids, err := s.lockInheritors(ec, t, locks.AccessExclusiveLock)
+	if err != nil {
+		return nil, err
+	}
+	var leaves []*TableDef
+	for _, k := range kids {
+		if !k.Partitioned() {
+			leaves = append(leaves, k)
+		}
+	}
+	return leaves, nil
+}
+
+// vacuumTargets expands partitioned tables named by VACUUM or ANALYZE into
+// their partitions (a partitioned table has nothing to vacuum itself).
+func (s *Session) vacuumTargets(tabs []*TableDef, named bool) []*TableDef {
+	if !named {
+		return tabs
+	}
+	var out []*TableDef
+	for _, t := range tabs {
+		out = append(out, t)
+		if t.Partitioned() {
+			out = append(out, s.cat().inheritors(t)...)
+		}
+	}
+	return out
+}
+
+// --- ALTER TABLE ... ATTACH / DETACH PARTITION
+
+// isPartitionCmd reports whether at is ATTACH or DETACH PARTITION.
+func isPartitionCmd(at *pg.AlterTableStmt) bool {
+	for _, c := range at.Cmds {
+		switch c.GetAlterTableCmd().Subtype {
+		case pg.AlterTableType_AT_AttachPartition, pg.AlterTableType_AT_DetachPartition, pg.AlterTableType_AT_DetachPartitionFinalize:
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) compileAlterPartition(at *pg.AlterTableStmt, st *Stmt) error {
+	if len(at.Cmds) != 1 {
+		return pgerr.NotSupported("ATTACH or DETACH PARTITION together with other ALTER TABLE commands is not supported")
+	}
+	cmd := at.Cmds[0].GetAlterTableCmd()
+	pc := cmd.GetDef().GetPartitionCmd()
+	rv := at.Relation
+	st.Tag = "ALTER TABLE"
+	switch cmd.Subtype {
+	case pg.AlterTableType_AT_AttachPartition:
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			return "ALTER TABLE", s.attachPartition(ec, rv, pc)
+		}
+	case pg.AlterTableType_AT_DetachPartitionFinalize:
+		return pgerr.NotSupported("ALTER TABLE ... DETACH PARTITION ... FINALIZE is not supported")
+	default:
+		if pc.Concurrent {
+			st.noBlock = "ALTER TABLE ... DETACH CONCURRENTLY"
+			st.run = func(*evalCtx, func([]Datum) error) (string, error) {
+				return "", pgerr.NotSupported("ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY is not supported")
+			}
+			return nil
+		}
+		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+			return "ALTER TABLE", s.detachPartition(ec, rv, pc)
+		}
+	}
+	return nil
+}
+
+func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
+	// PostgreSQL 12+: ShareUpdateExclusiveLock on the parent, so reads and
+	// writes of the parent go on while a partition is attached.
+	parent, err := s.lockTable(ec, rv, locks.ShareUpdateExclusiveLock)
+	if err != nil {
+		return err
+	}
+	if !parent.Partitioned() {
+		return pgerr.New(pgerr.InvalidObjectDefinition, "table \"%s\" is not partitioned", parent.Name)
+	}
+	child, err := s.lockTable(ec, pc.Name, locks.AccessExclusiveLock)
+	if err != nil {
+		return err
+	}
+	cat := s.cat()
+	switch {
+	case child.Parent != 0:
+		return pgerr.New(pgerr.WrongObjectType, "\"%s\" is already a partition", child.Name)
+	case cat.ancestorOf(child, parent):
+		return pgerr.New(pgerr.DuplicateTable, "circular inheritance not allowed").
+			WithDetail(fmt.Sprintf("\"%s\" is already a child of \"%s\".", child.Name, parent.Name))
+	}
+	if err := checkPartitionColumns(parent, child); err != nil {
+		return err
+	}
+	bound, err := s.transformBound(parent, pc.Bound)
+	if err != nil {
+		return err
+	}
+	if err := s.checkNewBound(parent, child.Name, bound, pc.Bound); err != nil {
+		return err
+	}
+	d := s.cat().partDesc(parent.OID)
+	if d.def >= 0 && !bound.Default {
+		if err := s.checkDefaultPartition(ec, parent, bound); err != nil {
+			return err
+		}
+	}
+	// the existing rows must satisfy the new partition constraint
+	var key []Datum
+	if err := s.scanRows(ec, child, func(row []Datum) error {
+		key = partitionKey(d, row, key)
+		if !boundContains(d, bound, key) {
+			return pgerr.New(pgerr.CheckViolation, "partition constraint of relation \"%s\" is violated by some row", child.Name)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	nt := *child
+	nt.Parent, nt.Bound = parent.OID, bound
+	s.addCatOp(&catOp{kind: "settable", table: &nt})
+	for _, pix := range s.cat().tableIndexes(parent) {
+		if err := s.cloneIndexOnto(ec, pix, s.cat().Tables[child.OID]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPartitionColumns checks that child can be a partition of parent: PostgreSQL's
+// messages for missing, extra and different columns; lockd also needs the
+// columns in the parent's order.
+func checkPartitionColumns(parent, child *TableDef) error {
+	for _, c := range child.Cols {
+		if parent.colIndex(c.Name) < 0 {
+			return pgerr.New(pgerr.DatatypeMismatch, "table \"%s\" contains column \"%s\" not found in parent \"%s\"", child.Name, c.Name, parent.Name).
+				WithDetail("The new partition may contain only the columns present in parent.")
+		}
+	}
+	for i, pc := range parent.Cols {
+		j := child.colIndex(pc.Name)
+		if j < 0 {
+			return pgerr.New(pgerr.DatatypeMismatch, "child table is missing column \"%s\"", pc.Name)
+		}
+		cc := child.Cols[j]
+		if cc.TypeOID != pc.TypeOID || cc.TypeMod != pc.TypeMod {
+			return pgerr.New(pgerr.DatatypeMismatch, "child table \"%s\" has different type for column \"%s\"", child.Name, pc.Name)
+		}
+		if pc.NotNull && !cc.NotNull {
+			return pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" in child table must be marked NOT NULL", pc.Name)
+		}
+		if j != i {
+			return pgerr.NotSupported("attaching a table whose columns are in a different order than its parent's is not supported")
+		}
+	}
+	return nil
+}
+
+func (s *Session) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
+	parent, err := s.lockTable(ec, rv, locks.AccessExclusiveLock)
+	if err != nil {
+		return err
+	}
+	if !parent.Partitioned() {
+		return pgerr.New(pgerr.InvalidObjectDefinition, "table \"%s\" is not partitioned", parent.Name)
+	}
+	child, err := s.resolveTable(pc.Name)
+	if err != nil {
+		return err
+	}
+	if child.Parent != parent.OID {
+		return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" is not a partition of relation \"%s\"", child.Name, parent.Name)
+	}
+	if err := s.lockNow(ec, child.OID, locks.AccessExclusiveLock); err != nil {
+		return err
+	}
+	// the default partition's constraint changes with its siblings
+	if d := s.cat().partDesc(parent.OID); d.def >= 0 && d.parts[d.def] != child.OID {
+		if err := s.lockNow(ec, d.parts[d.def], locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+	}
+	child = s.cat().Tables[child.OID]
+	for _, ix := range s.cat().tableIndexes(child) {
+		if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if ix.Parent != 0 {
+			nix := *ix
+			nix.Parent = 0
+			s.addCatOp(&catOp{kind: "setindex", index: &nix})
+		}
+	}
+	nt := *child
+	nt.Parent, nt.Bound = 0, nil
+	s.addCatOp(&catOp{kind: "settable", table: &nt})
+	return nil
+}
+
+// copyPartitioned checks COPY against a partitioned table or a partition
+// and sets up row routing for COPY FROM.
+func (s *Session) copyPartitioned(c *pg.CopyStmt, t *TableDef) (*partRouter, error) {
+	if t.Partitioned() && !c.IsFrom {
+		return nil, pgerr.New(pgerr.WrongObjectType, "cannot copy from partitioned table \"%s\"", t.Name).
+			WithHint("Try the COPY (SELECT ...) TO variant.")
+	}
+	if !c.IsFrom || !t.Partitioned() && t.Parent == 0 {
+		return nil, nil
+	}
+	for _, o := range c.Options {
+		if de := o.GetDefElem(); de.Defname == "freeze" && t.Partitioned() && (de.Arg == nil || !strings.EqualFold(defString(de), "false") && defString(de) != "0") {
+			return nil, pgerr.NotSupported("cannot perform COPY FREEZE on a partitioned table")
+		}
+	}
+	return newPartRouter(t), nil
+}
