@@ -37,9 +37,8 @@ func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	defer d.unpin()
 	pg := s.pool.page(id)
 	mode := txn.LockTupleExclusive
-	tl := s.newTupleLock(p, rel, tid, mode)
-	defer tl.release()
-	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, wait: wait, tl: &tl}
+	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, wait: wait, tl: s.newTupleLock(p, rel, tid, mode)}
+	defer m.tl.release()
 	m.lock()
 	defer m.unlock()
 	tup, h, out, err := m.resolve(ctx)
@@ -102,20 +101,21 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	if keysChanged {
 		mode = txn.LockTupleExclusive
 	}
-	tl := s.newTupleLock(p, rel, tid, mode)
-	defer tl.release()
-	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, keyIntact: !keysChanged, isUpdate: true, wait: wait, tl: &tl}
+	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, keyIntact: !keysChanged, isUpdate: true, wait: wait,
+		tl: s.newTupleLock(p, rel, tid, mode)}
+	defer m.tl.release()
 
 	m.lock()
 	defer m.unlock()
-	var newHdr *txn.TupleHeader // fixed by the first successful check
+	var newHdr txn.TupleHeader // fixed by the first successful check
+	haveHdr := false
 	for {
 		tup, h, out, err := m.resolve(ctx)
 		if err != nil || out.Result != txn.TMOk {
 			return out, err
 		}
-		if newHdr == nil {
-			newHdr = s.newVersionHeader(xid, cid, &h, m.inherit)
+		if !haveHdr {
+			newHdr, haveHdr = s.newVersionHeader(xid, cid, &h, m.inherit), true
 		}
 		if pg.freeSpace() >= need {
 			// Same page. addTuple may not move tup (no compaction).
@@ -123,7 +123,7 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 			if err != nil {
 				return UpdateOutcome{}, err
 			}
-			off := pg.addTuple(newHdr, true, TID{Block: tid.Block}, newData)
+			off := pg.addTuple(&newHdr, true, TID{Block: tid.Block}, newData)
 			nt := TID{Block: tid.Block, Offset: uint16(off)}
 			writeXmax(tup, &h, xmax, f, f2, cid, xmaxUpdate, tid, nt)
 			r.noteMulti(xmax, f)
@@ -180,7 +180,7 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 			nd.unpin()
 			return UpdateOutcome{}, err
 		}
-		off := npg.addTuple(newHdr, true, TID{Block: nblk}, newData)
+		off := npg.addTuple(&newHdr, true, TID{Block: nblk}, newData)
 		nt := TID{Block: nblk, Offset: uint16(off)}
 		writeXmax(tup, &h, xmax, f, f2, cid, xmaxUpdate, tid, nt)
 		r.noteMulti(xmax, f)
@@ -196,8 +196,8 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 // newVersionHeader is the header of an update's new version: it inherits
 // the old version's key-share lockers (heap_update's xmax_new_tuple), so a
 // key change of the new version waits for them too.
-func (s *Store) newVersionHeader(xid txn.Xid, cid txn.CommandID, old *txn.TupleHeader, inherit bool) *txn.TupleHeader {
-	h := &txn.TupleHeader{Xmin: xid, Cmin: cid, Flags: txn.XmaxInvalid}
+func (s *Store) newVersionHeader(xid txn.Xid, cid txn.CommandID, old *txn.TupleHeader, inherit bool) txn.TupleHeader {
+	h := txn.TupleHeader{Xmin: xid, Cmin: cid, Flags: txn.XmaxInvalid}
 	if !inherit || old.Flags&txn.XmaxInvalid != 0 || !old.Xmax.IsValid() {
 		return h
 	}
@@ -227,7 +227,7 @@ type modifier struct {
 	keyIntact bool // an update that changes no key column
 	isUpdate  bool
 	wait      RowWait
-	tl        *tupleLock
+	tl        tupleLock
 	locked    bool // holds d's content lock exclusively
 	inherit   bool // key-share lockers remain: the new version keeps them
 }

@@ -53,7 +53,7 @@ func header(t *testing.T, e *env, se *session, rel RelID, tid TID) txn.TupleHead
 	return h
 }
 
-func insertRow(t *testing.T, e *env, se *session, rel RelID, id uint64) TID {
+func insertRow(t testing.TB, e *env, se *session, rel RelID, id uint64) TID {
 	t.Helper()
 	tx := se.begin(txn.ReadCommitted)
 	tid, err := e.s.Insert(bg, se.p, tx, rel, row(id, 64), 100)
