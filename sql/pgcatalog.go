@@ -108,23 +108,13 @@ func (s *Session) relationOID(schema, name string) (uint32, bool) {
 	return 0, false
 }
 
-func (t *TableDef) relkind() byte {
-	if t.isPartitioned() {
-		return 'p'
-	}
-	return 'r'
-}
+func (t *TableDef) relkind() byte { return t.Relkind() }
 
-func (ix *IndexDef) relkind(cat *catalogState) byte {
-	if t := cat.Tables[ix.Table]; t != nil && t.isPartitioned() {
-		return 'I'
-	}
-	return 'i'
-}
+func (ix *IndexDef) relkind(*catalogState) byte { return ix.Relkind() }
 
 // isPartitioned reports whether t is a partitioned table (it has no
 // storage of its own).
-func (t *TableDef) isPartitioned() bool { return false }
+func (t *TableDef) isPartitioned() bool { return t.Partitioned() }
 
 // typeRow is a pg_type entry.
 type typeRow struct {

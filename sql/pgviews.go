@@ -263,10 +263,11 @@ func pgAttributeView() *view {
 					ndims = 1
 				}
 				byval := a.t.Len > 0 && a.t.Len <= 8
+				align, storage := typeAlignStorage(a.t)
 				row := []Datum{
 					oidDatum(a.rel), textDatum(a.name), oidDatum(a.t.OID), intDatum(-1), intDatum(int64(a.t.Len)),
 					intDatum(int64(a.num)), intDatum(ndims), intDatum(-1), intDatum(int64(a.t.Mod)), boolDatum(byval),
-					charDatum('i'), charDatum('p'), charDatum(0), boolDatum(a.notNull),
+					charDatum(align), charDatum(storage), charDatum(0), boolDatum(a.notNull),
 					boolDatum(a.hasDef), boolDatum(false), charDatum(0), charDatum(0),
 					boolDatum(false), boolDatum(true), intDatum(0), oidDatum(colls[a.t.OID]),
 					NullDatum, NullDatum, NullDatum,
@@ -644,4 +645,27 @@ func pgIndexesView() *view {
 // defaultText is how pg_get_expr prints a column default.
 func (s *Session) defaultText(c *ColumnDef) string {
 	return strings.TrimSpace(c.Default)
+}
+
+// typeAlignStorage is pg_type's typalign and typstorage for t.
+func typeAlignStorage(t Type) (align, storage byte) {
+	switch {
+	case t.OID == OIDNumeric:
+		return 'i', 'm'
+	case t.OID == OIDName:
+		return 'c', 'p'
+	case t.Len == -1:
+		return 'i', 'x'
+	case t.Len == 1:
+		return 'c', 'p'
+	case t.Len == 2:
+		return 's', 'p'
+	case t.Len == 8:
+		return 'd', 'p'
+	case t.OID == OIDTid:
+		return 's', 'p'
+	case t.OID == OIDInterval:
+		return 'd', 'p'
+	}
+	return 'i', 'p'
 }

@@ -62,7 +62,13 @@ func (f *srfExpr) each(ec *evalCtx, row []Datum, emit func(Datum) error) error {
 	return f.gen(ec, vals, emit)
 }
 
-func isSRF(name string) bool { return name == "generate_series" || name == "unnest" }
+// srfOutputNames are the OUT parameter names of set-returning functions
+// that have one.
+var srfOutputNames = map[string]string{"pg_partition_ancestors": "relid"}
+
+func isSRF(name string) bool {
+	return name == "generate_series" || name == "unnest" || name == "pg_partition_ancestors"
+}
 
 // srfCall compiles generate_series or unnest.
 func (a *analyzer) srfCall(name string, fc *pg.FuncCall) (expr, error) {
@@ -82,6 +88,35 @@ func (a *analyzer) srfCall(name string, fc *pg.FuncCall) (expr, error) {
 			return nil, err
 		}
 		args = append(args, e)
+	}
+	if name == "pg_partition_ancestors" {
+		// the relation itself and its ancestors, nearest first; nothing for
+		// a table that is neither partitioned nor a partition
+		if len(args) != 1 {
+			return nil, noFunction(name, args, fc.Location)
+		}
+		var err error
+		if !isOidLike(args[0].typ()) {
+			if args[0], err = a.coerceArg(args[0], TypeRegclass, name, fc.Location); err != nil {
+				return nil, err
+			}
+		}
+		return &srfExpr{name: name, args: args, t: TypeRegclass, gen: func(ec *evalCtx, v []Datum, emit func(Datum) error) error {
+			cat := ec.s.cat()
+			t := cat.Tables[uint32(v[0].I)]
+			if t == nil || !t.Partitioned() && t.Parent == 0 {
+				return nil
+			}
+			for ; t != nil; t = cat.Tables[t.Parent] {
+				if err := emit(oidDatum(t.OID)); err != nil {
+					return err
+				}
+				if t.Parent == 0 {
+					break
+				}
+			}
+			return nil
+		}}, nil
 	}
 	if name == "unnest" {
 		if len(args) != 1 {
@@ -287,9 +322,17 @@ func (a *analyzer) functionItem(rf *pg.RangeFunction) (*funcSource, error) {
 		}
 		f.scalar = e
 	}
+	// a function with a named output column keeps that name under a
+	// table alias; others take the alias
+	outName, named := srfOutputNames[name]
+	if named {
+		colName = outName
+	}
 	if rf.Alias != nil {
 		f.alias = rf.Alias.Aliasname
-		colName = f.alias
+		if !named {
+			colName = f.alias
+		}
 		if len(rf.Alias.Colnames) > 0 {
 			colName = nodeName(rf.Alias.Colnames[0])
 		}
