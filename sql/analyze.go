@@ -40,6 +40,9 @@ type analyzer struct {
 	// hiddenSc is the level a non-LATERAL subquery in FROM may not see
 	// (only for the "cannot be referenced from this part" hint)
 	hiddenSc *scope
+	// inheritLock is the FOR UPDATE clause of the query a subquery in
+	// FROM belongs to, which locks the subquery's tables too
+	inheritLock *lockSpec
 }
 
 func newAnalyzer(s *Session, params *[]Type) *analyzer {

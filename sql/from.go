@@ -17,7 +17,9 @@ import (
 const maxFromItems = 64
 
 type fromBuilder struct {
-	a      *analyzer // the level's analyzer; a.sc is the level scope
+	a      *analyzer      // the level's analyzer; a.sc is the level scope
+	sel    *pg.SelectStmt // the query, for its locking clause (nil: none)
+	lock   *lockSpec      // the locking clause this query inherited
 	sc     *scope
 	nitems int
 	itemOf []int // level-row position → item
@@ -169,6 +171,9 @@ func (fb *fromBuilder) subselect(rs *pg.RangeSubselect) (planNode, error) {
 	sa := fb.a.childWith(parent)
 	if !rs.Lateral {
 		sa.hiddenSc = fb.sc
+	}
+	if fb.sel != nil {
+		sa.inheritLock = subLock(fb.sel, fb.lock, rs.Alias.Aliasname)
 	}
 	sub, err := sa.compileQuery(sel)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/locks"
 	"lockd/pgerr"
 	"lockd/storage"
 	"lockd/txn"
@@ -111,19 +112,254 @@ func (s *Session) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.Tu
 	}
 }
 
-// rowLocking is a query's FOR UPDATE / FOR SHARE clause.
-type rowLocking struct{}
-
-// lockTarget is one row to lock: a table and a tuple.
-type lockTarget struct {
-	table uint32
-	tid   int64
+// lockSpec is one strength and wait policy of a FOR ... clause.
+type lockSpec struct {
+	mode   txn.TupleLockMode
+	policy storage.WaitPolicy
+	word   string // FOR UPDATE, FOR SHARE, ... for messages
 }
 
-func (rl *rowLocking) targets([]Datum) []lockTarget { return nil }
+func (l *lockSpec) merge(o *lockSpec) {
+	if o.mode > l.mode {
+		l.mode, l.word = o.mode, o.word
+	}
+	// NOWAIT beats SKIP LOCKED beats waiting
+	if o.policy == storage.WaitError || o.policy == storage.WaitSkip && l.policy == storage.WaitBlock {
+		l.policy = o.policy
+	}
+}
 
-func (rl *rowLocking) lock(*evalCtx, []lockTarget) (bool, error) { return true, nil }
+func lockSpecOf(lc *pg.LockingClause) *lockSpec {
+	l := &lockSpec{}
+	switch lc.Strength {
+	case pg.LockClauseStrength_LCS_FORKEYSHARE:
+		l.mode, l.word = txn.LockTupleKeyShare, "FOR KEY SHARE"
+	case pg.LockClauseStrength_LCS_FORSHARE:
+		l.mode, l.word = txn.LockTupleShare, "FOR SHARE"
+	case pg.LockClauseStrength_LCS_FORNOKEYUPDATE:
+		l.mode, l.word = txn.LockTupleNoKeyExclusive, "FOR NO KEY UPDATE"
+	default:
+		l.mode, l.word = txn.LockTupleExclusive, "FOR UPDATE"
+	}
+	switch lc.WaitPolicy {
+	case pg.LockWaitPolicy_LockWaitSkip:
+		l.policy = storage.WaitSkip
+	case pg.LockWaitPolicy_LockWaitError:
+		l.policy = storage.WaitError
+	}
+	return l
+}
 
-func (a *analyzer) rowLockClause(sel *pg.SelectStmt, p *selectPlan, fb *fromBuilder) error {
-	return pgerr.NotSupported("SELECT FOR UPDATE/SHARE is not supported")
+// rowLocking is a query level's FOR UPDATE / FOR SHARE clause compiled:
+// the tables whose rows each output row locks, and the conditions a
+// newer version of a row must still meet (EvalPlanQual).
+type rowLocking struct {
+	items   []lockItem
+	recheck []expr
+	scratch []Datum
+}
+
+type lockItem struct {
+	off, ncols int // the item's place in the level row and its user columns
+	spec       lockSpec
+}
+
+// lock row-locks the rows behind one output row, given its level row.
+// ok is false when a row is skipped (SKIP LOCKED) or gone, or its newest
+// version no longer qualifies; changed says that level now holds newer
+// versions, whose output must be computed again.
+func (rl *rowLocking) lock(ec *evalCtx, level []Datum) (ok, changed bool, err error) {
+	s := ec.s
+	cat := s.cat()
+	for _, it := range rl.items {
+		ctid := level[it.off+it.ncols+sysColCtid]
+		toid := level[it.off+it.ncols+sysColTableoid]
+		if ctid.Null || toid.Null {
+			continue // the nullable side of an outer join produced no row (refused at analysis)
+		}
+		t := cat.Tables[uint32(toid.I)]
+		if t == nil {
+			return false, false, nil
+		}
+		tid := storage.TID{Block: uint32(ctid.I >> 16), Offset: uint16(ctid.I)}
+		recheck := func(nrow []Datum) (bool, error) {
+			rl.scratch = append(rl.scratch[:0], level...)
+			copy(rl.scratch[it.off:], nrow)
+			return passes(ec, rl.recheck, rl.scratch)
+		}
+		locked, _, nrow, err := s.lockRow(ec, t, tid, it.spec.mode, it.spec.policy, recheck)
+		if err != nil || !locked {
+			return false, false, err
+		}
+		if nrow != nil {
+			copy(level[it.off:], nrow)
+			changed = true
+		}
+	}
+	return true, changed, nil
+}
+
+// rowLockClause compiles the query's FOR UPDATE / FOR NO KEY UPDATE / FOR
+// SHARE / FOR KEY SHARE clauses (or the one a subquery inherits), with
+// PostgreSQL's restrictions (CheckSelectLocking, transformLockingClause):
+// it locks the named tables of this level (every table when no OF list)
+// and passes the clause down to subqueries in FROM.
+func (a *analyzer) rowLockClause(sel *pg.SelectStmt, p *selectPlan, fb *fromBuilder, inherited *lockSpec, root planNode, where []expr) error {
+	var all *lockSpec // a clause without OF
+	byName := map[string]*lockSpec{}
+	if inherited != nil {
+		c := *inherited
+		all = &c
+	}
+	var first *lockSpec
+	for _, n := range sel.LockingClause {
+		lc := n.GetLockingClause()
+		spec := lockSpecOf(lc)
+		if first == nil {
+			first = spec
+		}
+		if len(lc.LockedRels) == 0 {
+			if all == nil {
+				c := *spec
+				all = &c
+			} else {
+				all.merge(spec)
+			}
+			continue
+		}
+		for _, r := range lc.LockedRels {
+			rv := r.GetRangeVar()
+			if a.sc.relByAlias(rv.Relname) == nil {
+				return posErr(pgerr.New(pgerr.UndefinedTable, "relation \"%s\" in %s clause not found in FROM clause", rv.Relname, spec.word), rv.Location)
+			}
+			if old := byName[rv.Relname]; old != nil {
+				old.merge(spec)
+			} else {
+				c := *spec
+				byName[rv.Relname] = &c
+			}
+		}
+	}
+	if first == nil {
+		first = all
+	}
+	word := first.word
+	switch {
+	case p.distinct || len(p.distinctOn) > 0:
+		return pgerr.NotSupported("%s is not allowed with DISTINCT clause", word)
+	case len(p.groupBy) > 0:
+		return pgerr.NotSupported("%s is not allowed with GROUP BY clause", word)
+	case p.having != nil:
+		return pgerr.NotSupported("%s is not allowed with HAVING clause", word)
+	case len(p.aggs) > 0:
+		return pgerr.NotSupported("%s is not allowed with aggregate functions", word)
+	case p.srf:
+		return pgerr.NotSupported("%s is not allowed with set-returning functions in the target list", word)
+	}
+	nullable := nullableItems(root)
+	rl := &rowLocking{}
+	for _, r := range a.sc.rels {
+		if r.item < 0 {
+			continue
+		}
+		spec := byName[r.alias]
+		if spec == nil {
+			spec = all
+		}
+		if spec == nil {
+			continue
+		}
+		leaf := fb.leaves[r.item]
+		switch src := leaf.src.(type) {
+		case *tableSource, *partitionedSource:
+			if nullable&(1<<uint(r.item)) != 0 {
+				return pgerr.NotSupported("%s cannot be applied to the nullable side of an outer join", spec.word)
+			}
+			rl.items = append(rl.items, lockItem{off: leaf.off, ncols: len(r.table.Cols), spec: *spec})
+			fb.lockRowShare(r.table)
+			if ps, ok := src.(*partitionedSource); ok {
+				ps.mode = locks.RowShareLock
+			}
+		case *subquerySource:
+			// the clause reached into the subquery when it was compiled
+			// (fromBuilder.subLock)
+		case *cteSource:
+			if byName[r.alias] != nil {
+				return pgerr.NotSupported("%s of a WITH query is not supported", spec.word)
+			}
+		}
+	}
+	if len(rl.items) == 0 {
+		return nil
+	}
+	rl.recheck = append(rl.recheck, where...)
+	for _, on := range fb.ons {
+		rl.recheck = append(rl.recheck, on.e)
+	}
+	p.rowLocks = rl
+	return nil
+}
+
+// lockRowShare makes the plan lock t (and its indexes) in RowShareLock,
+// as a SELECT ... FOR UPDATE does, instead of AccessShareLock.
+func (fb *fromBuilder) lockRowShare(t *TableDef) {
+	cat := fb.a.s.cat()
+	oids := map[uint32]bool{t.OID: true}
+	for _, ix := range cat.tableIndexes(t) {
+		oids[ix.OID] = true
+	}
+	for i := range fb.rels {
+		if oids[fb.rels[i].oid] {
+			fb.rels[i].mode = locks.RowShareLock
+		}
+	}
+}
+
+// nullableItems is the set of FROM items on the nullable side of an outer
+// join.
+func nullableItems(n planNode) uint64 {
+	j, ok := n.(*joinNode)
+	if !ok {
+		return 0
+	}
+	m := nullableItems(j.left) | nullableItems(j.right)
+	switch j.kind {
+	case joinLeft:
+		m |= j.right.mask()
+	case joinRight:
+		m |= j.left.mask()
+	case joinFull:
+		m |= j.mask()
+	}
+	return m
+}
+
+// subLock is the locking clause a subquery in FROM under alias inherits
+// from its query: the clause naming it, or the one without OF.
+func subLock(sel *pg.SelectStmt, inherited *lockSpec, alias string) *lockSpec {
+	var out *lockSpec
+	add := func(spec *lockSpec) {
+		if out == nil {
+			c := *spec
+			out = &c
+		} else {
+			out.merge(spec)
+		}
+	}
+	if inherited != nil {
+		add(inherited)
+	}
+	for _, n := range sel.LockingClause {
+		lc := n.GetLockingClause()
+		if len(lc.LockedRels) == 0 {
+			add(lockSpecOf(lc))
+			continue
+		}
+		for _, r := range lc.LockedRels {
+			if r.GetRangeVar().Relname == alias {
+				add(lockSpecOf(lc))
+			}
+		}
+	}
+	return out
 }

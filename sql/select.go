@@ -123,7 +123,7 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 	sc := newScope(a.parentSc)
 	sc.hidden = a.hiddenSc
 	la := a.level(sc)
-	fb := &fromBuilder{a: la, sc: sc}
+	fb := &fromBuilder{a: la, sc: sc, sel: sel, lock: a.inheritLock}
 	root, err := fb.build(sel.FromClause)
 	if err != nil {
 		return nil, err
@@ -193,8 +193,8 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 			return nil, err
 		}
 	}
-	if len(sel.LockingClause) > 0 {
-		if err := la.rowLockClause(sel, p, fb); err != nil {
+	if len(sel.LockingClause) > 0 || a.inheritLock != nil {
+		if err := la.rowLockClause(sel, p, fb, a.inheritLock, root, where); err != nil {
 			return nil, err
 		}
 	}
@@ -605,9 +605,9 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 	}
 
 	type outRow struct {
-		out  []Datum
-		keys []Datum
-		lock []lockTarget
+		out   []Datum
+		keys  []Datum
+		level []Datum // the level row, for FOR UPDATE
 	}
 	var results []outRow
 	collect := func(row []Datum) error {
@@ -632,7 +632,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 				ec.outVals = nil
 			}
 			if p.rowLocks != nil {
-				r.lock = p.rowLocks.targets(row)
+				r.level = append([]Datum(nil), row...)
 			}
 			results = append(results, r)
 			return nil
@@ -688,21 +688,28 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		results = kept
 	}
 	for _, r := range results {
-		if skipped < offset {
-			skipped++
-			continue
-		}
 		if limit >= 0 && emitted >= limit {
 			break
 		}
 		if p.rowLocks != nil {
-			ok, err := p.rowLocks.lock(ec, r.lock)
+			// as PostgreSQL's LockRows sits below Limit: rows OFFSET skips
+			// are locked too, rows past LIMIT are not
+			ok, changed, err := p.rowLocks.lock(ec, r.level)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				continue // SKIP LOCKED, or the row is gone
+				continue // SKIP LOCKED, or the row is gone or no longer qualifies
 			}
+			if changed {
+				if err := p.project(ec, r.level, r.out, func([]Datum) error { return nil }); err != nil {
+					return err
+				}
+			}
+		}
+		if skipped < offset {
+			skipped++
+			continue
 		}
 		emitted++
 		if err := emit(r.out); err != nil {

@@ -574,7 +574,19 @@ func (s *Session) failStatement() {
 	switch s.tx {
 	case txBlock:
 		s.tx = txFailed
-		s.abortInnermostSavepoint()
+		if len(s.savepoints) > 0 {
+			s.abortInnermostSavepoint()
+			return
+		}
+		// PostgreSQL's AbortTransaction runs at the error, not at the
+		// ROLLBACK: the transaction's locks are released and its xid
+		// aborted at once, so others stop waiting for a session that sits
+		// in a failed block; the block itself lasts until ROLLBACK.
+		s.abortCatalog()
+		s.txn.Abort()
+		s.gucs.AbortTxn()
+		s.eng.locks.ReleaseTransactionLocks(s.proc)
+		s.refreshFormat()
 	case txImplicit:
 		s.endTxn(false)
 	}

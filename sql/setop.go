@@ -121,7 +121,7 @@ func setopName(op pg.SetOperation) string {
 // left branch's column names.
 func (a *analyzer) compileSetOp(sel *pg.SelectStmt) (*selectPlan, error) {
 	if len(sel.LockingClause) > 0 {
-		return nil, pgerr.NotSupported("FOR UPDATE is not allowed with %s", setopName(sel.Op))
+		return nil, pgerr.NotSupported("%s is not allowed with UNION/INTERSECT/EXCEPT", lockSpecOf(sel.LockingClause[0].GetLockingClause()).word)
 	}
 	branch := a.childWith(a.parentSc)
 	branch.keepUnknown = true
