@@ -13,6 +13,7 @@ const intMax = math.MaxInt32
 const (
 	catLocks        = "Lock Management"
 	catStatement    = "Client Connection Defaults / Statement Behavior"
+	catPlanner      = "Query Tuning / Other Planner Options"
 	catLocale       = "Client Connection Defaults / Locale and Formatting"
 	catConnSettings = "Connections and Authentication / Connection Settings"
 	catAuth         = "Connections and Authentication / Authentication"
@@ -89,6 +90,10 @@ var Table = []Def{
 		flags: flagNoResetAll | flagNotInSample | flagDisallowInFile},
 	{Name: "bytea_output", Type: Enum, Boot: "hex", EnumValues: []string{"escape", "hex"}, Context: User, Category: catStatement,
 		Short: "Sets the output format for bytea."},
+
+	{Name: "plan_cache_mode", Type: Enum, Boot: "auto", EnumValues: []string{"auto", "force_generic_plan", "force_custom_plan"}, Context: User, Category: catPlanner,
+		Short: "Controls the planner's selection of custom or generic plan.",
+		Extra: "lockd runs the same plan either way; the setting decides which relations a prepared statement's executions lock, as PostgreSQL's cached generic plans lock fewer than custom plans."},
 
 	// --- Locale and formatting
 	{Name: "client_encoding", Type: String, Boot: "UTF8", Context: User, Category: catLocale, Reported: true,

@@ -38,7 +38,7 @@ type backend struct {
 	stmtCancel context.CancelCauseFunc // guarded by mu; the running statement
 	terminated *pgerr.Error            // guarded by mu; set by terminate
 
-	stmts          map[string]*sql.Stmt
+	unnamed        *sql.Stmt // the unnamed prepared statement; named ones are the session's
 	portals        map[string]*portal
 	ignoreTillSync bool
 	row            rowMsg
@@ -162,7 +162,7 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 	}
 	pid := s.nextPID.Add(1)
 	b := &backend{srv: s, conn: conn, pid: pid, secret: newSecret(), gucs: gs, user: user,
-		app: params["application_name"], stmts: map[string]*sql.Stmt{}, portals: map[string]*portal{}}
+		app: params["application_name"], portals: map[string]*portal{}}
 	s.backends[pid] = b
 	s.mu.Unlock()
 	sess, err := s.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})

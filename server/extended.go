@@ -32,27 +32,30 @@ func (b *backend) parse(m *pgproto3.Parse) {
 	if b.ignoreTillSync {
 		return
 	}
-	if m.Name != "" {
-		if _, ok := b.stmts[m.Name]; ok {
-			b.extendedError(pgerr.New(pgerr.DuplicatePreparedStatement, "prepared statement \"%s\" already exists", m.Name))
+	if m.Name == "" {
+		st, err := b.sess.Prepare(m.Query, m.ParameterOIDs)
+		if err != nil {
+			b.extendedError(err)
 			return
 		}
-	}
-	st, err := b.sess.Prepare(m.Query, m.ParameterOIDs)
-	if err != nil {
+		b.unnamed = st
+	} else if _, err := b.sess.PrepareNamed(m.Name, m.Query, m.ParameterOIDs); err != nil {
+		// named statements live in the session, with SQL PREPARE's
 		b.extendedError(err)
 		return
 	}
-	b.stmts[m.Name] = st
 	b.send(&pgproto3.ParseComplete{})
 }
 
 func (b *backend) lookupStmt(name string) (*sql.Stmt, error) {
-	st, ok := b.stmts[name]
-	if !ok {
-		if name == "" {
+	if name == "" {
+		if b.unnamed == nil {
 			return nil, pgerr.New(pgerr.InvalidSQLStatementName, "unnamed prepared statement does not exist")
 		}
+		return b.unnamed, nil
+	}
+	st, ok := b.sess.Prepared(name)
+	if !ok {
 		return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement \"%s\" does not exist", name)
 	}
 	return st, nil
@@ -202,7 +205,11 @@ func (b *backend) closeMsg(m *pgproto3.Close) {
 	}
 	switch m.ObjectType {
 	case 'S':
-		delete(b.stmts, m.Name)
+		if m.Name == "" {
+			b.unnamed = nil
+		} else {
+			b.sess.ClosePrepared(m.Name)
+		}
 	case 'P':
 		delete(b.portals, m.Name)
 	default:

@@ -168,6 +168,28 @@ func castable(from, to Type) bool {
 	return from.OID == to.OID
 }
 
+// assignable reports whether from converts to to in an assignment
+// (INSERT and UPDATE values, EXECUTE's parameters): PostgreSQL's implicit
+// and assignment casts, which leave out the explicit-only ones castable
+// also allows (text to a number, boolean to integer and back).
+func assignable(from, to Type) bool {
+	if fe, ok := elemOf(from); ok {
+		if te, ok := elemOf(to); ok {
+			return assignable(fe, te)
+		}
+	}
+	fc, tc := categoryOf(from), categoryOf(to)
+	switch {
+	case fc == catUnknown || tc == catString:
+		return true // string types take any value's text (an I/O cast)
+	case fc == catString:
+		return false
+	case from.OID == OIDInt4 && tc == catBool, fc == catBool && to.OID == OIDInt4:
+		return false
+	}
+	return castable(from, to)
+}
+
 // finishParams gives still-untyped parameters the type text, as
 // PostgreSQL resolves unknown to text in output positions.
 func finishParams(params []Type) {

@@ -166,7 +166,7 @@ func (a *analyzer) assignTo(e expr, c *ColumnDef) (expr, error) {
 	if e.typ().OID == t.OID && (t.Mod < 0 || e.typ().Mod == t.Mod) {
 		return e, nil
 	}
-	if !castable(e.typ(), t) {
+	if !assignable(e.typ(), t) {
 		return nil, pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" is of type %s but expression is of type %s", c.Name, t.Name, e.typ().Name).
 			WithHint("You will need to rewrite or cast the expression.")
 	}

@@ -703,3 +703,28 @@ func shiftColumns(e expr, delta int) (expr, bool) {
 	}
 	return nil, false
 }
+
+// markPlanOnly marks the index locks of tables the plan reads without
+// those indexes: the planner takes them, a cached generic plan does not.
+func (fb *fromBuilder) markPlanOnly() {
+	cat := fb.a.s.cat()
+	used := map[uint32]bool{}
+	owner := map[uint32]bool{}
+	for _, l := range fb.leaves {
+		ts, ok := l.src.(*tableSource)
+		if !ok {
+			continue
+		}
+		for _, ix := range cat.tableIndexes(ts.t) {
+			owner[ix.OID] = true
+		}
+		if ts.index != nil {
+			used[ts.index.OID] = true
+		}
+	}
+	for i := range fb.rels {
+		if o := fb.rels[i].oid; owner[o] && !used[o] {
+			fb.rels[i].planOnly = true
+		}
+	}
+}

@@ -114,7 +114,7 @@ func (c *catalogState) ancestorOf(a, t *TableDef) bool {
 // after pruning — see partitionedSource).
 func relationLocks(cat *catalogState, t *TableDef, mode locks.LockMode) []relLock {
 	if t.Partitioned() {
-		return []relLock{{t.OID, mode}}
+		return []relLock{{oid: t.OID, mode: mode}}
 	}
 	return tableLocks(cat, t, mode)
 }

@@ -23,9 +23,12 @@ import (
 // locked, and the planner opens no index of a partitioned table. lockd
 // plans a statement once and prunes at each execution with its bound
 // parameter values, which corresponds to PostgreSQL's plan-time pruning of
-// a custom plan (PostgreSQL 15 would lock every partition for a generic
-// plan). Each partition is read with its own tableSource, so an equality
-// on a unique index of the partitions is an index lookup in each
+// a custom plan. An execution PostgreSQL would run with a generic plan
+// (plancache.go) locks what that plan holds instead: every partition
+// pruning on constants keeps, and when the plan is cached and reused only
+// the index each partition that pruning on the parameters keeps is
+// scanned by. Each partition is read with its own tableSource, so an
+// equality on a unique index of the partitions is an index lookup in each
 // surviving partition.
 //
 // Pruning follows PostgreSQL's rules (partprune.c): comparisons =, <, <=,
@@ -93,7 +96,7 @@ func (ps *partitionedSource) filter(cat *catalogState, where expr) {
 
 // relLocks are the locks the statement takes before it runs: the
 // partitioned table only.
-func (ps *partitionedSource) relLocks() []relLock { return []relLock{{ps.root, ps.mode}} }
+func (ps *partitionedSource) relLocks() []relLock { return []relLock{{oid: ps.root, mode: ps.mode}} }
 
 func (ps *partitionedSource) build(cat *catalogState) {
 	ps.gen = cat.gen
@@ -131,7 +134,7 @@ func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
 	}
 	leaves := ps.leafBuf[:0]
 	defer func() { ps.leafBuf = leaves }()
-	if err := ps.openNode(ec, ps.tree, &leaves); err != nil {
+	if err := ps.openNode(ec, ps.tree, &leaves, true); err != nil {
 		return nil, err
 	}
 	if ps.gen != s.cat().gen {
@@ -139,46 +142,108 @@ func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
 		// waited for: plan the partitions again; the locks are held now
 		ps.build(s.cat())
 		leaves = leaves[:0]
-		if err := ps.openNode(ec, ps.tree, &leaves); err != nil {
+		if err := ps.openNode(ec, ps.tree, &leaves, true); err != nil {
 			return nil, err
 		}
 	}
 	return leaves, nil
 }
 
-func (ps *partitionedSource) openNode(ec *evalCtx, n *partNode, leaves *[]*partNode) error {
+// openNode locks n's partitions and collects the leaves to read. scan is
+// false under a partition that run-time pruning removed but a generic
+// plan still locks.
+func (ps *partitionedSource) openNode(ec *evalCtx, n *partNode, leaves *[]*partNode, scan bool) error {
 	if n == nil {
 		return nil
 	}
 	if n.desc == nil {
-		*leaves = append(*leaves, n)
+		if scan {
+			*leaves = append(*leaves, n)
+		}
 		return nil
 	}
-	var keep []bool
+	// planKeep is what the plan holds, runKeep what this execution reads:
+	// the same for a custom plan, which prunes on the parameter values
+	// when it is planned; a generic plan prunes only on constants when it
+	// is planned and on parameters when the executor starts (PostgreSQL's
+	// initial pruning), after every planned partition is locked
+	var planKeep, runKeep []bool
 	if n.prune != nil {
 		var err error
-		if keep, err = n.prune.eval(ec, n.desc); err != nil {
-			return err
+		if upTo := ec.plan.pruneUpTo(); n.prune.deps() <= upTo {
+			if runKeep, err = n.prune.eval(ec, n.desc); err != nil {
+				return err
+			}
+			planKeep = runKeep
+		} else {
+			ec.pruneUpTo = upTo
+			planKeep, err = n.prune.eval(ec, n.desc)
+			ec.pruneUpTo = 0
+			if err != nil {
+				return err
+			}
+			planKeep = append([]bool(nil), planKeep...) // eval reuses its buffer
+			if runKeep, err = n.prune.eval(ec, n.desc); err != nil {
+				return err
+			}
+			if !sameKeep(planKeep, runKeep) {
+				ec.runtimePruned = true
+			}
 		}
 	}
 	s := ec.s
 	for i, kid := range n.kids {
-		if kid == nil || keep != nil && !keep[i] {
+		if kid == nil || planKeep != nil && !planKeep[i] {
 			continue
 		}
+		run := scan && (runKeep == nil || runKeep[i])
 		if err := s.lockNow(ec, kid.t.OID, ps.mode); err != nil {
 			return err
 		}
-		for _, ix := range kid.idx {
-			if err := s.lockNow(ec, ix.OID, ps.mode); err != nil {
+		switch {
+		case ec.plan != genericReuse || ps.mode != locks.AccessShareLock:
+			// the planner opens every index of a partition it plans
+			// (get_relation_info), and the executor every index of a
+			// partition it writes (ExecOpenIndices)
+			for _, ix := range kid.idx {
+				if err := s.lockNow(ec, ix.OID, ps.mode); err != nil {
+					return err
+				}
+			}
+		case run && kid.ts != nil && kid.ts.index != nil:
+			// a cached generic plan that reads: the executor opens only
+			// the index a surviving partition is scanned by
+			if err := s.lockNow(ec, kid.ts.index.OID, ps.mode); err != nil {
 				return err
 			}
 		}
-		if err := ps.openNode(ec, kid, leaves); err != nil {
+		if err := ps.openNode(ec, kid, leaves, run); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sameKeep reports whether two keep sets (nil = all) are equal.
+func sameKeep(a, b []bool) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil || a == nil && !hasFalse(b) || b == nil && !hasFalse(a)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasFalse(k []bool) bool {
+	for _, v := range k {
+		if !v {
+			return true
+		}
+	}
+	return false
 }
 
 // scan calls fn for every visible row of every partition not pruned.
@@ -228,14 +293,16 @@ func (s *Session) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([]
 // clause can reach. eval returns nil for "all".
 type pruneStep interface {
 	eval(ec *evalCtx, d *partDesc) ([]bool, error)
+	deps() valueDep // the most any of its values depends on
 }
 
 // keyCond is a comparison of key column col (its position in the key)
 // with a value computed at execution.
 type keyCond struct {
 	col int
-	op  string // "=", "<", "<=", ">", ">=", "isnull"
-	val expr   // nil for isnull
+	op  string   // "=", "<", "<=", ">", ">=", "isnull"
+	val expr     // nil for isnull
+	dep valueDep // what val reads: when PostgreSQL can prune on it
 }
 
 // pruneAnd intersects the range its conditions leave per key column with
@@ -255,6 +322,7 @@ type pruneOr struct{ subs []pruneStep }
 type pruneIn struct {
 	col  int
 	vals []expr
+	dep  valueDep // the most any value depends on
 }
 
 // compilePrune turns where into a prune step for d's key; nil means no
@@ -307,7 +375,11 @@ func pruneOf(d *partDesc, e expr) pruneStep {
 				return nil
 			}
 		}
-		return &pruneIn{col: col, vals: x.list}
+		in := &pruneIn{col: col, vals: x.list, dep: depConst}
+		for _, v := range x.list {
+			in.dep = max(in.dep, valueDepOf(v))
+		}
+		return in
 	}
 	if c, ok := keyCondOf(d, e); ok {
 		return &pruneAnd{conds: []keyCond{c}}
@@ -325,10 +397,10 @@ func keyCondOf(d *partDesc, e expr) (keyCond, bool) {
 			return keyCond{}, false
 		}
 		if col := keyColumnOf(d, x.l); col >= 0 && isRowFree(x.r) {
-			return keyCond{col: col, op: x.op, val: x.r}, true
+			return keyCond{col: col, op: x.op, val: x.r, dep: valueDepOf(x.r)}, true
 		}
 		if col := keyColumnOf(d, x.r); col >= 0 && isRowFree(x.l) {
-			return keyCond{col: col, op: flipped[x.op], val: x.l}, true
+			return keyCond{col: col, op: flipped[x.op], val: x.l, dep: valueDepOf(x.l)}, true
 		}
 	case *nullTestExpr:
 		if col := keyColumnOf(d, x.arg); col >= 0 && x.isNull {
@@ -429,7 +501,12 @@ func (a *pruneAnd) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 		ranges, used := a.ranges, a.used
 		clear(ranges)
 		clear(used)
+		n := 0
 		for _, c := range a.conds {
+			if ec.pruneUpTo != 0 && c.dep > ec.pruneUpTo {
+				continue
+			}
+			n++
 			used[c.col] = true
 			r := &ranges[c.col]
 			if c.op == "isnull" {
@@ -446,9 +523,11 @@ func (a *pruneAnd) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 			}
 			r.narrow(d.cmps[c.col], c.op, v)
 		}
-		keep = d.matchRanges(ranges, used, a.keep)
-		if keep != nil {
-			a.keep = keep
+		if n > 0 {
+			keep = d.matchRanges(ranges, used, a.keep)
+			if keep != nil {
+				a.keep = keep
+			}
 		}
 	}
 	for _, sub := range a.subs {
@@ -479,6 +558,9 @@ func (o *pruneOr) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 }
 
 func (in *pruneIn) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
+	if ec.pruneUpTo != 0 && in.dep > ec.pruneUpTo {
+		return nil, nil
+	}
 	out := make([]bool, len(d.parts))
 	for _, e := range in.vals {
 		v, err := e.eval(ec, nil)
@@ -502,6 +584,43 @@ func (in *pruneIn) eval(ec *evalCtx, d *partDesc) ([]bool, error) {
 	}
 	return out, nil
 }
+
+// valueDepOf is what a pruning value depends on: constants only, bound
+// parameters, or values only the executor has (outer rows, subqueries).
+func valueDepOf(e expr) valueDep {
+	d := depConst
+	walkExpr(e, func(x expr) bool {
+		switch x.(type) {
+		case *paramExpr:
+			d = max(d, depParam)
+		case *outerExpr, *sublinkExpr:
+			d = depExec
+		}
+		return d != depExec
+	})
+	return d
+}
+
+func (a *pruneAnd) deps() valueDep {
+	d := depConst
+	for _, c := range a.conds {
+		d = max(d, c.dep)
+	}
+	for _, sub := range a.subs {
+		d = max(d, sub.deps())
+	}
+	return d
+}
+
+func (o *pruneOr) deps() valueDep {
+	d := depConst
+	for _, sub := range o.subs {
+		d = max(d, sub.deps())
+	}
+	return d
+}
+
+func (in *pruneIn) deps() valueDep { return in.dep }
 
 // intersect ANDs two keep sets (nil = all).
 func intersect(a, b []bool) []bool {

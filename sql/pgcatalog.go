@@ -254,6 +254,9 @@ func formatTypeExt(oid uint32, typmod int32, noMod bool) string {
 	if t, ok := typeByOID(oid); ok {
 		return t.Name
 	}
+	if t, ok := arrayTypeByOID(oid); ok {
+		return t.Name
+	}
 	return "???"
 }
 

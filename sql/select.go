@@ -19,8 +19,13 @@ type evalCtx struct {
 	outVals   []Datum   // the current output row (ORDER BY an output column)
 	outer     [][]Datum // rows of enclosing query levels, innermost last
 	subCache  map[*sublinkExpr]*subResult
-	cteCache  map[*cteDef][][]Datum
-	tick      uint32 // rows produced, for periodic cancel checks
+	plan      planKind // how PostgreSQL's plan cache would run this execution
+	pruneUpTo valueDep // partition pruning ignores values beyond this (0: none)
+	// runtimePruned: a partition the plan holds was pruned on a
+	// parameter value (a generic plan would lock more than a custom one)
+	runtimePruned bool
+	cteCache      map[*cteDef][][]Datum
+	tick          uint32 // rows produced, for periodic cancel checks
 }
 
 func (ec *evalCtx) formatCtx() *formatCtx {
@@ -201,6 +206,7 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 	if p.oneTime, err = fb.place(root, where); err != nil {
 		return nil, err
 	}
+	fb.markPlanOnly()
 	p.width = sc.width
 	p.rels = fb.rels
 	p.correlated = sc.correlated

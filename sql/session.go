@@ -61,7 +61,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
-	for _, v := range append([]*view{settingsView(), pgLocksView(), statActivityView(), extensionView()}, catalogViews()...) {
+	for _, v := range append([]*view{settingsView(), pgLocksView(), statActivityView(), extensionView(), preparedStatementsView()}, catalogViews()...) {
 		e.views[v.name] = v
 	}
 	return e, nil
@@ -109,11 +109,12 @@ type Session struct {
 	lxid uint32      // local transaction id of the virtual xid
 	txn  txn.Txn     // the current transaction (reused)
 
-	pendingCat     *catalogState // this transaction's view of the catalog after its DDL
-	catOps         []*catOp      // this transaction's DDL, replayed at commit
-	savepoints     []savepoint   // open SAVEPOINTs, innermost last (savepoint.go)
-	queryText      string        // the client's query string, shown in pg_stat_activity
-	foldedVolatile bool          // analysis folded a clock- or zone-dependent constant
+	pendingCat     *catalogState            // this transaction's view of the catalog after its DDL
+	catOps         []*catOp                 // this transaction's DDL, replayed at commit
+	savepoints     []savepoint              // open SAVEPOINTs, innermost last (savepoint.go)
+	queryText      string                   // the client's query string, shown in pg_stat_activity
+	prepared       map[string]*preparedStmt // named prepared statements (prepare.go)
+	foldedVolatile bool                     // analysis folded a clock- or zone-dependent constant
 	copySrc        CopySource
 	copySink       CopySink
 	rowBuf         []byte
@@ -224,6 +225,13 @@ type Stmt struct {
 	noSnapshot bool      // transaction control and settings take no snapshot
 	lazy       *pg.Node  // a statement of a multi-statement string, analysed by Resolve
 	run        func(ec *evalCtx, emit func([]Datum) error) (string, error)
+	// a named prepared statement's place in PostgreSQL's plan cache
+	// (plancache.go), which decides the locks of its executions
+	named         bool
+	customPlans   int        // custom plans made so far
+	genericPlans  int        // executions that ran a generic plan
+	genericCached bool       // a generic plan is cached and valid
+	choice        planChoice // auto mode's choice after five custom plans
 }
 
 // Columns describes the result rows; nil for statements without rows.
@@ -500,11 +508,26 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 		text = s.queryText
 	}
 	s.startStatement(text, now)
+	tag, err := s.runStmt(ctx, st, params, emit)
+	if err != nil {
+		s.failStatement()
+		return "", err
+	}
+	return tag, nil
+}
+
+// runStmt runs an analysed statement in the open transaction: it takes
+// the statement's relation locks (planning again when the catalog
+// changed), its snapshot, runs it and advances the command counter after
+// a write. Execute calls it, and EXECUTE of a prepared statement.
+func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit func([]Datum) error) (string, error) {
 	ec := evalCtx{s: s, ctx: ctx, params: params}
 	run := st.run
+	// the locks follow the plan PostgreSQL's plan cache would run
+	// (plancache.go): a cached generic plan locks fewer relations
+	ec.plan = s.planFor(st)
 	if len(st.rels) > 0 {
-		if err := s.lockRelations(ctx, st.rels); err != nil {
-			s.failStatement()
+		if err := s.lockRelations(ctx, st.rels, ec.plan == genericReuse); err != nil {
 			return "", err
 		}
 		if st.catVer != s.cat().Version {
@@ -513,12 +536,13 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 			// (PostgreSQL re-plans a cached plan on invalidation too).
 			fresh, err := s.replan(st)
 			if err != nil {
-				s.failStatement()
 				return "", err
 			}
-			if err := s.lockRelations(ctx, fresh.rels); err != nil {
-				s.failStatement()
+			if err := s.lockRelations(ctx, fresh.rels, false); err != nil {
 				return "", err
+			}
+			if ec.plan == genericReuse {
+				ec.plan = genericBuild
 			}
 			run = fresh.run
 		}
@@ -527,8 +551,8 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 		s.txn.StatementSnapshot()
 	}
 	tag, err := run(&ec, emit)
+	s.planDone(st, ec.plan, &ec)
 	if err != nil {
-		s.failStatement()
 		return "", err
 	}
 	if st.writes {
@@ -551,8 +575,12 @@ func (s *Session) replan(st *Stmt) (*Stmt, error) {
 	if !sameColumns(fresh.cols, st.cols) {
 		return nil, pgerr.NotSupported("cached plan must not change result type")
 	}
+	named, customPlans, genericPlans, choice := st.named, st.customPlans, st.genericPlans, st.choice
 	*st = *fresh
 	st.params = params
+	// the cached generic plan is invalid; the counts stay (PostgreSQL
+	// keeps a plan source's custom plan statistics across invalidation)
+	st.named, st.customPlans, st.genericPlans, st.choice = named, customPlans, genericPlans, choice
 	return st, nil
 }
 
@@ -680,7 +708,8 @@ func (s *Session) IdleInTransactionTimeout() time.Duration {
 func typeByOID(oid uint32) (Type, bool) {
 	for _, t := range []Type{TypeBool, TypeChar, TypeName, TypeInt2, TypeInt4, TypeInt8, TypeOid, TypeXid,
 		TypeFloat4, TypeFloat8, TypeNumeric, TypeText, TypeVarchar, TypeBpchar, TypeUnknown, TypeDate,
-		TypeTimestamp, TypeTimestamptz, TypeInterval, TypeTextArray, TypeInt4Array} {
+		TypeTimestamp, TypeTimestamptz, TypeInterval, TypeTextArray, TypeInt4Array,
+		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp} {
 		if t.OID == oid {
 			if t.OID == OIDUnknown {
 				return Type{}, true

@@ -91,6 +91,16 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		if err := s.compileCopy(n.GetCopyStmt(), params, st); err != nil {
 			return nil, err
 		}
+	case n.GetPrepareStmt() != nil:
+		if err := s.compilePrepare(n.GetPrepareStmt(), text, params, st); err != nil {
+			return nil, err
+		}
+	case n.GetExecuteStmt() != nil:
+		if err := s.compileExecute(n.GetExecuteStmt(), params, st); err != nil {
+			return nil, err
+		}
+	case n.GetDeallocateStmt() != nil:
+		s.compileDeallocate(n.GetDeallocateStmt(), st)
 	case n.GetAlterSystemStmt() != nil:
 		set := n.GetAlterSystemStmt().Setstmt
 		st.Tag = "ALTER SYSTEM"

@@ -16,6 +16,11 @@ import (
 type relLock struct {
 	oid  uint32
 	mode locks.LockMode
+	// planOnly: the planner opens this relation (an index of a table the
+	// plan reads without it) but a cached generic plan does not lock it
+	// again (AcquireExecutorLocks locks the range table; the executor
+	// opens only the indexes it scans).
+	planOnly bool
 }
 
 // tableSource scans a user table, or looks up an index when the WHERE
@@ -253,8 +258,11 @@ func isRowFree(e expr) bool {
 }
 
 // lockRelations takes the statement's relation locks.
-func (s *Session) lockRelations(ctx context.Context, rels []relLock) error {
+func (s *Session) lockRelations(ctx context.Context, rels []relLock, generic bool) error {
 	for _, r := range rels {
+		if generic && r.planOnly {
+			continue
+		}
 		err := s.eng.locks.Lock(ctx, s.proc, locks.RelationTag(DatabaseOID, r.oid), r.mode, s.lockOptions(false, false))
 		if err != nil {
 			return err
@@ -266,9 +274,9 @@ func (s *Session) lockRelations(ctx context.Context, rels []relLock) error {
 // tableLocks lists the lock set for reading or writing table t: the table
 // and every index, as the planner opens them.
 func tableLocks(cat *catalogState, t *TableDef, mode locks.LockMode) []relLock {
-	out := []relLock{{t.OID, mode}}
+	out := []relLock{{oid: t.OID, mode: mode}}
 	for _, ix := range cat.tableIndexes(t) {
-		out = append(out, relLock{ix.OID, mode})
+		out = append(out, relLock{oid: ix.OID, mode: mode})
 	}
 	return out
 }
