@@ -229,7 +229,7 @@ func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, n
 		return false, out, partitionViolation(p.t, newRow)
 	}
 	rel := storage.RelID(p.t.RelFile)
-	out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock))
+	out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
 	if err != nil || out.Result != txn.TMOk {
 		return true, out, err
 	}

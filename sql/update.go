@@ -204,7 +204,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 			var out storage.UpdateOutcome
 			moved := false
 			if p.delete {
-				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock))
+				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
 			} else {
 				for i := range newRow {
 					if e, ok := p.set[i]; ok {
@@ -228,7 +228,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					}
 					s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
 					out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
-						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock))
+						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock, p.t))
 				}
 			}
 			if err != nil {
