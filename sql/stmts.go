@@ -105,6 +105,8 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 	case n.GetDeallocateStmt() != nil:
 		s.compileDeallocate(n.GetDeallocateStmt(), st)
+	case n.GetDiscardStmt() != nil:
+		s.compileDiscard(n.GetDiscardStmt(), st)
 	case n.GetAlterSystemStmt() != nil:
 		set := n.GetAlterSystemStmt().Setstmt
 		st.Tag = "ALTER SYSTEM"
