@@ -325,10 +325,13 @@ func failingRow(t *TableDef, row []Datum) string {
 	return b.String()
 }
 
-// insertRow writes a row and its index entries, enforcing NOT NULL and
-// unique indexes.
+// insertRow writes a row and its index entries, enforcing NOT NULL, CHECK
+// constraints and unique indexes.
 func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
 	if err := checkNotNull(t, row); err != nil {
+		return storage.TID{}, err
+	}
+	if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints (check.go)
 		return storage.TID{}, err
 	}
 	if _, err := s.txn.AssignXid(); err != nil {
@@ -339,7 +342,10 @@ func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row [
 	if err != nil {
 		return storage.TID{}, err
 	}
-	return tid, s.insertIndexEntries(ec, t, indexes, row, tid)
+	if err := s.insertIndexEntries(ec, t, indexes, row, tid); err != nil {
+		return storage.TID{}, err
+	}
+	return tid, s.afterInsertRow(t, tid, row) // queue its foreign-key checks (ri.go)
 }
 
 func fillfactor(t *TableDef) int {

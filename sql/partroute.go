@@ -73,8 +73,11 @@ func (r *partRouter) insertTID(ec *evalCtx, row []Datum) (storage.TID, *TableDef
 		return storage.TID{}, nil, pgerr.New(pgerr.UndefinedTable, "relation with OID %d does not exist", r.target)
 	}
 	if !t.Partitioned() {
-		// ExecConstraints (NOT NULL) comes before ExecPartitionCheck
+		// ExecConstraints (NOT NULL, CHECK) comes before ExecPartitionCheck
 		if err := checkNotNull(t, row); err != nil {
+			return storage.TID{}, nil, err
+		}
+		if err := s.checkConstraints(ec, t, row); err != nil { // check.go
 			return storage.TID{}, nil, err
 		}
 		if !fitsPartition(cat, t, row) {

@@ -128,6 +128,8 @@ type Session struct {
 	noShape    map[string]bool    // shapes that could not be planned
 	act        activity
 	stats      sessionStats // statement counters (stats.go)
+
+	ri riState // constraints compiled for this session, the statement's foreign-key events (ri.go)
 }
 
 // SessionInfo identifies a new backend.
@@ -556,6 +558,7 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 	}
 	tag, err := run(&ec, emit)
 	s.planDone(st, ec.plan, &ec)
+	err = s.afterStatement(&ec, err) // fire the statement's foreign-key checks and actions (ri.go)
 	if err != nil {
 		return "", err
 	}
