@@ -85,23 +85,20 @@ func (s *Session) checkConstraints(ec *evalCtx, t *TableDef, row []Datum) error 
 	return nil
 }
 
-// compileChecks compiles the checks that apply to t: its own and its
-// partitioned ancestors', sorted by name.
+// compileChecks compiles the checks that apply to t: its own and those it
+// inherits from its partitioned ancestors, sorted by name.
 func (s *Session) compileChecks(t *TableDef) ([]checkCons, error) {
 	cat := s.cat()
 	var out []checkCons
-	tabs := append([]*TableDef{t}, cat.ancestors(t)...)
-	for _, owner := range tabs {
-		for _, con := range cat.tableConstraintDefs(owner.OID) {
-			if con.Kind != conCheck || con.NoInherit && owner != t {
-				continue
-			}
-			e, err := s.compileCheckText(t, con.Expr)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, checkCons{name: con.Name, e: e})
+	for _, con := range append(append([]*ConstraintDef(nil), cat.tableConstraintDefs(t.OID)...), cat.inheritedConstraints(t)...) {
+		if con.Kind != conCheck {
+			continue
 		}
+		e, err := s.compileCheckText(t, con.Expr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, checkCons{name: con.Name, e: e})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out, nil

@@ -384,6 +384,9 @@ func (s *Session) dropConstraint(ec *evalCtx, t *TableDef, name string, missingO
 	con, ix := s.cat().constraintNamed(t.OID, name)
 	switch {
 	case con == nil && ix == nil:
+		if slices.ContainsFunc(s.cat().inheritedConstraints(t), func(c *ConstraintDef) bool { return c.Name == name }) {
+			return pgerr.New(pgerr.InvalidTableDefinition, "cannot drop inherited constraint \"%s\" of relation \"%s\"", name, t.Name)
+		}
 		if missingOK {
 			s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("constraint \"%s\" of relation \"%s\" does not exist, skipping", name, t.Name))
 			return nil
@@ -649,4 +652,82 @@ func (s *Session) truncateKeys(ec *evalCtx, tabs []*TableDef, cascade bool) ([]*
 		}
 	}
 	return tabs, nil
+}
+
+// --- partitions
+
+// A partition obeys its own constraints and those of its partitioned
+// ancestors; lockd keeps them on the ancestor (PostgreSQL copies CHECKs
+// to each partition and clones foreign keys with conparentid, which
+// pg_constraint shows: see inheritedConstraints).
+
+// inheritedConstraints lists the constraints t has from its ancestors,
+// nearest first, leaving out those t has one of the same name of itself.
+func (c *catalogState) inheritedConstraints(t *TableDef) []*ConstraintDef {
+	var out []*ConstraintDef
+	own := c.tableConstraintDefs(t.OID)
+	for _, a := range c.ancestors(t) {
+		for _, con := range c.tableConstraintDefs(a.OID) {
+			if con.NoInherit || slices.ContainsFunc(own, func(o *ConstraintDef) bool { return o.Name == con.Name }) ||
+				slices.ContainsFunc(out, func(o *ConstraintDef) bool { return o.Name == con.Name }) {
+				continue
+			}
+			out = append(out, con)
+		}
+	}
+	return out
+}
+
+// attachChecks: a table being attached as a partition must already have
+// each CHECK constraint of its new ancestors, same name and expression
+// (MergeConstraintsIntoExisting).
+func (s *Session) attachChecks(parent, child *TableDef) error {
+	cat := s.cat()
+	for _, a := range append([]*TableDef{parent}, cat.ancestors(parent)...) {
+		for _, con := range cat.tableConstraintDefs(a.OID) {
+			if con.Kind != conCheck || con.NoInherit {
+				continue
+			}
+			own, _ := cat.constraintNamed(child.OID, con.Name)
+			switch {
+			case own == nil || own.Kind != conCheck:
+				return pgerr.New(pgerr.DatatypeMismatch, "child table is missing constraint \"%s\"", con.Name)
+			case own.Expr != con.Expr && own.Def != con.Def:
+				return pgerr.New(pgerr.DatatypeMismatch, "child table \"%s\" has different definition for check constraint \"%s\"", child.Name, con.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// attachForeignKeys checks the rows of a table being attached as a
+// partition against the foreign keys of its new ancestors.
+func (s *Session) attachForeignKeys(ec *evalCtx, parent, child *TableDef) error {
+	cat := s.cat()
+	for _, a := range append([]*TableDef{parent}, cat.ancestors(parent)...) {
+		for _, con := range cat.tableConstraintDefs(a.OID) {
+			if con.Kind != conForeign {
+				continue
+			}
+			if err := s.lockNow(ec, con.RefTable, locks.ShareRowExclusiveLock); err != nil {
+				return err
+			}
+			if err := s.validateForeignKey(ec, child, con); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// detachConstraints gives a partition being detached the constraints it
+// had from its ancestors as its own, as PostgreSQL's detached partition
+// keeps its copies and clones.
+func (s *Session) detachConstraints(child *TableDef) {
+	for _, con := range s.cat().inheritedConstraints(child) {
+		nc := *con
+		nc.OID = s.eng.cat.allocOID()
+		nc.Table = child.OID
+		s.addCatOp(&catOp{kind: "addcon", con: &nc})
+	}
 }

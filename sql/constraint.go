@@ -286,24 +286,43 @@ func (s *Session) tableConstraints() []conInfo {
 	}
 	out := make([]conInfo, 0, len(cat.Constraints))
 	for _, con := range cat.Constraints {
-		c := conInfo{oid: con.OID, name: con.Name, kind: con.Kind[0], rel: con.Table, notValid: con.NotValid}
-		for _, k := range con.Cols {
-			c.cols = append(c.cols, int16(k+1))
+		out = append(out, conRow(cat, con, con.Table))
+	}
+	// a partition's copies of its ancestors' CHECKs and clones of their
+	// foreign keys (conparentid), under the ancestor's OID
+	for _, t := range cat.Tables {
+		if t.Parent == 0 {
+			continue
 		}
-		switch con.Kind {
-		case conCheck:
-			c.def, c.prettyDef = con.Def, con.PrettyDef
-		case conForeign:
-			c.refRel, c.index = con.RefTable, con.RefIndex
-			c.onUpdate, c.onDelete, c.match = con.OnUpdate, con.OnDelete, con.Match
-			for _, k := range con.RefCols {
-				c.refCols = append(c.refCols, int16(k+1))
+		for _, con := range cat.inheritedConstraints(t) {
+			c := conRow(cat, con, t.OID)
+			if con.Kind == conForeign {
+				c.parent = con.OID
 			}
-			c.def = fkeyDef(cat, con)
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
 	return out
+}
+
+// conRow is con's pg_constraint row, as a constraint of table rel.
+func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
+	c := conInfo{oid: con.OID, name: con.Name, kind: con.Kind[0], rel: rel, notValid: con.NotValid}
+	for _, k := range con.Cols {
+		c.cols = append(c.cols, int16(k+1))
+	}
+	switch con.Kind {
+	case conCheck:
+		c.def, c.prettyDef = con.Def, con.PrettyDef
+	case conForeign:
+		c.refRel, c.index = con.RefTable, con.RefIndex
+		c.onUpdate, c.onDelete, c.match = con.OnUpdate, con.OnDelete, con.Match
+		for _, k := range con.RefCols {
+			c.refCols = append(c.refCols, int16(k+1))
+		}
+		c.def = fkeyDef(cat, con)
+	}
+	return c
 }
 
 // fkeyDef is pg_get_constraintdef of a foreign key:

@@ -172,17 +172,15 @@ func (s *Session) relConstraints(t *TableDef) (*relCons, error) {
 		return nil, err
 	}
 	rc := &relCons{checks: checks}
-	for _, owner := range append([]*TableDef{t}, cat.ancestors(t)...) {
-		for _, con := range cat.tableConstraintDefs(owner.OID) {
-			if con.Kind != conForeign {
-				continue
-			}
-			fk, err := s.newFKRef(con)
-			if err != nil {
-				return nil, err
-			}
-			rc.out = append(rc.out, fk)
+	for _, con := range append(append([]*ConstraintDef(nil), cat.tableConstraintDefs(t.OID)...), cat.inheritedConstraints(t)...) {
+		if con.Kind != conForeign {
+			continue
 		}
+		fk, err := s.newFKRef(con)
+		if err != nil {
+			return nil, err
+		}
+		rc.out = append(rc.out, fk)
 	}
 	for _, con := range cat.referencingKeys(t.OID) {
 		fk, err := s.newFKRef(con)

@@ -213,6 +213,24 @@ update pc set ref = 9 where k = 11;
 delete from pk where id = 1;
 select * from pc order by k;
 \d pc
+\d pc1
+select conname, conrelid::regclass, conparentid <> 0 as clone, relchecks, relhastriggers from pg_constraint join pg_class on conrelid = pg_class.oid where conrelid in ('pc'::regclass, 'pc1'::regclass) order by 2, 1;
+alter table pc1 drop constraint pc_v_check;
+alter table pc1 drop constraint pc_ref_fkey;
+create table x9 (k int, ref int, v int);
+alter table pc attach partition x9 for values from (20) to (30);
+alter table x9 add constraint pc_v_check check (v > 1);
+alter table pc attach partition x9 for values from (20) to (30);
+alter table x9 drop constraint pc_v_check;
+alter table x9 add constraint pc_v_check check (v > 0);
+insert into x9 values (25, 5, 1);
+alter table pc attach partition x9 for values from (20) to (30);
+update x9 set ref = 2;
+alter table pc attach partition x9 for values from (20) to (30);
+insert into pc values (26, 9, 1);
+alter table pc detach partition pc2;
+\d pc2
+insert into pc2 values (12, 9, 1);
 truncate pk;
 truncate pk, pc;
 alter table pc drop constraint pc_ref_fkey;
