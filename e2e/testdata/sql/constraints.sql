@@ -234,6 +234,29 @@ insert into pc2 values (12, 9, 1);
 truncate pk;
 truncate pk, pc;
 alter table pc drop constraint pc_ref_fkey;
+-- foreign keys between different types
+create table tp (i int primary key, s smallint unique, v varchar(5) unique, t text unique);
+create table tr (a bigint references tp(i), b int references tp(s), c text references tp(v), d varchar references tp(t), e smallint references tp(i));
+insert into tp values (1, 1, 'a', 'a');
+insert into tr values (1, 1, 'a', 'a', 1);
+insert into tr values (5000000000, null, null, null, null);
+insert into tr values (null, 2, null, null, null);
+insert into tr values (null, null, 'b', null, null);
+insert into tr values (null, null, null, null, 2);
+delete from tp;
+update tp set s = 2;
+update tp set v = 'b';
+select * from tr;
+-- a plain unique index can back a foreign key; dropping it needs CASCADE
+create table tq (a int);
+create unique index tq_a on tq (a);
+create table tqr (a int references tq (a));
+insert into tq values (1);
+insert into tqr values (1);
+drop index tq_a;
+drop index tq_a cascade;
+\d tqr
+insert into tqr values (2);
 -- locks of a foreign-key check and of deleting a referenced row
 create table lp (id int primary key, u int unique);
 create table lc (id int, pid int references lp);
