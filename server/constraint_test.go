@@ -301,3 +301,29 @@ func TestPgbenchForeignKeys(t *testing.T) {
 	}
 	mustExec(t, c, "drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
 }
+
+// TestConstraintsSurviveRestart: the catalog file keeps CHECK and FOREIGN
+// KEY constraints, and they are enforced after a restart.
+func TestConstraintsSurviveRestart(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	mustExec(t, c, "create table parent (id int primary key)")
+	mustExec(t, c, "create table child (id int check (id > 0), pid int references parent on delete cascade)")
+	mustExec(t, c, "insert into parent values (1), (2)")
+	mustExec(t, c, "insert into child values (1, 1), (2, 2)")
+	c.Close(context.Background())
+	inst.Restart(t)
+	c = inst.Connect(t)
+	if got := queryText(t, c, "select conname, pg_get_constraintdef(oid) from pg_constraint where conrelid = 'child'::regclass order by 1"); got !=
+		"child_id_check,CHECK ((id > 0))|child_pid_fkey,FOREIGN KEY (pid) REFERENCES parent(id) ON DELETE CASCADE" {
+		t.Errorf("after restart: %s", got)
+	}
+	expectConErr(t, c, "insert into child values (0, 1)", conErr{code: "23514", msg: `new row for relation "child" violates check constraint "child_id_check"`,
+		detail: "Failing row contains (0, 1).", table: "child", constraint: "child_id_check"})
+	expectConErr(t, c, "insert into child values (3, 3)", conErr{code: "23503", msg: `insert or update on table "child" violates foreign key constraint "child_pid_fkey"`,
+		detail: `Key (pid)=(3) is not present in table "parent".`, table: "child", constraint: "child_pid_fkey"})
+	mustExec(t, c, "delete from parent where id = 1")
+	if got := queryText(t, c, "select id, pid from child"); got != "2,2" {
+		t.Errorf("cascade after restart: %s", got)
+	}
+}

@@ -285,6 +285,25 @@ begin;
 drop table lc;
 select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text not in ('pg_locks', relation::text) order by relation::regclass::text, mode;
 rollback;
+-- the locks of the referential actions
+create table p2 (id int primary key, name text unique);
+create table c_casc (id int primary key, pid int references p2 on delete cascade on update cascade);
+create table c_sn (id int, pid int references p2 on delete set null on update set null);
+create table c_restr (id int, pid int references p2 on delete restrict);
+create index on c_sn (pid);
+insert into p2 values (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd');
+insert into c_casc values (1, 1);
+insert into c_sn values (1, 2);
+begin;
+delete from p2 where id = 1;
+select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text <> 'pg_locks' order by relation::regclass::text, mode;
+select * from c_casc;
+rollback;
+begin;
+update p2 set id = 10 where id = 2;
+select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text <> 'pg_locks' order by relation::regclass::text, mode;
+select * from c_sn;
+rollback;
 -- constraints in a rolled-back savepoint go with it
 begin;
 savepoint s;
