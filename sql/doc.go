@@ -11,7 +11,10 @@
 // transactions, blocks, failed blocks, savepoints — see savepoint.go), the
 // built-in functions, and partitioned tables: their catalog, DDL, tuple
 // routing, pruning and the per-partition locks of a statement (part*.go,
-// docs/partitions.md).
+// docs/partitions.md); and constraints: CHECK, UNIQUE and FOREIGN KEY
+// definitions, their enforcement, and the referential-integrity triggers
+// with their row and relation locks (constraint.go, conddl.go, check.go,
+// fkey.go, ri.go, docs/constraints.md).
 // Anything it cannot execute is a 0A000 error naming the construct.
 //
 // What it must not do: touch the network or write protocol messages
