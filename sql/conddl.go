@@ -118,7 +118,7 @@ func (s *Session) createKeys(ec *evalCtx, t *TableDef, tc *tableCons, pk []strin
 			continue
 		}
 		seen = append(seen, cols)
-		if err := s.addUnique(ec, t, u.con.Conname, cols, &chosen, true); err != nil {
+		if err := s.addUnique(ec, t, u.con.Conname, cols, &chosen); err != nil {
 			return err
 		}
 		t = s.cat().Tables[t.OID]
@@ -191,7 +191,7 @@ func (s *Session) addCheck(ec *evalCtx, t *TableDef, con *pg.Constraint, chosen 
 
 // addUnique defines a UNIQUE constraint: a unique index named
 // table_cols_key that implements it (IndexDef.IsConstraint).
-func (s *Session) addUnique(ec *evalCtx, t *TableDef, name string, cols []string, chosen *[]string, newTable bool) error {
+func (s *Session) addUnique(ec *evalCtx, t *TableDef, name string, cols []string, chosen *[]string) error {
 	cat := s.cat()
 	if name != "" {
 		if c, ix := cat.constraintNamed(t.OID, name); c != nil || ix != nil {
@@ -201,14 +201,15 @@ func (s *Session) addUnique(ec *evalCtx, t *TableDef, name string, cols []string
 		name = cat.chooseRelationName(t.Name, nameAddition(cols), "key", *chosen)
 	}
 	*chosen = append(*chosen, name)
-	return s.addIndexConstraint(ec, t, name, cols, false, newTable)
+	return s.addIndexConstraint(ec, t, name, cols, false)
 }
 
 // addIndexConstraint builds the index of a PRIMARY KEY or UNIQUE
-// constraint; ALTER TABLE takes DefineIndex's locks (ShareLock on the
-// table, AccessExclusiveLock on the new index).
-func (s *Session) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols []string, primary, newTable bool) error {
-	if !newTable && !t.Partitioned() {
+// constraint with DefineIndex's locks: ShareLock on the table,
+// AccessExclusiveLock on the new index (a partitioned table's index takes
+// them in addPartitionedIndex).
+func (s *Session) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols []string, primary bool) error {
+	if !t.Partitioned() {
 		if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
 			return err
 		}
@@ -231,7 +232,7 @@ func (s *Session) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols
 	if ix == nil {
 		return nil
 	}
-	if !newTable && !t.Partitioned() {
+	if !t.Partitioned() {
 		if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
 			return err
 		}
@@ -293,9 +294,9 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 				cols, name := names(con.Keys), con.Conname
 				cmds = append(cmds, alterCmd{pass: 2, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					if primary {
-						return s.addIndexConstraint(ec, t, name, cols, true, false)
+						return s.addIndexConstraint(ec, t, name, cols, true)
 					}
-					return s.addUnique(ec, t, name, cols, &as.indexNames, false)
+					return s.addUnique(ec, t, name, cols, &as.indexNames)
 				}})
 			case pg.ConstrType_CONSTR_CHECK:
 				mode = strongerLock(mode, locks.AccessExclusiveLock)

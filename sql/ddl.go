@@ -224,7 +224,7 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 			return "", err
 		}
 		if len(pk) > 0 {
-			if err := s.addPrimaryKey(ec, s.cat().Tables[nt.OID], pk, pkName); err != nil {
+			if err := s.addIndexConstraint(ec, s.cat().Tables[nt.OID], pkName, pk, true); err != nil { // conddl.go
 				return "", err
 			}
 		}

@@ -285,6 +285,17 @@ begin;
 drop table lc;
 select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text not in ('pg_locks', relation::text) order by relation::regclass::text, mode;
 rollback;
+-- the locks of index-backed constraints (DefineIndex's)
+begin;
+create table k2 (a int primary key, b int unique);
+select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text <> 'pg_locks' order by relation::regclass::text, mode;
+rollback;
+begin;
+create table k1 (a int);
+alter table k1 add primary key (a);
+alter table k1 add constraint k1_u unique (a);
+select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text <> 'pg_locks' order by relation::regclass::text, mode;
+rollback;
 -- the locks of the referential actions
 create table p2 (id int primary key, name text unique);
 create table c_casc (id int primary key, pid int references p2 on delete cascade on update cascade);
