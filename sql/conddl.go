@@ -99,25 +99,48 @@ func (s *Session) createChecks(ec *evalCtx, t *TableDef, tc *tableCons) error {
 	return nil
 }
 
-// createKeys makes the unique constraints and foreign keys of a new
-// table, after its primary key (on columns pk).
-func (s *Session) createKeys(ec *evalCtx, t *TableDef, tc *tableCons, pk []string) error {
-	var chosen []string
-	seen := [][]string{}
-	if len(pk) > 0 {
-		seen = append(seen, pk)
+// mergeUniques is transformIndexConstraints' merging: a unique constraint
+// on the same columns as the primary key or an earlier unique constraint
+// is not made, and gives that one its name if it has none. It returns the
+// primary key's name.
+func (tc *tableCons) mergeUniques(pk []string, pkName string) string {
+	type ixSpec struct {
+		cols []string
+		name *string
 	}
+	var kept []ixSpec
+	if len(pk) > 0 {
+		kept = append(kept, ixSpec{pk, &pkName})
+	}
+	var uniques []consClause
 	for _, u := range tc.uniques {
 		cols := names(u.con.Keys)
 		if u.col != "" {
 			cols = []string{u.col}
 		}
-		// transformIndexConstraints: an unnamed duplicate of the primary
-		// key or of an earlier unique constraint is dropped
-		if u.con.Conname == "" && slices.ContainsFunc(seen, func(c []string) bool { return slices.Equal(c, cols) }) {
+		i := slices.IndexFunc(kept, func(k ixSpec) bool { return slices.Equal(k.cols, cols) })
+		if i < 0 {
+			uniques = append(uniques, u)
+			kept = append(kept, ixSpec{cols, &uniques[len(uniques)-1].con.Conname})
 			continue
 		}
-		seen = append(seen, cols)
+		if *kept[i].name == "" {
+			*kept[i].name = u.con.Conname
+		}
+	}
+	tc.uniques = uniques
+	return pkName
+}
+
+// createKeys makes the unique constraints and foreign keys of a new
+// table, after its primary key (mergeUniques has run).
+func (s *Session) createKeys(ec *evalCtx, t *TableDef, tc *tableCons) error {
+	var chosen []string
+	for _, u := range tc.uniques {
+		cols := names(u.con.Keys)
+		if u.col != "" {
+			cols = []string{u.col}
+		}
 		if err := s.addUnique(ec, t, u.con.Conname, cols, &chosen); err != nil {
 			return err
 		}

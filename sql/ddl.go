@@ -188,6 +188,8 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	if len(t.Cols) > 1600 {
 		return pgerr.New("54011", "tables can have at most 1600 columns")
 	}
+	// unique constraints duplicating the primary key or each other (conddl.go)
+	pkName = cons.mergeUniques(pk, pkName)
 	if cs.Partbound != nil { // partition.go
 		return s.compileCreatePartition(cs, t, st)
 	}
@@ -228,7 +230,7 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 				return "", err
 			}
 		}
-		if err := s.createKeys(ec, s.cat().Tables[nt.OID], &cons, pk); err != nil { // conddl.go
+		if err := s.createKeys(ec, s.cat().Tables[nt.OID], &cons); err != nil { // conddl.go
 			return "", err
 		}
 		return "CREATE TABLE", nil

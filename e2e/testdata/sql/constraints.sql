@@ -172,6 +172,9 @@ select * from e3 order by a;
 -- unique constraints: names, duplicates merged with the primary key
 create table u2 (a int primary key, b int, c int, unique (a), unique (b, c), unique (c, b), constraint u2_named unique (b));
 select conname, contype, pg_get_constraintdef(oid) from pg_constraint where conrelid = 'u2'::regclass order by conname;
+create table u3 (a int primary key, constraint u3_named unique (a));
+create table u4 (a int unique, constraint u4_foo unique (a), constraint u4_bar unique (a));
+select conrelid::regclass, conname, contype from pg_constraint where conrelid in ('u3'::regclass, 'u4'::regclass) order by 1, 2;
 insert into u2 values (1, 1, 1), (2, 1, 2);
 alter table u2 drop constraint u2_b_c_key;
 drop index u2_named;
