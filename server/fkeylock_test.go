@@ -181,3 +181,24 @@ func TestForeignKeyShareCompatibility(t *testing.T) {
 		t.Errorf("name: %s", got)
 	}
 }
+
+// TestForeignKeyRepeatableRead: the referenced side's check sees rows
+// committed after a REPEATABLE READ transaction's snapshot (PostgreSQL's
+// RI queries take the latest snapshot there), so a referencing row
+// inserted meanwhile still stops the DELETE.
+func TestForeignKeyRepeatableRead(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	a, b := inst.Connect(t), inst.Connect(t)
+	fkSchema(t, a)
+	mustExec(t, a, "begin isolation level repeatable read")
+	if got := queryText(t, a, "select count(*) from child"); got != "0" {
+		t.Fatalf("child: %s", got)
+	}
+	mustExec(t, b, "insert into child values (1, 2)")
+	_, err := a.Exec(context.Background(), "delete from parent where id = 2")
+	if pe := pgErr(t, err); pe.Code != "23503" || pe.Message != `update or delete on table "parent" violates foreign key constraint "child_pid_fkey" on table "child"` ||
+		pe.Detail != `Key (id)=(2) is still referenced from table "child".` {
+		t.Errorf("DELETE under REPEATABLE READ: %s %q %q", pe.Code, pe.Message, pe.Detail)
+	}
+	mustExec(t, a, "rollback")
+}

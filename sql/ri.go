@@ -26,7 +26,9 @@ import (
 // constraint order — the order of PostgreSQL's trigger names.
 //
 // Each check is PostgreSQL's RI query, done directly: after a
-// CommandCounterIncrement and a new snapshot (as SPI gives one), the
+// CommandCounterIncrement and a new snapshot (as SPI gives one; under
+// REPEATABLE READ the transaction's, except that the referenced side's
+// queries look with one taken now), the
 // referenced key is looked up in the referenced table's unique index and
 // the row found is locked FOR KEY SHARE (lockRow: waits for a deleter or
 // key updater, follows a concurrent update under READ COMMITTED); the
@@ -399,6 +401,15 @@ func (s *Session) riSnapshot() {
 	s.txn.StatementSnapshot()
 }
 
+// riLatestSnapshot is riSnapshot for the RI queries that must also see
+// rows committed since a REPEATABLE READ transaction's snapshot
+// (ri_PerformCheck's detectNewRows: the referenced side's checks and
+// actions): a snapshot as of now until restore.
+func (s *Session) riLatestSnapshot() (restore func()) {
+	s.txn.CommandCounterIncrement()
+	return s.txn.UseLatestSnapshot()
+}
+
 // riCustom counts an execution of RI query q and reports whether it is
 // planned afresh (see the file comment).
 func (s *Session) riCustom(q riQuery) bool {
@@ -529,8 +540,9 @@ func (s *Session) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 		if err := s.riLockRelation(ec, fk.parent, locks.RowShareLock, fk.index, s.riCustom(riQuery{fk.con.OID, 'm'})); err != nil {
 			return err
 		}
-		s.riSnapshot()
+		restore := s.riLatestSnapshot()
 		found, err := s.riLockReferenced(ec, fk, ev.old, fk.pkTypes)
+		restore()
 		if err != nil || found {
 			return err
 		}
@@ -562,7 +574,8 @@ func (s *Session) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 		}
 		sources = append(sources, source{leaf, ts})
 	}
-	s.riSnapshot()
+	restore := s.riLatestSnapshot()
+	defer restore()
 	matches := func(row []Datum) bool {
 		for i, c := range fk.con.Cols {
 			if row[c].Null || string(appendKey(nil, fk.fkTypes[i:i+1], row[c:c+1])) != string(appendKey(nil, fk.fkTypes[i:i+1], want[i:i+1])) {
@@ -632,7 +645,8 @@ func (s *Session) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
 	if err := s.lockRelations(ec.ctx, st.rels, !s.riCustom(riQuery{fk.con.OID, kind})); err != nil {
 		return err
 	}
-	s.riSnapshot()
+	restore := s.riLatestSnapshot()
+	defer restore()
 	mark := len(s.ri.queue)
 	nec := &evalCtx{s: s, ctx: ec.ctx, params: params}
 	_, err = st.run(nec, func([]Datum) error { return nil })
