@@ -201,6 +201,24 @@ insert into tree values (1, null), (2, 1), (3, 2), (4, 3), (5, 1);
 delete from tree where id = 2;
 select * from tree order by id;
 update tree set id = 10 where id = 5;
+-- keys changed on several rows in one statement
+create table kp (id int primary key, name text);
+create table kc (id int, pid int references kp on update cascade on delete cascade);
+create table kn (id int, pid int references kp);
+insert into kp values (1, 'a'), (2, 'b'), (3, 'c');
+insert into kc values (1, 1), (2, 2), (3, 2);
+update kp set id = id + 10;
+select * from kc order by id;
+insert into kn values (1, 13);
+update kp set id = id + 10;
+update kp set id = id + 10 where id <> 13;
+select * from kp order by id;
+select * from kc order by id;
+delete from kp where id in (21, 22);
+select * from kc order by id;
+insert into tree values (20, 21), (21, null);
+insert into tree values (30, 31), (31, 32);
+select * from tree order by id;
 -- partitioned tables: CHECKs and FOREIGN KEYs of the parent hold in each partition
 create table pk (id int primary key);
 insert into pk values (1), (2);
