@@ -40,6 +40,10 @@ func TestPgbenchForeignKeys(t *testing.T) {
 	if n := sum("select count(*) from pg_constraint where contype = 'f'"); n != 5 {
 		t.Fatalf("%d foreign keys after pgbench -i --foreign-keys, want 5", n)
 	}
+	// psql's \d, as psql 15 printed it against PostgreSQL 15
+	for _, d := range pgbenchFKDescribe {
+		wantOutput(t, d.cmd, psql(t, inst.Port, "-c", d.cmd), 0, d.want, "")
+	}
 	balance := int64(0)
 	for _, mode := range []string{"simple", "extended", "prepared"} {
 		o := run(t, 30*time.Second, pgbench, append([]string{"-M", mode, "-c", "8", "-j", "2", "-T", "3"}, conn...)...)
@@ -70,4 +74,66 @@ func TestPgbenchForeignKeys(t *testing.T) {
 	if n := sum("select count(*) from pg_constraint where contype = 'f'"); n != 0 {
 		t.Errorf("%d foreign keys left after dropping the tables", n)
 	}
+}
+
+var pgbenchFKDescribe = []struct{ cmd, want string }{
+	{`\d pgbench_accounts`, `              Table "public.pgbench_accounts"
+  Column  |     Type      | Collation | Nullable | Default 
+----------+---------------+-----------+----------+---------
+ aid      | integer       |           | not null | 
+ bid      | integer       |           |          | 
+ abalance | integer       |           |          | 
+ filler   | character(84) |           |          | 
+Indexes:
+    "pgbench_accounts_pkey" PRIMARY KEY, btree (aid)
+Foreign-key constraints:
+    "pgbench_accounts_bid_fkey" FOREIGN KEY (bid) REFERENCES pgbench_branches(bid)
+Referenced by:
+    TABLE "pgbench_history" CONSTRAINT "pgbench_history_aid_fkey" FOREIGN KEY (aid) REFERENCES pgbench_accounts(aid)
+
+`},
+	{`\d pgbench_history`, `                    Table "public.pgbench_history"
+ Column |            Type             | Collation | Nullable | Default 
+--------+-----------------------------+-----------+----------+---------
+ tid    | integer                     |           |          | 
+ bid    | integer                     |           |          | 
+ aid    | integer                     |           |          | 
+ delta  | integer                     |           |          | 
+ mtime  | timestamp without time zone |           |          | 
+ filler | character(22)               |           |          | 
+Foreign-key constraints:
+    "pgbench_history_aid_fkey" FOREIGN KEY (aid) REFERENCES pgbench_accounts(aid)
+    "pgbench_history_bid_fkey" FOREIGN KEY (bid) REFERENCES pgbench_branches(bid)
+    "pgbench_history_tid_fkey" FOREIGN KEY (tid) REFERENCES pgbench_tellers(tid)
+
+`},
+	{`\d pgbench_branches`, `              Table "public.pgbench_branches"
+  Column  |     Type      | Collation | Nullable | Default 
+----------+---------------+-----------+----------+---------
+ bid      | integer       |           | not null | 
+ bbalance | integer       |           |          | 
+ filler   | character(88) |           |          | 
+Indexes:
+    "pgbench_branches_pkey" PRIMARY KEY, btree (bid)
+Referenced by:
+    TABLE "pgbench_accounts" CONSTRAINT "pgbench_accounts_bid_fkey" FOREIGN KEY (bid) REFERENCES pgbench_branches(bid)
+    TABLE "pgbench_history" CONSTRAINT "pgbench_history_bid_fkey" FOREIGN KEY (bid) REFERENCES pgbench_branches(bid)
+    TABLE "pgbench_tellers" CONSTRAINT "pgbench_tellers_bid_fkey" FOREIGN KEY (bid) REFERENCES pgbench_branches(bid)
+
+`},
+	{`\d pgbench_tellers`, `              Table "public.pgbench_tellers"
+  Column  |     Type      | Collation | Nullable | Default 
+----------+---------------+-----------+----------+---------
+ tid      | integer       |           | not null | 
+ bid      | integer       |           |          | 
+ tbalance | integer       |           |          | 
+ filler   | character(84) |           |          | 
+Indexes:
+    "pgbench_tellers_pkey" PRIMARY KEY, btree (tid)
+Foreign-key constraints:
+    "pgbench_tellers_bid_fkey" FOREIGN KEY (bid) REFERENCES pgbench_branches(bid)
+Referenced by:
+    TABLE "pgbench_history" CONSTRAINT "pgbench_history_tid_fkey" FOREIGN KEY (tid) REFERENCES pgbench_tellers(tid)
+
+`},
 }
