@@ -308,8 +308,12 @@ func (s *Session) tableConstraints() []conInfo {
 // conRow is con's pg_constraint row, as a constraint of table rel.
 func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
 	c := conInfo{oid: con.OID, name: con.Name, kind: con.Kind[0], rel: rel, notValid: con.NotValid}
+	t := cat.Tables[rel] // a partition shows its ancestor's constraint with its own attnums
+	if t == nil {
+		t = cat.Tables[con.Table]
+	}
 	for _, k := range con.Cols {
-		c.cols = append(c.cols, int16(k+1))
+		c.cols = append(c.cols, t.attnum(k))
 	}
 	switch con.Kind {
 	case conCheck:
@@ -318,7 +322,7 @@ func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
 		c.refRel, c.index = con.RefTable, con.RefIndex
 		c.onUpdate, c.onDelete, c.match = con.OnUpdate, con.OnDelete, con.Match
 		for _, k := range con.RefCols {
-			c.refCols = append(c.refCols, int16(k+1))
+			c.refCols = append(c.refCols, cat.Tables[con.RefTable].attnum(k))
 		}
 		c.def = fkeyDef(cat, con)
 	}

@@ -53,7 +53,7 @@ func (s *Session) commitCatalog() error {
 			for _, f := range op.oldIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
 			}
-		case "truncate":
+		case "truncate", "rewrite":
 			_ = s.eng.store.DropRelation(storage.RelID(op.oldFile))
 			for _, f := range op.oldIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
@@ -78,7 +78,7 @@ func (s *Session) removeNewFiles(ops []*catOp) {
 		switch op.kind {
 		case "create":
 			_ = s.eng.store.DropRelation(storage.RelID(op.table.RelFile))
-		case "truncate":
+		case "truncate", "rewrite":
 			_ = s.eng.store.DropRelation(storage.RelID(op.relfile))
 			for _, f := range op.newIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
@@ -106,7 +106,8 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", cs.Relation.Schemaname)
 	}
 	name := cs.Relation.Relname
-	t := &TableDef{Name: name, Unlogged: cs.Relation.Relpersistence == "u"}
+	// RowFormat 1: rows record their number of attributes (rowlayout.go)
+	t := &TableDef{Name: name, Unlogged: cs.Relation.Relpersistence == "u", RowFormat: 1}
 	for _, o := range cs.Options {
 		de := o.GetDefElem()
 		switch de.Defname {
