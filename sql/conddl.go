@@ -272,13 +272,14 @@ func (s *Session) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols
 
 // alterCmd is one compiled ALTER TABLE subcommand.
 type alterCmd struct {
-	pass int // PostgreSQL's AT_PASS order: drops, column attributes, index constraints, checks and foreign keys, validation
+	pass int // PostgreSQL's AT_PASS (altercol.go): drops, ALTER TYPE, ADD COLUMN, column attributes, index constraints, checks and foreign keys, validation
 	run  func(ec *evalCtx, t *TableDef, st *alterState) error
 }
 
 // alterState is shared by the subcommands of one ALTER TABLE.
 type alterState struct {
 	checkNames, indexNames, fkNames []string
+	skippedCols                     map[string]bool // ADD COLUMN IF NOT EXISTS found these (altercol.go)
 }
 
 // strongerLock is the stronger of two lock modes (ALTER TABLE takes the
@@ -291,11 +292,12 @@ func strongerLock(a, b locks.LockMode) locks.LockMode {
 }
 
 // compileAlterConstraints compiles ALTER TABLE subcommands that add, drop
-// or validate constraints (everything but ATTACH/DETACH PARTITION). The
+// or validate constraints, and through compileAlterColumn (altercol.go)
+// the column forms: everything but ATTACH/DETACH PARTITION. The
 // table is locked in the strongest mode a subcommand needs
 // (AlterTableGetLockLevel): ShareRowExclusiveLock for ADD FOREIGN KEY,
-// ShareUpdateExclusiveLock for VALIDATE CONSTRAINT, AccessExclusiveLock
-// for the rest.
+// ShareUpdateExclusiveLock for VALIDATE CONSTRAINT and SET (fillfactor),
+// AccessExclusiveLock for the rest.
 func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error {
 	var cmds []alterCmd
 	mode := locks.LockMode(0)
@@ -315,7 +317,7 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 				mode = strongerLock(mode, locks.AccessExclusiveLock)
 				primary := con.Contype == pg.ConstrType_CONSTR_PRIMARY
 				cols, name := names(con.Keys), con.Conname
-				cmds = append(cmds, alterCmd{pass: 2, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
+				cmds = append(cmds, alterCmd{pass: passAddIndexConstr, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					if primary {
 						return s.addIndexConstraint(ec, t, name, cols, true)
 					}
@@ -323,13 +325,13 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 				}})
 			case pg.ConstrType_CONSTR_CHECK:
 				mode = strongerLock(mode, locks.AccessExclusiveLock)
-				cmds = append(cmds, alterCmd{pass: 3, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
+				cmds = append(cmds, alterCmd{pass: passAddOtherConstr, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					_, err := s.addCheck(ec, t, con, &as.checkNames, false)
 					return err
 				}})
 			case pg.ConstrType_CONSTR_FOREIGN:
 				mode = strongerLock(mode, locks.ShareRowExclusiveLock)
-				cmds = append(cmds, alterCmd{pass: 3, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
+				cmds = append(cmds, alterCmd{pass: passAddOtherConstr, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					spec := &fkeySpec{con: con, fkCols: names(con.FkAttrs)}
 					if err := s.defineForeignKey(ec, t, spec, as.fkNames, false); err != nil {
 						return err
@@ -343,15 +345,15 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 		case pg.AlterTableType_AT_DropConstraint:
 			mode = strongerLock(mode, locks.AccessExclusiveLock)
 			name, missingOK, cascade := cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE
-			cmds = append(cmds, alterCmd{pass: 0, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
+			cmds = append(cmds, alterCmd{pass: passDrop, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
 				return s.dropConstraint(ec, t, name, missingOK, cascade)
 			}})
 		case pg.AlterTableType_AT_SetNotNull, pg.AlterTableType_AT_DropNotNull:
 			mode = strongerLock(mode, locks.AccessExclusiveLock)
 			col, set := cmd.Name, cmd.Subtype == pg.AlterTableType_AT_SetNotNull
-			pass := 0
+			pass := passDrop
 			if set {
-				pass = 1
+				pass = passColAttrs
 			}
 			cmds = append(cmds, alterCmd{pass: pass, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
 				return s.setNotNull(ec, t, col, set)
@@ -359,11 +361,16 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 		case pg.AlterTableType_AT_ValidateConstraint:
 			mode = strongerLock(mode, locks.ShareUpdateExclusiveLock)
 			name := cmd.Name
-			cmds = append(cmds, alterCmd{pass: 4, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
+			cmds = append(cmds, alterCmd{pass: passMisc, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
 				return s.validateConstraint(ec, t, name)
 			}})
-		default:
-			return pgerr.NotSupported("this form of ALTER TABLE is not supported yet (only ADD, DROP and VALIDATE CONSTRAINT, SET and DROP NOT NULL)")
+		default: // the column forms and the rest (altercol.go)
+			more, m, err := s.compileAlterColumn(at, cmd)
+			if err != nil {
+				return err
+			}
+			mode = strongerLock(mode, m)
+			cmds = append(cmds, more...)
 		}
 	}
 	slices.SortStableFunc(cmds, func(a, b alterCmd) int { return a.pass - b.pass })
