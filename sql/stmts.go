@@ -83,6 +83,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		if err := s.compileCreateIndex(n.GetIndexStmt(), st); err != nil {
 			return nil, err
 		}
+	case n.GetRenameStmt() != nil:
+		if err := s.compileRename(n.GetRenameStmt(), st); err != nil { // rename.go
+			return nil, err
+		}
 	case n.GetLockStmt() != nil:
 		if err := s.compileLock(n.GetLockStmt(), st); err != nil {
 			return nil, err
@@ -488,6 +492,12 @@ func commandName(n *pg.Node) string {
 		return "TRUNCATE TABLE"
 	case n.GetAlterTableStmt() != nil:
 		return "ALTER TABLE"
+	case n.GetRenameStmt() != nil:
+		rs := n.GetRenameStmt()
+		if rs.RenameType == pg.ObjectType_OBJECT_COLUMN || rs.RenameType == pg.ObjectType_OBJECT_TABCONSTRAINT {
+			return "ALTER " + objectTypeName(rs.RelationType)
+		}
+		return "ALTER " + objectTypeName(rs.RenameType)
 	case n.GetIndexStmt() != nil:
 		return "CREATE INDEX"
 	case n.GetVacuumStmt() != nil:
