@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +29,10 @@ type ColumnDef struct {
 	TypeMod int32  `json:"typmod"`
 	NotNull bool   `json:"not_null,omitempty"`
 	Default string `json:"default,omitempty"` // SQL text of the DEFAULT expression
+	// Identity is pg_attribute.attidentity: "a" (GENERATED ALWAYS) or "d"
+	// (BY DEFAULT); Default then holds the nextval of its sequence, which
+	// the catalogs do not show (sequence.go).
+	Identity string `json:"identity,omitempty"`
 }
 
 // Type returns the column's SQL type.
@@ -92,6 +97,9 @@ type catalogState struct {
 	byName  map[string]uint32    // relation name → OID (tables and indexes)
 	parts   map[uint32]*partDesc // partitioned table → its partitions (derived, partbound.go)
 	gen     uint64               // changes with every change of content (derived)
+
+	// Sequences (sequence.go); a published SequenceDef is never changed
+	Sequences map[uint32]*SequenceDef `json:"sequences,omitempty"`
 }
 
 func newCatalogState() *catalogState {
@@ -101,7 +109,7 @@ func newCatalogState() *catalogState {
 func (c *catalogState) clone() *catalogState {
 	n := &catalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
 		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), byName: make(map[string]uint32, len(c.byName)),
-		parts: c.parts, gen: c.gen}
+		parts: c.parts, gen: c.gen, Sequences: maps.Clone(c.Sequences)}
 	for k, v := range c.Tables {
 		t := *v
 		t.Cols = append([]ColumnDef(nil), v.Cols...)
@@ -128,6 +136,9 @@ func (c *catalogState) reindexNames() {
 	for _, i := range c.Indexes {
 		c.byName[i.Name] = i.OID
 	}
+	for _, q := range c.Sequences {
+		c.byName[q.Name] = q.OID
+	}
 	c.buildPartitions()
 }
 
@@ -153,6 +164,7 @@ type catOp struct {
 	kind    string // "create", "drop", "truncate", "addindex", "dropindex", "settable", "setindex"
 	table   *TableDef
 	index   *IndexDef
+	seq     *SequenceDef // createseq, setseq (sequence.go)
 	oid     uint32
 	relfile uint32 // truncate: the new relfile
 	oldFile uint32 // truncate/drop: files to remove at commit
@@ -189,6 +201,8 @@ func (c *catalogState) apply(op *catOp) {
 		}
 	case "settable", "setindex": // replace a definition (ATTACH/DETACH PARTITION)
 		c.applySet(op)
+	case "createseq", "setseq", "dropseq":
+		c.applySequence(op)
 	case "dropindex":
 		if ix := c.Indexes[op.oid]; ix != nil {
 			if t := c.Tables[ix.Table]; t != nil {

@@ -46,6 +46,7 @@ func (s *Session) commitCatalog() error {
 	if err := s.eng.cat.commit(ops); err != nil {
 		return err
 	}
+	s.commitSequences(ops) // seqstore.go
 	for _, op := range ops {
 		switch op.kind {
 		case "drop":
@@ -74,6 +75,7 @@ func (s *Session) abortCatalog() {
 // removeNewFiles removes the files that ops made, whose (sub)transaction
 // is being rolled back.
 func (s *Session) removeNewFiles(ops []*catOp) {
+	s.abortSequences(ops) // seqstore.go
 	for _, op := range ops {
 		switch op.kind {
 		case "create":
@@ -123,12 +125,13 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	}
 	var pk []string
 	pkName := ""
+	var colSeqs []columnSeq // serial and identity columns (seqcols.go)
 	for _, e := range cs.TableElts {
 		switch {
 		case e.GetColumnDef() != nil:
 			cd := e.GetColumnDef()
 			a := newAnalyzer(s, nil)
-			typ, err := a.typeName(cd.TypeName)
+			typ, serial, err := columnType(a, cd.TypeName)
 			if err != nil {
 				return err
 			}
@@ -149,7 +152,7 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_NULL:
 				case pg.ConstrType_CONSTR_DEFAULT:
-					text, err := deparseExpr(con.RawExpr)
+					text, err := s.deparseDefault(con.RawExpr)
 					if err != nil {
 						return err
 					}
@@ -158,12 +161,13 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					pk = []string{cd.Colname}
 					pkName = con.Conname
 					col.NotNull = true
+				case pg.ConstrType_CONSTR_IDENTITY: // addColumnSequence
 				default:
 					return pgerr.NotSupported("column constraint %s is not supported yet", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
 				}
 			}
-			if strings.Contains(strings.ToLower(nodeName(cd.TypeName.Names[len(cd.TypeName.Names)-1])), "serial") {
-				return pgerr.NotSupported("serial columns are not supported")
+			if colSeqs, err = addColumnSequence(colSeqs, cd, &col, serial, name, len(t.Cols)); err != nil {
+				return err
 			}
 			t.Cols = append(t.Cols, col)
 		case e.GetConstraint() != nil:
@@ -203,6 +207,10 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		}
 		nt := *t
 		nt.Cols = append([]ColumnDef(nil), t.Cols...)
+		seqs, err := s.createColumnSequences(ec, &nt, colSeqs)
+		if err != nil {
+			return "", err
+		}
 		nt.OID = s.eng.cat.allocOID()
 		if !nt.Partitioned() { // a partitioned table has no storage
 			nt.RelFile = nt.OID
@@ -214,6 +222,9 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 			return "", err
 		}
 		s.addCatOp(&catOp{kind: "create", table: &nt})
+		if err := s.ownColumnSequences(ec, nt.OID, seqs); err != nil {
+			return "", err
+		}
 		if len(pk) > 0 {
 			if err := s.addPrimaryKey(ec, s.cat().Tables[nt.OID], pk, pkName); err != nil {
 				return "", err
@@ -428,9 +439,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("DROP %s is not supported yet", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
-	if d.Behavior == pg.DropBehavior_DROP_CASCADE {
-		// nothing depends on a table yet, so CASCADE changes nothing
-	}
+	// CASCADE reaches only the column defaults that name sequences the
+	// dropped tables own (seqcols.go)
+	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
 	var names []string
 	for _, o := range d.Objects {
 		schema, name := qualifiedName(o.GetList().GetItems())
@@ -449,6 +460,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 				continue // a partition dropped with its parent named earlier
 			}
 			if t == nil {
+				if err := s.wrongDropKind(name, "table"); err != nil {
+					return "", err
+				}
 				if missingOK {
 					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("table \"%s\" does not exist, skipping", name))
 					continue
@@ -474,6 +488,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 			}
 			s.addCatOp(op)
 		}
+		if err := s.dropOwnedSequences(ec, before, names, cascade); err != nil {
+			return "", err
+		}
 		return "DROP TABLE", nil
 	}
 	return nil
@@ -484,6 +501,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	for _, r := range tr.Relations {
 		rvs = append(rvs, r.GetRangeVar())
 	}
+	restart := tr.RestartSeqs
 	st.Tag = "TRUNCATE TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 		var tabs []*TableDef
@@ -527,6 +545,11 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 				op.newIdx[ix.OID] = f
 			}
 			s.addCatOp(op)
+		}
+		if restart {
+			if err := s.restartIdentity(ec, rvs); err != nil { // seqcols.go
+				return "", err
+			}
 		}
 		return "TRUNCATE TABLE", nil
 	}
@@ -715,6 +738,9 @@ func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 			oid, ok := s.cat().byName[name]
 			ix := s.cat().Indexes[oid]
 			if !ok || ix == nil {
+				if err := s.wrongDropKind(name, "index"); err != nil {
+					return "", err
+				}
 				if missingOK {
 					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("index \"%s\" does not exist, skipping", name))
 					continue

@@ -15,6 +15,9 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 	st := &Stmt{Text: text, catVer: s.cat().Version}
 	s.foldedVolatile = false
 	defer func() { st.cacheable = !s.foldedVolatile }()
+	if err := s.checkSequenceUse(n); err != nil { // seqcols.go
+		return nil, err
+	}
 	switch {
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
@@ -61,6 +64,18 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 	case n.GetCreateStmt() != nil:
 		if err := s.compileCreateTable(n.GetCreateStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetCreateSeqStmt() != nil: // sequence.go
+		if err := s.compileCreateSequence(n.GetCreateSeqStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetAlterSeqStmt() != nil:
+		if err := s.compileAlterSequence(n.GetAlterSeqStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
+		if err := s.compileDropSequence(n.GetDropStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetDropStmt() != nil:
