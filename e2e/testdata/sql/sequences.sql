@@ -80,6 +80,15 @@ select setval('up', 0);
 select setval('up', 2, false), nextval('up');
 select setval('cached', 50), nextval('cached'), nextval('cached');
 select * from cached;
+-- nextval in queries: once per row; after ORDER BY (and stopped by LIMIT) unless a sort key reads it
+create sequence q;
+select nextval('q') from generate_series(1, 3);
+select g, nextval('q') from generate_series(1, 3) g where nextval('q') > 0 order by g;
+select nextval('q'), g from generate_series(1, 10) g order by g desc offset 3 limit 2;
+select currval('q');
+select nextval('q') as n, g from generate_series(1, 3) g order by n desc;
+select nextval('q') + 0 as n, g from generate_series(1, 3) g order by g desc, 1;
+select (select nextval('q')), nextval('q') + 100;
 -- argument forms
 select nextval('s'::regclass), nextval('S'), nextval('public.s'), nextval('"s"');
 select nextval('s'::text);
