@@ -632,6 +632,9 @@ func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 			}
 		}
 		for _, rv := range rvs {
+			if s.skipSequence(rv, tag) { // seqcols.go
+				continue
+			}
 			t, err := s.resolveTable(rv)
 			if err != nil {
 				return "", err

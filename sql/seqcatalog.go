@@ -7,6 +7,7 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
+	"lockd/storage"
 )
 
 // Sequences in the catalogs and in FROM: pg_class rows of relkind 'S',
@@ -154,7 +155,8 @@ func (q *seqSource) scan(ec *evalCtx, fn func([]Datum) error) error {
 	d.lw.Acquire(s.proc, locks.LWShared)
 	st := d.st
 	d.lw.Release(s.proc)
-	return fn([]Datum{intDatum(st.LastValue), intDatum(st.LogCnt), boolDatum(st.IsCalled)})
+	return fn([]Datum{intDatum(st.LastValue), intDatum(st.LogCnt), boolDatum(st.IsCalled),
+		tidDatum(storage.TID{Block: 0, Offset: 1}), oidDatum(q.q.OID)})
 }
 
 // rangeSequence finds the sequence a FROM item names, if it names one.
@@ -172,6 +174,9 @@ func (fb *fromBuilder) sequenceLeaf(q *SequenceDef, alias string, aliases []*pg.
 	for i, c := range seqColumns {
 		src.cols = append(src.cols, Column{Name: c.name, Type: c.t, TableOID: q.OID, Attnum: int16(i + 1)})
 	}
+	src.cols = append(src.cols, // its one tuple is (0,1)
+		Column{Name: "ctid", Type: TypeTid, TableOID: q.OID, Attnum: -1},
+		Column{Name: "tableoid", Type: TypeOid, TableOID: q.OID, Attnum: -6})
 	fb.rels = append(fb.rels, relLock{oid: q.OID, mode: locks.AccessShareLock})
 	return fb.addLeaf(src, alias, aliases, len(seqColumns), nil, loc)
 }

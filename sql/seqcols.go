@@ -658,6 +658,17 @@ func (s *Session) identityUpdate(up *pg.UpdateStmt) error {
 	return nil
 }
 
+// skipSequence is VACUUM's and ANALYZE's answer to a sequence: a warning,
+// and nothing done.
+func (s *Session) skipSequence(rv *pg.RangeVar, tag string) bool {
+	q := s.rangeSequence(rv)
+	if q == nil {
+		return false
+	}
+	s.notice(pgerr.SeverityWarning, pgerr.Warning, fmt.Sprintf("skipping \"%s\" --- cannot %s non-tables or special system tables", q.Name, strings.ToLower(tag)))
+	return true
+}
+
 // serialSequence is pg_get_serial_sequence(table, column): the sequence
 // owned by a column (serial, identity or OWNED BY), schema-qualified.
 func serialSequence(ec *evalCtx, v []Datum) (Datum, error) {

@@ -318,6 +318,10 @@ begin;
 lock table by10;
 rollback;
 select count(*), max(last_value) from by10, tr;
+select ctid, tableoid::regclass, * from by10;
+vacuum by10;
+analyze by10;
+vacuum analyze by10, tr;
 -- locks: a nextval that logs (the first, and every 32nd) takes an xid
 create sequence lx;
 begin;
