@@ -118,10 +118,9 @@ func seqTypeLimits(oid uint32) (lo, hi int64) {
 // seqOptions is what a CREATE or ALTER SEQUENCE option list asks for
 // besides the pg_sequence fields.
 type seqOptions struct {
-	rewrite  bool     // a change to how values are generated: new storage
-	ownedBy  []string // OWNED BY table.column or none; nil: not given
-	seqName  []string // SEQUENCE NAME (identity columns only)
-	explicit bool     // an AS option was given
+	rewrite bool     // a change to how values are generated: new storage
+	ownedBy []string // OWNED BY table.column or none; nil: not given
+	seqName []string // SEQUENCE NAME (identity columns only)
 }
 
 // seqParams is init_params: it checks the options and sets def and st
@@ -187,7 +186,6 @@ func (s *Session) seqParams(options []*pg.Node, forIdentity, isInit bool, def *S
 	resetMax, resetMin := false, false
 	switch {
 	case asOpt != nil:
-		o.explicit = true
 		typ, err := newAnalyzer(s, nil).typeName(asOpt.Arg.GetTypeName())
 		if err != nil {
 			return o, err
