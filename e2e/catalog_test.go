@@ -23,6 +23,17 @@ func TestPsqlDescribe(t *testing.T) {
 		cmds []struct{ cmd, want string }
 	}{
 		{"plain", nil, []struct{ cmd, want string }{
+			// the heap is as large as PostgreSQL's: 61 accounts a page
+			// (char(84) filler stored blank-padded)
+			{`select relname, pg_relation_size(oid) from pg_class where relname like 'pgbench%' and relkind = 'r' order by 1`, `     relname      | pg_relation_size 
+------------------+------------------
+ pgbench_accounts |         13434880
+ pgbench_branches |             8192
+ pgbench_history  |                0
+ pgbench_tellers  |             8192
+(4 rows)
+
+`},
 			{`\dt`, `              List of relations
  Schema |       Name       | Type  |  Owner   
 --------+------------------+-------+----------

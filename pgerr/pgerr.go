@@ -30,6 +30,7 @@ const (
 	Warning                      = "01000"
 	NoActiveSQLTransaction       = "25P01"
 	ActiveSQLTransaction         = "25001"
+	ReadOnlySQLTransaction       = "25006"
 	InFailedSQLTransaction       = "25P02"
 	InvalidSavepointSpec         = "3B001"
 	FeatureNotSupported          = "0A000"

@@ -72,6 +72,8 @@ func TestSelectForUpdateWaits(t *testing.T) {
 	a, b, obs := inst.Connect(t), inst.Connect(t), inst.Connect(t)
 	ctx := context.Background()
 	mustExec(t, a, "create table rl (id int primary key, v text)")
+	// TRUNCATE gives rl a new file: tuple locks still name the table
+	mustExec(t, a, "truncate rl")
 	mustExec(t, a, "insert into rl values (1, 'a'), (2, 'b')")
 
 	run := func(sql string) chan string {
@@ -110,6 +112,9 @@ func TestSelectForUpdateWaits(t *testing.T) {
 	if w := queryText(t, obs, "select locktype, mode, granted from pg_locks where pid = "+bpid+
 		" and locktype in ('tuple', 'transactionid') order by locktype, granted, mode"); w != "transactionid,ShareLock,f|transactionid,ExclusiveLock,t|tuple,AccessExclusiveLock,t" {
 		t.Errorf("waiter's locks: %s", w)
+	}
+	if r := queryText(t, obs, "select relation::regclass, page, tuple from pg_locks where pid = "+bpid+" and locktype = 'tuple'"); r != "rl,0,1" {
+		t.Errorf("tuple lock: %s, want rl's (0,1)", r)
 	}
 	if r := queryText(t, obs, "select mode from pg_locks where pid = "+bpid+" and locktype = 'relation' and relation = 'rl'::regclass"); r != "RowShareLock" {
 		t.Errorf("relation lock of SELECT FOR UPDATE: %s", r)

@@ -336,6 +336,8 @@ func (a *analyzer) expr(n *pg.Node) (expr, error) {
 			return nil, err
 		}
 		return minMax(args, t, m.Op == pg.MinMaxOp_IS_GREATEST), nil
+	case n.GetGroupingSet() != nil:
+		return nil, posErr(pgerr.NotSupported("GROUPING SETS, ROLLUP and CUBE are not supported"), n.GetGroupingSet().Location)
 	case n.GetAArrayExpr() != nil:
 		ae := n.GetAArrayExpr()
 		args, t, err := a.commonArgs(ae.Elements, "ARRAY", ae.Location)

@@ -98,6 +98,12 @@ type catalogState struct {
 	parts   map[uint32]*partDesc // partitioned table → its partitions (derived, partbound.go)
 	gen     uint64               // changes with every change of content (derived)
 
+	// Constraints are the CHECK and FOREIGN KEY constraints, cons finds
+	// them by table (derived); see constraint.go. Primary keys and unique
+	// constraints are their indexes.
+	Constraints map[uint32]*ConstraintDef `json:"constraints,omitempty"`
+	cons        consIndex
+
 	// Sequences (sequence.go); a published SequenceDef is never changed
 	Sequences map[uint32]*SequenceDef `json:"sequences,omitempty"`
 }
@@ -109,7 +115,8 @@ func newCatalogState() *catalogState {
 func (c *catalogState) clone() *catalogState {
 	n := &catalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
 		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), byName: make(map[string]uint32, len(c.byName)),
-		parts: c.parts, gen: c.gen, Sequences: maps.Clone(c.Sequences)}
+		parts: c.parts, gen: c.gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons,
+		Sequences: maps.Clone(c.Sequences)}
 	for k, v := range c.Tables {
 		t := *v
 		t.Cols = append([]ColumnDef(nil), v.Cols...)
@@ -140,6 +147,7 @@ func (c *catalogState) reindexNames() {
 		c.byName[q.Name] = q.OID
 	}
 	c.buildPartitions()
+	c.buildConstraintIndex() // constraint.go
 }
 
 func (c *catalogState) table(name string) *TableDef {
@@ -161,7 +169,7 @@ func (c *catalogState) tableIndexes(t *TableDef) []*IndexDef {
 
 // catOp is one catalog change made by a transaction.
 type catOp struct {
-	kind    string // "create", "drop", "truncate", "addindex", "dropindex", "settable", "setindex"
+	kind    string // "create", "drop", "truncate", "addindex", "dropindex", "settable", "setindex", "addcon", "setcon", "dropcon"
 	table   *TableDef
 	index   *IndexDef
 	seq     *SequenceDef // createseq, setseq (sequence.go)
@@ -170,6 +178,7 @@ type catOp struct {
 	oldFile uint32 // truncate/drop: files to remove at commit
 	oldIdx  map[uint32]uint32
 	newIdx  map[uint32]uint32
+	con     *ConstraintDef // "addcon", "setcon", "dropcon" (constraint.go)
 }
 
 func (c *catalogState) apply(op *catOp) {
@@ -184,6 +193,7 @@ func (c *catalogState) apply(op *catOp) {
 			}
 			delete(c.Tables, op.oid)
 		}
+		c.dropTableConstraints(op.oid) // constraint.go
 	case "truncate":
 		if t := c.Tables[op.oid]; t != nil {
 			t.RelFile = op.relfile
@@ -201,6 +211,8 @@ func (c *catalogState) apply(op *catOp) {
 		}
 	case "settable", "setindex": // replace a definition (ATTACH/DETACH PARTITION)
 		c.applySet(op)
+	case "addcon", "setcon", "dropcon": // CHECK and FOREIGN KEY constraints (constraint.go)
+		c.applyConstraint(op)
 	case "createseq", "setseq", "dropseq":
 		c.applySequence(op)
 	case "dropindex":

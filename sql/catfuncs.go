@@ -50,6 +50,9 @@ func init() {
 		"pg_get_constraintdef": {1, 2, []Type{TypeOid, TypeBool}, TypeText, false, func(ec *evalCtx, v []Datum) (Datum, error) {
 			for _, c := range ec.s.constraints() {
 				if c.oid == uint32(v[0].I) {
+					if len(v) > 1 && !v[1].Null && v[1].I != 0 && c.prettyDef != "" {
+						return textDatum(c.prettyDef), nil
+					}
 					return textDatum(c.def), nil
 				}
 			}

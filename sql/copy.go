@@ -231,7 +231,9 @@ func (s *Session) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 		if c.IsFrom {
 			mode = locks.RowExclusiveLock
 		}
-		st.rels = relationLocks(s.cat(), t, mode)
+		// the table alone: COPY reads it without the planner, and COPY
+		// FROM locks the indexes while it runs (execCopyFrom)
+		st.rels = []relLock{{oid: t.OID, mode: mode}}
 	}
 	st.Tag = "COPY"
 	st.copyCols = len(p.types)
@@ -312,6 +314,11 @@ func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 	if p.route != nil {
 		p.route.begin()
 		defer p.route.end(s)
+	} else {
+		if err := s.lockStatementIndexes(ec, p.indexes); err != nil {
+			return 0, err
+		}
+		defer s.unlockStatementIndexes(p.indexes)
 	}
 	fields := make([]copyField, 0, len(p.targets))
 	for {

@@ -126,6 +126,7 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	var pk []string
 	pkName := ""
 	var colSeqs []columnSeq // serial and identity columns (seqcols.go)
+	var cons tableCons      // CHECK, UNIQUE and FOREIGN KEY constraints (conddl.go)
 	for _, e := range cs.TableElts {
 		switch {
 		case e.GetColumnDef() != nil:
@@ -163,7 +164,9 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_IDENTITY: // addColumnSequence
 				default:
-					return pgerr.NotSupported("column constraint %s is not supported yet", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
+					if err := cons.addColumn(con, cd.Colname); err != nil {
+						return err
+					}
 				}
 			}
 			if colSeqs, err = addColumnSequence(colSeqs, cd, &col, serial, name, len(t.Cols)); err != nil {
@@ -172,8 +175,11 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 			t.Cols = append(t.Cols, col)
 		case e.GetConstraint() != nil:
 			con := e.GetConstraint()
+			if err := cons.addTable(con); err != nil {
+				return err
+			}
 			if con.Contype != pg.ConstrType_CONSTR_PRIMARY {
-				return pgerr.NotSupported("table constraint %s is not supported yet", strings.TrimPrefix(con.Contype.String(), "CONSTR_"))
+				continue
 			}
 			for _, k := range con.Keys {
 				pk = append(pk, nodeName(k))
@@ -186,6 +192,8 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	if len(t.Cols) > 1600 {
 		return pgerr.New("54011", "tables can have at most 1600 columns")
 	}
+	// unique constraints duplicating the primary key or each other (conddl.go)
+	pkName = cons.mergeUniques(pk, pkName)
 	if cs.Partbound != nil { // partition.go
 		return s.compileCreatePartition(cs, t, st)
 	}
@@ -222,13 +230,19 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 			return "", err
 		}
 		s.addCatOp(&catOp{kind: "create", table: &nt})
+		if err := s.createChecks(ec, s.cat().Tables[nt.OID], &cons); err != nil { // conddl.go
+			return "", err
+		}
 		if err := s.ownColumnSequences(ec, nt.OID, seqs); err != nil {
 			return "", err
 		}
 		if len(pk) > 0 {
-			if err := s.addPrimaryKey(ec, s.cat().Tables[nt.OID], pk, pkName); err != nil {
+			if err := s.addIndexConstraint(ec, s.cat().Tables[nt.OID], pkName, pk, true); err != nil { // conddl.go
 				return "", err
 			}
+		}
+		if err := s.createKeys(ec, s.cat().Tables[nt.OID], &cons); err != nil { // conddl.go
+			return "", err
 		}
 		return "CREATE TABLE", nil
 	}
@@ -386,50 +400,7 @@ func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	if isPartitionCmd(at) { // partddl.go
 		return s.compileAlterPartition(at, st)
 	}
-	type addPK struct {
-		cols []string
-		name string
-	}
-	var pks []addPK
-	for _, c := range at.Cmds {
-		cmd := c.GetAlterTableCmd()
-		con := cmd.GetDef().GetConstraint()
-		if cmd.Subtype != pg.AlterTableType_AT_AddConstraint || con == nil || con.Contype != pg.ConstrType_CONSTR_PRIMARY {
-			return pgerr.NotSupported("this form of ALTER TABLE is not supported yet (only ADD PRIMARY KEY)")
-		}
-		var cols []string
-		for _, k := range con.Keys {
-			cols = append(cols, nodeName(k))
-		}
-		pks = append(pks, addPK{cols, con.Conname})
-	}
-	rv := at.Relation
-	missingOK := at.MissingOk
-	st.Tag = "ALTER TABLE"
-	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-		t, err := s.resolveTable(rv)
-		if err != nil {
-			if missingOK {
-				s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("relation \"%s\" does not exist, skipping", rv.Relname))
-				return "ALTER TABLE", nil
-			}
-			return "", err
-		}
-		if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
-			return "", err
-		}
-		if t, err = s.resolveTable(rv); err != nil {
-			return "", err
-		}
-		for _, pk := range pks {
-			if err := s.addPrimaryKey(ec, t, pk.cols, pk.name); err != nil {
-				return "", err
-			}
-			t = s.cat().Tables[t.OID]
-		}
-		return "ALTER TABLE", nil
-	}
-	return nil
+	return s.compileAlterConstraints(at, st) // ADD, DROP and VALIDATE CONSTRAINT (conddl.go)
 }
 
 func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
@@ -439,8 +410,8 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("DROP %s is not supported yet", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
-	// CASCADE reaches only the column defaults that name sequences the
-	// dropped tables own (seqcols.go)
+	// CASCADE: foreign keys referencing the table go too, and column
+	// defaults that name sequences the dropped tables own (seqcols.go)
 	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
 	var names []string
 	for _, o := range d.Objects {
@@ -470,6 +441,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 				return "", pgerr.New(pgerr.UndefinedTable, "table \"%s\" does not exist", name)
 			}
 			if t.Partitioned() || t.Parent != 0 { // partddl.go
+				if err := s.dropTableKeys(ec, t, names, cascade); err != nil { // conddl.go
+					return "", err
+				}
 				if err := s.dropPartitionTree(ec, t); err != nil {
 					return "", err
 				}
@@ -481,6 +455,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 			t = s.cat().table(name)
 			if t == nil {
 				continue
+			}
+			if err := s.dropTableKeys(ec, t, names, cascade); err != nil { // foreign keys (conddl.go)
+				return "", err
 			}
 			op := &catOp{kind: "drop", oid: t.OID, oldFile: t.RelFile, oldIdx: map[uint32]uint32{}}
 			for _, ix := range s.cat().tableIndexes(t) {
@@ -501,6 +478,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	for _, r := range tr.Relations {
 		rvs = append(rvs, r.GetRangeVar())
 	}
+	cascade := tr.Behavior == pg.DropBehavior_DROP_CASCADE
 	restart := tr.RestartSeqs
 	st.Tag = "TRUNCATE TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
@@ -518,6 +496,10 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 				return "", err
 			}
 			tabs = append(tabs, leaves...)
+		}
+		tabs, err := s.truncateKeys(ec, tabs, cascade) // foreign keys (conddl.go)
+		if err != nil {
+			return "", err
 		}
 		for _, t := range tabs {
 			// the new, empty storage is built as REINDEX builds it:
@@ -735,6 +717,7 @@ func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 		names = append(names, name)
 	}
 	missingOK := d.MissingOk
+	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
 	st.Tag = "DROP INDEX"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 		for _, name := range names {
@@ -764,6 +747,9 @@ func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 				return "", err
 			}
 			if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+				return "", err
+			}
+			if err := s.dropIndexKeys(ec, ix, cascade); err != nil { // constraints need it (conddl.go)
 				return "", err
 			}
 			s.addCatOp(&catOp{kind: "dropindex", oid: ix.OID, oldFile: ix.RelFile, index: ix})

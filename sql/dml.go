@@ -144,7 +144,9 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	if p.ret != nil {
 		st.cols = p.ret.cols
 	}
-	st.rels = append(st.rels, relationLocks(cat, t, locks.RowExclusiveLock)...)
+	// the target only: its indexes are locked while the statement runs
+	// (execInsert), as PostgreSQL's executor opens them
+	st.rels = append(st.rels, relLock{oid: t.OID, mode: locks.RowExclusiveLock})
 	st.Tag = "INSERT"
 	st.writes = true
 	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
@@ -216,6 +218,11 @@ func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 	if p.route != nil {
 		p.route.begin()
 		defer p.route.end(s)
+	} else {
+		if err := s.lockStatementIndexes(ec, p.indexes); err != nil {
+			return 0, err
+		}
+		defer s.unlockStatementIndexes(p.indexes)
 	}
 	insertOne := func(vals []Datum) error {
 		row, err := p.buildRow(ec, vals)
@@ -267,6 +274,29 @@ func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 	return n, nil
 }
 
+// lockStatementIndexes locks the indexes of a table an INSERT or COPY
+// FROM writes, for the length of the statement: PostgreSQL's executor
+// opens them (ExecOpenIndices) and releases the locks when it closes them
+// (ExecCloseIndices), so after INSERT ... VALUES in an open transaction
+// pg_locks shows the table alone — unless something else in the
+// transaction (an UPDATE's planner) locked the indexes too, which the
+// lock counts keep.
+func (s *Session) lockStatementIndexes(ec *evalCtx, idx []*IndexDef) error {
+	for i, ix := range idx {
+		if err := s.lockNow(ec, ix.OID, locks.RowExclusiveLock); err != nil {
+			s.unlockStatementIndexes(idx[:i])
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) unlockStatementIndexes(idx []*IndexDef) {
+	for _, ix := range idx {
+		s.eng.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, ix.OID), locks.RowExclusiveLock, false)
+	}
+}
+
 // checkNotNull enforces NOT NULL (23502) with PostgreSQL's message.
 func checkNotNull(t *TableDef, row []Datum) error {
 	for i := range t.Cols {
@@ -295,10 +325,13 @@ func failingRow(t *TableDef, row []Datum) string {
 	return b.String()
 }
 
-// insertRow writes a row and its index entries, enforcing NOT NULL and
-// unique indexes.
+// insertRow writes a row and its index entries, enforcing NOT NULL, CHECK
+// constraints and unique indexes.
 func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
 	if err := checkNotNull(t, row); err != nil {
+		return storage.TID{}, err
+	}
+	if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints (check.go)
 		return storage.TID{}, err
 	}
 	if _, err := s.txn.AssignXid(); err != nil {
@@ -309,7 +342,10 @@ func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row [
 	if err != nil {
 		return storage.TID{}, err
 	}
-	return tid, s.insertIndexEntries(ec, t, indexes, row, tid)
+	if err := s.insertIndexEntries(ec, t, indexes, row, tid); err != nil {
+		return storage.TID{}, err
+	}
+	return tid, s.afterInsertRow(t, tid, row) // queue its foreign-key checks (ri.go)
 }
 
 func fillfactor(t *TableDef) int {

@@ -365,6 +365,9 @@ func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 	if err := checkPartitionColumns(parent, child); err != nil {
 		return err
 	}
+	if err := s.attachChecks(parent, child); err != nil { // conddl.go
+		return err
+	}
 	bound, err := s.transformBound(parent, pc.Bound)
 	if err != nil {
 		return err
@@ -387,6 +390,9 @@ func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 		}
 		return nil
 	}); err != nil {
+		return err
+	}
+	if err := s.attachForeignKeys(ec, parent, child); err != nil { // conddl.go
 		return err
 	}
 	nt := *child
@@ -464,6 +470,7 @@ func (s *Session) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			s.addCatOp(&catOp{kind: "setindex", index: &nix})
 		}
 	}
+	s.detachConstraints(child) // the inherited constraints stay with it (conddl.go)
 	nt := *child
 	nt.Parent, nt.Bound = 0, nil
 	s.addCatOp(&catOp{kind: "settable", table: &nt})

@@ -73,8 +73,11 @@ func (r *partRouter) insertTID(ec *evalCtx, row []Datum) (storage.TID, *TableDef
 		return storage.TID{}, nil, pgerr.New(pgerr.UndefinedTable, "relation with OID %d does not exist", r.target)
 	}
 	if !t.Partitioned() {
-		// ExecConstraints (NOT NULL) comes before ExecPartitionCheck
+		// ExecConstraints (NOT NULL, CHECK) comes before ExecPartitionCheck
 		if err := checkNotNull(t, row); err != nil {
+			return storage.TID{}, nil, err
+		}
+		if err := s.checkConstraints(ec, t, row); err != nil { // check.go
 			return storage.TID{}, nil, err
 		}
 		if !fitsPartition(cat, t, row) {
@@ -229,7 +232,7 @@ func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, n
 		return false, out, partitionViolation(p.t, newRow)
 	}
 	rel := storage.RelID(p.t.RelFile)
-	out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock))
+	out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
 	if err != nil || out.Result != txn.TMOk {
 		return true, out, err
 	}

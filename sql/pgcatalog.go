@@ -282,6 +282,11 @@ type conInfo struct {
 	onDelete byte
 	match    byte
 	parent   uint32
+
+	// prettyDef is pg_get_constraintdef(oid, true) where it differs (a
+	// CHECK); notValid is NOT convalidated (constraint.go).
+	prettyDef string
+	notValid  bool
 }
 
 // constraints lists the constraints of the catalog: primary keys and
@@ -315,10 +320,6 @@ func (s *Session) constraints() []conInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].oid < out[j].oid })
 	return out
 }
-
-// tableConstraints lists check and foreign-key constraints (none are
-// kept in the catalog yet).
-func (s *Session) tableConstraints() []conInfo { return nil }
 
 // indexDef is pg_get_indexdef: the CREATE INDEX statement of an index
 // (schema-qualified unless pretty).

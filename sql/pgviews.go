@@ -455,7 +455,7 @@ func pgConstraintView() *view {
 			for _, c := range ec.s.constraints() {
 				row := []Datum{
 					oidDatum(c.oid), textDatum(c.name), oidDatum(nspPublic), charDatum(c.kind), boolDatum(false),
-					boolDatum(false), boolDatum(true), oidDatum(c.rel), oidDatum(0), oidDatum(c.index),
+					boolDatum(false), boolDatum(!c.notValid), oidDatum(c.rel), oidDatum(0), oidDatum(c.index),
 					oidDatum(c.parent), oidDatum(c.refRel), charDatum(c.onUpdate), charDatum(c.onDelete),
 					charDatum(c.match), boolDatum(true), intDatum(0), boolDatum(false),
 					int2Array(c.cols), int2Array(c.refCols),

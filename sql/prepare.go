@@ -247,3 +247,49 @@ func preparedStatementsView() *view {
 		},
 	}
 }
+
+// compileDiscard is DISCARD ALL | PLANS | SEQUENCES | TEMP. DISCARD ALL
+// (a connection pooler's reset) is, as in PostgreSQL, RESET ALL,
+// DEALLOCATE ALL, pg_advisory_unlock_all() and DISCARD PLANS; lockd has no
+// temporary tables and no LISTEN, so DISCARD TEMP has nothing to drop.
+func (s *Session) compileDiscard(d *pg.DiscardStmt, st *Stmt) {
+	st.noSnapshot = true
+	s.foldedVolatile = true
+	switch d.Target {
+	case pg.DiscardMode_DISCARD_ALL:
+		st.Tag = "DISCARD ALL"
+		st.noBlock = "DISCARD ALL"
+	case pg.DiscardMode_DISCARD_PLANS:
+		st.Tag = "DISCARD PLANS"
+	case pg.DiscardMode_DISCARD_SEQUENCES:
+		st.Tag = "DISCARD SEQUENCES"
+	default:
+		st.Tag = "DISCARD TEMP"
+	}
+	tag := st.Tag
+	st.run = func(*evalCtx, func([]Datum) error) (string, error) {
+		switch d.Target {
+		case pg.DiscardMode_DISCARD_ALL:
+			s.gucs.ResetAll()
+			s.refreshFormat()
+			clear(s.prepared)
+			s.eng.locks.ReleaseSessionLocks(s.proc, true)
+			s.discardPlans()
+		case pg.DiscardMode_DISCARD_PLANS:
+			s.discardPlans()
+		}
+		return tag, nil
+	}
+}
+
+// discardPlans forgets every cached plan: the session's plan caches, and
+// the cached generic plans of its prepared statements, which plan afresh
+// at their next execution (PostgreSQL's ResetPlanCache).
+func (s *Session) discardPlans() {
+	clear(s.cache)
+	clear(s.prepCache)
+	clear(s.shapeCache)
+	for _, p := range s.prepared {
+		p.st.genericCached = false
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"unicode/utf8"
 )
 
 // Heap tuple data as the SQL layer stores it: a null bitmap, then each
@@ -35,6 +36,20 @@ func appendRow(buf []byte, cols []ColumnDef, row []Datum) []byte {
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(d.I))
 		case OIDFloat4, OIDFloat8:
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(d.F))
+		case OIDBpchar:
+			// Stored blank-padded to the declared length, as PostgreSQL
+			// stores char(n), so that rows take PostgreSQL's room on the
+			// page (pgbench's filler is char(84)); in memory the value is
+			// kept without the padding, and decodeRow strips it again.
+			pad := 0
+			if cols[i].TypeMod > 4 {
+				pad = max(0, int(cols[i].TypeMod-4)-utf8.RuneCountInString(d.S))
+			}
+			buf = binary.AppendUvarint(buf, uint64(len(d.S)+pad))
+			buf = append(buf, d.S...)
+			for ; pad > 0; pad-- {
+				buf = append(buf, ' ')
+			}
 		default:
 			buf = binary.AppendUvarint(buf, uint64(len(d.S)))
 			buf = append(buf, d.S...)
@@ -71,7 +86,13 @@ func decodeRow(data []byte, cols []ColumnDef, dst []Datum) error {
 			if k <= 0 || uint64(len(p)-k) < n {
 				return errCorruptRow
 			}
-			dst[i] = Datum{S: string(p[k : k+int(n)])}
+			v := p[k : k+int(n)]
+			if cols[i].TypeOID == OIDBpchar {
+				for len(v) > 0 && v[len(v)-1] == ' ' {
+					v = v[:len(v)-1]
+				}
+			}
+			dst[i] = Datum{S: string(v)}
 			p = p[k+int(n):]
 			continue
 		}

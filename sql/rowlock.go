@@ -50,10 +50,11 @@ func (p *modifyPlan) keysChanged(old, new []Datum) bool {
 	return false
 }
 
-// rowWait is how this session's DML and row locks wait for conflicting
-// transactions: with its lock_timeout and deadlock_timeout.
-func (s *Session) rowWait(policy storage.WaitPolicy) storage.RowWait {
-	return storage.RowWait{Policy: policy, Lock: s.lockOptions(false, false)}
+// rowWait is how this session's DML and row locks on table t wait for
+// conflicting transactions: with its lock_timeout and deadlock_timeout,
+// tuple locks tagged with t's OID.
+func (s *Session) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWait {
+	return storage.RowWait{Policy: policy, Lock: s.lockOptions(false, false), RelOID: t.OID}
 }
 
 // lockRow row-locks the version at tid of table t with strength mode for
@@ -73,7 +74,7 @@ func (s *Session) rowWait(policy storage.WaitPolicy) storage.RowWait {
 func (s *Session) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.TupleLockMode, policy storage.WaitPolicy, recheck func([]Datum) (bool, error)) (locked bool, lockedTID storage.TID, row []Datum, err error) {
 	rel := storage.RelID(t.RelFile)
 	for {
-		out, err := s.eng.store.LockTuple(ec.ctx, s.proc, &s.txn, rel, tid, mode, s.rowWait(policy))
+		out, err := s.eng.store.LockTuple(ec.ctx, s.proc, &s.txn, rel, tid, mode, s.rowWait(policy, t))
 		if err != nil {
 			return false, tid, nil, err
 		}

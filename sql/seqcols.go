@@ -116,7 +116,7 @@ func (s *Session) createColumnSequences(ec *evalCtx, t *TableDef, list []columnS
 				return nil, pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", def.Name)
 			}
 		default:
-			def.Name = chooseRelationName(s.cat(), t.Name, col.Name, "seq")
+			def.Name = s.cat().chooseRelationName(t.Name, col.Name, "seq", nil) // constraint.go
 		}
 		if err := s.createSequence(ec, def, state); err != nil {
 			return nil, err
@@ -147,48 +147,6 @@ func (s *Session) ownColumnSequences(ec *evalCtx, table uint32, seqs []ownedSeq)
 		s.addCatOp(&catOp{kind: "setseq", seq: &nd})
 	}
 	return nil
-}
-
-// chooseRelationName is ChooseRelationName: name1_name2_label, each part
-// shortened to fit in 63 bytes, and label numbered until the name is free.
-func chooseRelationName(cat *catalogState, name1, name2, label string) string {
-	mod := label
-	for pass := 1; ; pass++ {
-		name := makeObjectName(name1, name2, mod)
-		if _, taken := cat.byName[name]; !taken {
-			return name
-		}
-		mod = fmt.Sprintf("%s%d", label, pass)
-	}
-}
-
-// makeObjectName joins name1, name2 and label with underscores, taking
-// bytes off the longer of name1 and name2 until the result fits
-// (keeping whole UTF-8 characters).
-func makeObjectName(name1, name2, label string) string {
-	avail := maxIdentifierLength - len(label) - 1
-	if name2 != "" {
-		avail--
-	}
-	n1, n2 := len(name1), len(name2)
-	for n1+n2 > avail {
-		if n1 > n2 {
-			n1--
-		} else {
-			n2--
-		}
-	}
-	clip := func(s string, n int) string {
-		for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-			n--
-		}
-		return s[:n]
-	}
-	out := clip(name1, n1)
-	if name2 != "" {
-		out += "_" + clip(name2, n2)
-	}
-	return out + "_" + label
 }
 
 // stripIdentity drops identity from columns copied to a new partition:

@@ -25,10 +25,8 @@ import (
 // SQLSTATEs used only by sequences.
 const (
 	codeSequenceLimit     = "2200H" // sequence_generator_limit_exceeded
-	codeDependentObjects  = "2BP01" // dependent_objects_still_exist
 	codeGeneratedAlways   = "428C9" // generated_always
 	sequenceLogVals       = 32      // SEQ_LOG_VALS: values logged ahead by one nextval
-	maxIdentifierLength   = 63      // NAMEDATALEN - 1
 	sequenceNamespaceName = "public"
 )
 

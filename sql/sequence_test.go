@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func TestMakeObjectName(t *testing.T) {
+// TestSerialSequenceNames: the names serial and identity columns give
+// their sequences (makeObjectName, constraint.go).
+func TestSerialSequenceNames(t *testing.T) {
 	long := strings.Repeat("abcdefghij", 5) // 50 bytes
 	cases := []struct{ name1, name2, label, want string }{
 		{"t", "id", "seq", "t_id_seq"},
@@ -19,7 +21,7 @@ func TestMakeObjectName(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := makeObjectName(c.name1, c.name2, c.label)
-		if got != c.want || len(got) > maxIdentifierLength {
+		if got != c.want || len(got) > nameDataLen-1 {
 			t.Errorf("makeObjectName(%q, %q, %q) = %q (%d bytes), want %q", c.name1, c.name2, c.label, got, len(got), c.want)
 		}
 	}

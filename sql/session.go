@@ -141,6 +141,8 @@ type Session struct {
 	noShape    map[string]bool    // shapes that could not be planned
 	act        activity
 	stats      sessionStats // statement counters (stats.go)
+
+	ri riState // constraints compiled for this session, the statement's foreign-key events (ri.go)
 }
 
 // SessionInfo identifies a new backend.
@@ -235,6 +237,7 @@ type Stmt struct {
 	copyOut    bool      // COPY TO STDOUT
 	copyFormat int16     // COPY: 0 text or csv, 1 binary
 	catVer     uint64    // catalog version the plan was made against
+	roName     string    // the command a read-only transaction refuses (readonly.go)
 	noSnapshot bool      // transaction control and settings take no snapshot
 	lazy       *pg.Node  // a statement of a multi-statement string, analysed by Resolve
 	run        func(ec *evalCtx, emit func([]Datum) error) (string, error)
@@ -534,6 +537,9 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 // changed), its snapshot, runs it and advances the command counter after
 // a write. Execute calls it, and EXECUTE of a prepared statement.
 func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit func([]Datum) error) (string, error) {
+	if err := s.checkReadOnly(st); err != nil {
+		return "", err
+	}
 	ec := evalCtx{s: s, ctx: ctx, params: params}
 	run := st.run
 	// the locks follow the plan PostgreSQL's plan cache would run
@@ -565,6 +571,7 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 	}
 	tag, err := run(&ec, emit)
 	s.planDone(st, ec.plan, &ec)
+	err = s.afterStatement(&ec, err) // fire the statement's foreign-key checks and actions (ri.go)
 	if err != nil {
 		return "", err
 	}
@@ -669,6 +676,7 @@ func (s *Session) beginTxn(now time.Time, kind txState) {
 	s.eng.locks.BeginVirtualXact(s.proc, s.lxid)
 	s.eng.txns.Begin(&s.txn, s.proc, isolationOf(s.gucs.String("default_transaction_isolation")))
 	s.gucs.BeginTxn()
+	s.startTxnSettings()
 }
 
 // endTxn commits or aborts: settings are kept or undone and every

@@ -6,6 +6,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/guc"
 	"lockd/pgerr"
 	"lockd/txn"
 )
@@ -14,7 +15,10 @@ import (
 func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error) {
 	st := &Stmt{Text: text, catVer: s.cat().Version}
 	s.foldedVolatile = false
-	defer func() { st.cacheable = !s.foldedVolatile }()
+	defer func() {
+		st.cacheable = !s.foldedVolatile
+		st.roName = readOnlyName(n, st)
+	}()
 	if err := s.checkSequenceUse(n); err != nil { // seqcols.go
 		return nil, err
 	}
@@ -116,6 +120,8 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 	case n.GetDeallocateStmt() != nil:
 		s.compileDeallocate(n.GetDeallocateStmt(), st)
+	case n.GetDiscardStmt() != nil:
+		s.compileDiscard(n.GetDiscardStmt(), st)
 	case n.GetAlterSystemStmt() != nil:
 		set := n.GetAlterSystemStmt().Setstmt
 		st.Tag = "ALTER SYSTEM"
@@ -182,6 +188,15 @@ func setValue(args []*pg.Node) (string, error) {
 }
 
 func (s *Session) set(name, value string, local bool) error {
+	if strings.EqualFold(name, "transaction_read_only") {
+		if d, ok := guc.Lookup(name); ok {
+			if v, err := guc.ParseValue(d, value); err == nil && !v.Bool {
+				if err := s.checkReadWrite(); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if strings.EqualFold(name, "transaction_isolation") && s.tx != txNone {
 		// PostgreSQL: the level is fixed by the first query of a transaction.
 		d, _, err := s.gucs.Show(name)
@@ -288,9 +303,11 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
 				case "transaction_isolation":
 					sets = append(sets, [2]string{target, val})
 				case "transaction_read_only":
-					if val == "1" {
-						return nil, pgerr.NotSupported("read-only transactions are not supported")
+					ro := "transaction_read_only"
+					if !isLocal {
+						ro = "default_transaction_read_only"
 					}
+					sets = append(sets, [2]string{ro, onOff(val == "1")})
 				case "transaction_deferrable":
 				}
 			}
@@ -379,9 +396,7 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 			case "transaction_isolation":
 				sets = append(sets, [2]string{"transaction_isolation", val})
 			case "transaction_read_only":
-				if val == "1" {
-					return nil, pgerr.NotSupported("read-only transactions are not supported")
-				}
+				sets = append(sets, [2]string{"transaction_read_only", onOff(val == "1")})
 			}
 		}
 		tag := st.Tag
@@ -439,6 +454,35 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 	return st, nil
 }
 
+// objectTypeName is the SQL name of an object type, as in DROP's tag.
+func objectTypeName(t pg.ObjectType) string {
+	switch t {
+	case pg.ObjectType_OBJECT_TABLE:
+		return "TABLE"
+	case pg.ObjectType_OBJECT_INDEX:
+		return "INDEX"
+	case pg.ObjectType_OBJECT_SEQUENCE:
+		return "SEQUENCE"
+	case pg.ObjectType_OBJECT_VIEW:
+		return "VIEW"
+	case pg.ObjectType_OBJECT_MATVIEW:
+		return "MATERIALIZED VIEW"
+	case pg.ObjectType_OBJECT_SCHEMA:
+		return "SCHEMA"
+	case pg.ObjectType_OBJECT_TYPE:
+		return "TYPE"
+	case pg.ObjectType_OBJECT_FUNCTION:
+		return "FUNCTION"
+	case pg.ObjectType_OBJECT_EXTENSION:
+		return "EXTENSION"
+	case pg.ObjectType_OBJECT_TRIGGER:
+		return "TRIGGER"
+	case pg.ObjectType_OBJECT_ROLE:
+		return "ROLE"
+	}
+	return strings.TrimPrefix(t.String(), "OBJECT_")
+}
+
 // commandName names a statement for the 0A000 message, using
 // PostgreSQL's command tags.
 func commandName(n *pg.Node) string {
@@ -446,7 +490,7 @@ func commandName(n *pg.Node) string {
 	case n.GetCreateStmt() != nil:
 		return "CREATE TABLE"
 	case n.GetDropStmt() != nil:
-		return "DROP"
+		return "DROP " + objectTypeName(n.GetDropStmt().RemoveType)
 	case n.GetInsertStmt() != nil:
 		return "INSERT"
 	case n.GetUpdateStmt() != nil:
@@ -478,6 +522,13 @@ func commandName(n *pg.Node) string {
 		return "CREATE SCHEMA"
 	case n.GetCreatedbStmt() != nil:
 		return "CREATE DATABASE"
+	case n.GetCreateTableAsStmt() != nil:
+		if n.GetCreateTableAsStmt().Objtype == pg.ObjectType_OBJECT_MATVIEW {
+			return "CREATE MATERIALIZED VIEW"
+		}
+		return "CREATE TABLE AS"
+	case n.GetMergeStmt() != nil:
+		return "MERGE"
 	case n.GetCreateRoleStmt() != nil:
 		return "CREATE ROLE"
 	case n.GetPrepareStmt() != nil:

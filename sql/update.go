@@ -204,7 +204,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 			var out storage.UpdateOutcome
 			moved := false
 			if p.delete {
-				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock))
+				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
 			} else {
 				for i := range newRow {
 					if e, ok := p.set[i]; ok {
@@ -226,9 +226,12 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					if err := checkNotNull(p.t, newRow); err != nil {
 						return 0, err
 					}
+					if err := s.checkConstraints(ec, p.t, newRow); err != nil { // check.go
+						return 0, err
+					}
 					s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
 					out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
-						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock))
+						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock, p.t))
 				}
 			}
 			if err != nil {
@@ -241,8 +244,16 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					if err := s.insertIndexEntries(ec, p.t, p.indexes, newRow, out.NewTID); err != nil {
 						return 0, err
 					}
+					if err := s.afterUpdateRow(p.t, p.set, row, out.NewTID, newRow); err != nil { // foreign keys (ri.go)
+						return 0, err
+					}
 					err = p.ret.emit(ec, newRow, out.NewTID, p.t, emit)
 				} else {
+					if p.delete {
+						if err := s.afterDeleteRow(p.t, row); err != nil { // foreign keys (ri.go)
+							return 0, err
+						}
+					}
 					err = p.ret.emit(ec, row, tid, p.t, emit)
 				}
 				if err != nil {

@@ -37,7 +37,7 @@ func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	defer d.unpin()
 	pg := s.pool.page(id)
 	mode := txn.LockTupleExclusive
-	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, wait: wait, tl: s.newTupleLock(p, rel, tid, mode)}
+	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, wait: wait, tl: s.newTupleLock(p, rel, tid, mode, wait)}
 	defer m.tl.release()
 	m.lock()
 	defer m.unlock()
@@ -102,7 +102,7 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		mode = txn.LockTupleExclusive
 	}
 	m := modifier{s: s, p: p, t: t, d: d, pg: pg, tid: tid, mode: mode, keyIntact: !keysChanged, isUpdate: true, wait: wait,
-		tl: s.newTupleLock(p, rel, tid, mode)}
+		tl: s.newTupleLock(p, rel, tid, mode, wait)}
 	defer m.tl.release()
 
 	m.lock()

@@ -60,6 +60,10 @@ const (
 type RowWait struct {
 	Policy WaitPolicy
 	Lock   locks.LockOptions
+	// RelOID is the relation OID tuple locks are tagged with, as
+	// PostgreSQL tags them (pg_locks.relation), which stays when TRUNCATE
+	// gives a relation a new file; 0 tags them with the relation's RelID.
+	RelOID uint32
 }
 
 // tupleLock is the heavyweight tuple lock one Update, Delete or LockTuple
@@ -72,8 +76,12 @@ type tupleLock struct {
 	held bool
 }
 
-func (s *Store) newTupleLock(p *locks.Proc, rel RelID, tid TID, mode txn.TupleLockMode) tupleLock {
-	return tupleLock{s: s, p: p, tag: locks.TupleTag(s.cfg.DatabaseOID, uint32(rel), tid.Block, tid.Offset), mode: mode.HWLock()}
+func (s *Store) newTupleLock(p *locks.Proc, rel RelID, tid TID, mode txn.TupleLockMode, wait RowWait) tupleLock {
+	oid := wait.RelOID
+	if oid == 0 {
+		oid = uint32(rel)
+	}
+	return tupleLock{s: s, p: p, tag: locks.TupleTag(s.cfg.DatabaseOID, oid, tid.Block, tid.Offset), mode: mode.HWLock()}
 }
 
 // acquire takes the tuple lock unless held (heap_acquire_tuplock). With a
@@ -230,7 +238,7 @@ func (s *Store) LockTuple(ctx context.Context, p *locks.Proc, t *txn.Txn, rel Re
 	d := s.pool.desc(id)
 	defer d.unpin()
 	pg := s.pool.page(id)
-	tl := s.newTupleLock(p, rel, tid, mode)
+	tl := s.newTupleLock(p, rel, tid, mode, wait)
 	defer tl.release()
 	status := mode.LockStatus()
 	firstTime, skipTupleLock := true, false

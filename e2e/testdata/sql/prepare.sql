@@ -111,3 +111,20 @@ select name, generic_plans, custom_plans from pg_prepared_statements where name 
 show plan_cache_mode;
 set plan_cache_mode = sometimes;
 reset plan_cache_mode;
+-- DISCARD: what a connection pooler resets between clients
+set work_mem = '7MB';
+prepare p as select 1;
+select pg_advisory_lock(42);
+select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid();
+begin;
+discard all;
+rollback;
+discard plans;
+discard temp;
+discard sequences;
+execute p;
+discard all;
+show work_mem;
+execute p;
+select count(*) from pg_prepared_statements;
+select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid();

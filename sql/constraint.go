@@ -1,0 +1,380 @@
+package sql
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// CHECK and FOREIGN KEY constraints in the catalog: pg_constraint's rows
+// of contype 'c' and 'f'. Primary keys and unique constraints are their
+// indexes (IndexDef.Primary, IndexDef.IsConstraint) and show in
+// pg_constraint from there (pgcatalog.go).
+//
+// A ConstraintDef is immutable once published: DDL replaces it with a new
+// one through a catOp ("addcon", "setcon", "dropcon"), so catalog states
+// may share them.
+
+// ConstraintDef is a CHECK or FOREIGN KEY constraint of a table.
+type ConstraintDef struct {
+	OID      uint32 `json:"oid"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`  // pg_constraint.contype: "c" check, "f" foreign key
+	Table    uint32 `json:"table"` // conrelid
+	Cols     []int  `json:"cols"`  // conkey, 0-based: the FK columns, or the columns a CHECK reads
+	NotValid bool   `json:"not_valid,omitempty"`
+
+	// CHECK: Expr is the expression as SQL, compiled against each table
+	// the constraint applies to (check.go); Def and PrettyDef are what
+	// pg_get_constraintdef(oid) and pg_get_constraintdef(oid, true) print,
+	// computed when the constraint is made (checkdeparse.go).
+	Expr      string `json:"expr,omitempty"`
+	Def       string `json:"def,omitempty"`
+	PrettyDef string `json:"pretty_def,omitempty"`
+	NoInherit bool   `json:"no_inherit,omitempty"`
+
+	// FOREIGN KEY (fkey.go): the referenced table (confrelid), its
+	// columns (confkey, in the order of Cols) and the unique index that
+	// makes them a key (conindid); the actions as confupdtype and
+	// confdeltype spell them (a no action, r restrict, c cascade, n set
+	// null, d set default) and the match type (confmatchtype: s simple,
+	// f full).
+	RefTable uint32 `json:"reftable,omitempty"`
+	RefCols  []int  `json:"refcols,omitempty"`
+	RefIndex uint32 `json:"refindex,omitempty"`
+	OnUpdate byte   `json:"onupdate,omitempty"`
+	OnDelete byte   `json:"ondelete,omitempty"`
+	Match    byte   `json:"match,omitempty"`
+}
+
+// Constraint kinds (pg_constraint.contype).
+const (
+	conCheck   = "c"
+	conForeign = "f"
+)
+
+// Foreign-key actions and match types as pg_constraint spells them.
+const (
+	fkNoAction   = 'a'
+	fkRestrict   = 'r'
+	fkCascade    = 'c'
+	fkSetNull    = 'n'
+	fkSetDefault = 'd'
+	fkMatchFull  = 'f'
+	fkMatchSimpl = 's'
+)
+
+// consIndex finds a table's constraints (derived from
+// catalogState.Constraints by buildConstraintIndex).
+type consIndex struct {
+	byRel map[uint32][]*ConstraintDef // conrelid → its constraints, by OID
+	byRef map[uint32][]*ConstraintDef // confrelid → the foreign keys referencing it, by OID
+}
+
+func cloneConstraints(m map[uint32]*ConstraintDef) map[uint32]*ConstraintDef {
+	if m == nil {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+// applyConstraint replays an "addcon", "setcon" or "dropcon" operation.
+func (c *catalogState) applyConstraint(op *catOp) {
+	if c.Constraints == nil {
+		c.Constraints = map[uint32]*ConstraintDef{}
+	}
+	if op.kind == "dropcon" {
+		delete(c.Constraints, op.con.OID)
+		return
+	}
+	con := *op.con
+	c.Constraints[con.OID] = &con
+}
+
+// dropTableConstraints removes the constraints of a dropped table and
+// the foreign keys that referenced it (DROP ... CASCADE records those
+// explicitly first; this keeps the catalog consistent whatever the order
+// of a multi-table DROP).
+func (c *catalogState) dropTableConstraints(oid uint32) {
+	for k, con := range c.Constraints {
+		if con.Table == oid || con.RefTable == oid {
+			delete(c.Constraints, k)
+		}
+	}
+}
+
+func (c *catalogState) buildConstraintIndex() {
+	c.cons = consIndex{}
+	if len(c.Constraints) == 0 {
+		return
+	}
+	c.cons.byRel = map[uint32][]*ConstraintDef{}
+	c.cons.byRef = map[uint32][]*ConstraintDef{}
+	for _, con := range c.Constraints {
+		c.cons.byRel[con.Table] = append(c.cons.byRel[con.Table], con)
+		if con.Kind == conForeign {
+			c.cons.byRef[con.RefTable] = append(c.cons.byRef[con.RefTable], con)
+		}
+	}
+	byOID := func(l []*ConstraintDef) {
+		sort.Slice(l, func(i, j int) bool { return l[i].OID < l[j].OID })
+	}
+	for _, l := range c.cons.byRel {
+		byOID(l)
+	}
+	for _, l := range c.cons.byRef {
+		byOID(l)
+	}
+}
+
+// tableConstraintDefs lists the CHECK and FOREIGN KEY constraints of a
+// table itself (not those it inherits), in OID order.
+func (c *catalogState) tableConstraintDefs(oid uint32) []*ConstraintDef { return c.cons.byRel[oid] }
+
+// referencingKeys lists the foreign keys that reference table oid.
+func (c *catalogState) referencingKeys(oid uint32) []*ConstraintDef { return c.cons.byRef[oid] }
+
+// constraintNamed finds table oid's constraint called name: a CHECK or
+// FOREIGN KEY (con), or the index of a primary key or unique constraint.
+func (c *catalogState) constraintNamed(oid uint32, name string) (*ConstraintDef, *IndexDef) {
+	for _, con := range c.cons.byRel[oid] {
+		if con.Name == name {
+			return con, nil
+		}
+	}
+	if t := c.Tables[oid]; t != nil {
+		for _, ix := range c.tableIndexes(t) {
+			if (ix.Primary || ix.IsConstraint) && ix.Name == name {
+				return nil, ix
+			}
+		}
+	}
+	return nil, nil
+}
+
+// ancestors lists t's partitioned ancestors, nearest first.
+func (c *catalogState) ancestors(t *TableDef) []*TableDef {
+	var out []*TableDef
+	for t.Parent != 0 {
+		if t = c.Tables[t.Parent]; t == nil {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// --- names
+
+// nameDataLen is PostgreSQL's NAMEDATALEN: names hold at most 63 bytes.
+const nameDataLen = 64
+
+// makeObjectName is PostgreSQL's makeObjectName: name1_name2_label, with
+// name1 and name2 shortened (the longer one first) so that the whole fits
+// in NAMEDATALEN-1 bytes; name2 may be empty.
+func makeObjectName(name1, name2, label string) string {
+	overhead := 0
+	if label != "" {
+		overhead += len(label) + 1
+	}
+	if name2 != "" {
+		overhead++
+	}
+	avail := nameDataLen - 1 - overhead
+	n1, n2 := len(name1), len(name2)
+	for n1+n2 > avail {
+		if n1 > n2 {
+			n1--
+		} else {
+			n2--
+		}
+	}
+	name := clipUTF8(name1, n1)
+	if name2 != "" {
+		name += "_" + clipUTF8(name2, n2)
+	}
+	if label != "" {
+		name += "_" + label
+	}
+	return name
+}
+
+// clipUTF8 cuts s to at most n bytes at a character boundary (pg_mbcliplen).
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// nameAddition joins column names with "_" for a generated name
+// (ChooseForeignKeyConstraintNameAddition, ChooseIndexNameAddition): it
+// stops once NAMEDATALEN bytes are reached, makeObjectName cuts the rest.
+func nameAddition(cols []string) string {
+	var b strings.Builder
+	for _, c := range cols {
+		if b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteString(c)
+		if b.Len() >= nameDataLen {
+			break
+		}
+	}
+	return b.String()
+}
+
+// constraintNameTaken reports whether a constraint of the namespace is
+// already called name (pg_constraint_conname_nsp_index): CHECK and FOREIGN
+// KEY constraints, primary keys and unique constraints.
+func (c *catalogState) constraintNameTaken(name string) bool {
+	for _, con := range c.Constraints {
+		if con.Name == name {
+			return true
+		}
+	}
+	for _, ix := range c.Indexes {
+		if (ix.Primary || ix.IsConstraint) && ix.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// chooseConstraintName is ChooseConstraintName: name1_name2_label, then
+// name1_name2_label1, label2, ... until no constraint of the namespace
+// and none of others (names chosen for the same command) has it.
+func (c *catalogState) chooseConstraintName(name1, name2, label string, others []string) string {
+	modlabel := label
+	for pass := 1; ; pass++ {
+		name := makeObjectName(name1, name2, modlabel)
+		if !slices.Contains(others, name) && !c.constraintNameTaken(name) {
+			return name
+		}
+		modlabel = label + strconv.Itoa(pass)
+	}
+}
+
+// chooseRelationName is ChooseRelationName, for the index of a unique
+// constraint (table_cols_key): unique among relation names and others.
+func (c *catalogState) chooseRelationName(name1, name2, label string, others []string) string {
+	modlabel := label
+	for pass := 1; ; pass++ {
+		name := makeObjectName(name1, name2, modlabel)
+		if _, taken := c.byName[name]; !taken && !slices.Contains(others, name) {
+			return name
+		}
+		modlabel = label + strconv.Itoa(pass)
+	}
+}
+
+// --- pg_constraint
+
+// tableConstraints lists the CHECK and FOREIGN KEY constraints for
+// pg_constraint and pg_get_constraintdef (the primary keys and unique
+// constraints come from their indexes).
+func (s *Session) tableConstraints() []conInfo {
+	cat := s.cat()
+	if len(cat.Constraints) == 0 {
+		return nil
+	}
+	out := make([]conInfo, 0, len(cat.Constraints))
+	for _, con := range cat.Constraints {
+		out = append(out, conRow(cat, con, con.Table))
+	}
+	// a partition's copies of its ancestors' CHECKs and clones of their
+	// foreign keys (conparentid), under the ancestor's OID
+	for _, t := range cat.Tables {
+		if t.Parent == 0 {
+			continue
+		}
+		for _, con := range cat.inheritedConstraints(t) {
+			c := conRow(cat, con, t.OID)
+			if con.Kind == conForeign {
+				c.parent = con.OID
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// conRow is con's pg_constraint row, as a constraint of table rel.
+func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
+	c := conInfo{oid: con.OID, name: con.Name, kind: con.Kind[0], rel: rel, notValid: con.NotValid}
+	for _, k := range con.Cols {
+		c.cols = append(c.cols, int16(k+1))
+	}
+	switch con.Kind {
+	case conCheck:
+		c.def, c.prettyDef = con.Def, con.PrettyDef
+	case conForeign:
+		c.refRel, c.index = con.RefTable, con.RefIndex
+		c.onUpdate, c.onDelete, c.match = con.OnUpdate, con.OnDelete, con.Match
+		for _, k := range con.RefCols {
+			c.refCols = append(c.refCols, int16(k+1))
+		}
+		c.def = fkeyDef(cat, con)
+	}
+	return c
+}
+
+// fkeyDef is pg_get_constraintdef of a foreign key:
+// FOREIGN KEY (cols) REFERENCES table(cols) [MATCH FULL] [ON UPDATE ...]
+// [ON DELETE ...] [NOT VALID].
+func fkeyDef(cat *catalogState, con *ConstraintDef) string {
+	t, rt := cat.Tables[con.Table], cat.Tables[con.RefTable]
+	if t == nil || rt == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("FOREIGN KEY (")
+	b.WriteString(colList(t, con.Cols))
+	b.WriteString(") REFERENCES ")
+	b.WriteString(quoteIdent(rt.Name))
+	b.WriteByte('(')
+	b.WriteString(colList(rt, con.RefCols))
+	b.WriteByte(')')
+	if con.Match == fkMatchFull {
+		b.WriteString(" MATCH FULL")
+	}
+	if w := fkActionWords(con.OnUpdate); w != "" {
+		b.WriteString(" ON UPDATE " + w)
+	}
+	if w := fkActionWords(con.OnDelete); w != "" {
+		b.WriteString(" ON DELETE " + w)
+	}
+	if con.NotValid {
+		b.WriteString(" NOT VALID")
+	}
+	return b.String()
+}
+
+func fkActionWords(a byte) string {
+	switch a {
+	case fkRestrict:
+		return "RESTRICT"
+	case fkCascade:
+		return "CASCADE"
+	case fkSetNull:
+		return "SET NULL"
+	case fkSetDefault:
+		return "SET DEFAULT"
+	}
+	return "" // NO ACTION is not printed
+}
+
+// colList is "a, b" for column positions of t, quoted as needed.
+func colList(t *TableDef, cols []int) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = quoteIdent(t.Cols[c].Name)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,148 @@
+package sql
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+)
+
+// Read-only transactions: BEGIN READ ONLY, SET TRANSACTION READ ONLY and
+// default_transaction_read_only. As in PostgreSQL, a statement that
+// writes, locks rows or changes the catalog fails with 25006 "cannot
+// execute <command> in a read-only transaction" before it takes any lock;
+// reading, SET, LOCK TABLE, ANALYZE, PREPARE and transaction control
+// still run.
+
+// readOnlyName is the command name a read-only transaction refuses st
+// under (PostgreSQL's CreateCommandName), or "" when st may run in one.
+func readOnlyName(n *pg.Node, st *Stmt) string {
+	switch {
+	case n.GetInsertStmt() != nil:
+		return "INSERT"
+	case n.GetUpdateStmt() != nil:
+		return "UPDATE"
+	case n.GetDeleteStmt() != nil:
+		return "DELETE"
+	case n.GetSelectStmt() != nil:
+		if st.writes { // a data-modifying WITH
+			return "SELECT"
+		}
+		for _, r := range st.rels {
+			if r.mode == locks.RowShareLock {
+				return "SELECT FOR " + lockStrengthName(firstLockingClause(n.GetSelectStmt()))
+			}
+		}
+		return ""
+	case n.GetCopyStmt() != nil:
+		if n.GetCopyStmt().IsFrom {
+			return "COPY FROM"
+		}
+		return ""
+	case n.GetVariableSetStmt() != nil, n.GetVariableShowStmt() != nil, n.GetTransactionStmt() != nil,
+		n.GetLockStmt() != nil, n.GetVacuumStmt() != nil, n.GetExplainStmt() != nil,
+		n.GetPrepareStmt() != nil, n.GetExecuteStmt() != nil, n.GetDeallocateStmt() != nil,
+		n.GetAlterSystemStmt() != nil, n.GetCheckPointStmt() != nil, n.GetDiscardStmt() != nil:
+		// EXECUTE: the prepared statement is checked when it runs
+		return ""
+	}
+	return commandName(n)
+}
+
+// firstLockingClause is the strength of the first FOR UPDATE/SHARE clause
+// of sel, its set-operation branches or its subqueries in FROM and WITH,
+// which PostgreSQL names the statement by.
+func firstLockingClause(sel *pg.SelectStmt) pg.LockClauseStrength {
+	if sel == nil {
+		return pg.LockClauseStrength_LOCK_CLAUSE_STRENGTH_UNDEFINED
+	}
+	for _, lc := range sel.LockingClause {
+		if c := lc.GetLockingClause(); c != nil {
+			return c.Strength
+		}
+	}
+	var subs []*pg.SelectStmt
+	if sel.WithClause != nil {
+		for _, c := range sel.WithClause.Ctes {
+			if cte := c.GetCommonTableExpr(); cte != nil {
+				subs = append(subs, cte.Ctequery.GetSelectStmt())
+			}
+		}
+	}
+	subs = append(subs, sel.Larg, sel.Rarg)
+	for _, f := range sel.FromClause {
+		subs = append(subs, fromSubqueries(f)...)
+	}
+	for _, sub := range subs {
+		if s := firstLockingClause(sub); s != pg.LockClauseStrength_LOCK_CLAUSE_STRENGTH_UNDEFINED {
+			return s
+		}
+	}
+	return pg.LockClauseStrength_LOCK_CLAUSE_STRENGTH_UNDEFINED
+}
+
+// fromSubqueries lists the subqueries of one FROM item, through joins.
+func fromSubqueries(n *pg.Node) []*pg.SelectStmt {
+	switch {
+	case n.GetRangeSubselect() != nil:
+		return []*pg.SelectStmt{n.GetRangeSubselect().Subquery.GetSelectStmt()}
+	case n.GetJoinExpr() != nil:
+		j := n.GetJoinExpr()
+		return append(fromSubqueries(j.Larg), fromSubqueries(j.Rarg)...)
+	}
+	return nil
+}
+
+func lockStrengthName(s pg.LockClauseStrength) string {
+	switch s {
+	case pg.LockClauseStrength_LCS_FORKEYSHARE:
+		return "KEY SHARE"
+	case pg.LockClauseStrength_LCS_FORSHARE:
+		return "SHARE"
+	case pg.LockClauseStrength_LCS_FORNOKEYUPDATE:
+		return "NO KEY UPDATE"
+	}
+	return "UPDATE"
+}
+
+// checkReadOnly refuses st in a read-only transaction.
+func (s *Session) checkReadOnly(st *Stmt) error {
+	if st.roName == "" || !s.gucs.Bool("transaction_read_only") {
+		return nil
+	}
+	return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.roName)
+}
+
+// checkReadWrite is SET transaction_read_only = off's rule: a read-only
+// transaction can become read-write only before its first query, and not
+// inside a savepoint.
+func (s *Session) checkReadWrite() error {
+	if s.tx == txNone || !s.gucs.Bool("transaction_read_only") {
+		return nil
+	}
+	if len(s.savepoints) > 0 {
+		return pgerr.New(pgerr.ActiveSQLTransaction, "cannot set transaction read-write mode inside a read-only transaction")
+	}
+	if s.txn.SnapshotTaken() {
+		return pgerr.New(pgerr.ActiveSQLTransaction, "transaction read-write mode must be set before any query")
+	}
+	return nil
+}
+
+// startTxnSettings gives a new transaction its isolation level and
+// read-write mode from the defaults, as PostgreSQL's StartTransaction
+// does, so SHOW transaction_isolation tells the truth.
+func (s *Session) startTxnSettings() {
+	for _, p := range [...][2]string{{"transaction_isolation", "default_transaction_isolation"}, {"transaction_read_only", "default_transaction_read_only"}} {
+		if v := s.gucs.String(p[1]); s.gucs.String(p[0]) != v {
+			_, _ = s.gucs.Set(p[0], v, true)
+		}
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

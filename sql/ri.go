@@ -1,0 +1,730 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/storage"
+	"lockd/txn"
+)
+
+// Referential integrity at run time, as PostgreSQL's ri_triggers.c does
+// it with its AFTER ROW triggers.
+//
+// Writing a row queues events: an inserted row, or an updated one whose
+// foreign-key columns changed, is to be checked against the referenced
+// table (RI_FKey_check_ins / _upd; an UPDATE that leaves the columns alone
+// queues nothing, RI_FKey_fk_upd_check_required); a deleted referenced row,
+// or one whose key changed, is to be looked for in the referencing tables
+// (the action triggers; RI_FKey_pk_upd_check_required). The statement's
+// events fire when it ends (AfterTriggerEndQuery): per row, first the
+// referenced-side ones, then the referencing-side ones, each group in
+// constraint order — the order of PostgreSQL's trigger names.
+//
+// Each check is PostgreSQL's RI query, done directly: after a
+// CommandCounterIncrement and a new snapshot (as SPI gives one; under
+// REPEATABLE READ the transaction's, except that the referenced side's
+// queries look with one taken now), the
+// referenced key is looked up in the referenced table's unique index and
+// the row found is locked FOR KEY SHARE (lockRow: waits for a deleter or
+// key updater, follows a concurrent update under READ COMMITTED); the
+// referencing rows are looked for by an index covering the foreign-key
+// columns or else a scan, and locked FOR KEY SHARE too. Relation locks are
+// those of the RI query's plan: RowShareLock on the table and, for the
+// first six executions of each query in a session (PostgreSQL's plan
+// cache builds custom plans five times, then a generic plan, each planning
+// locking every index), on all its indexes; afterwards only on the index
+// the plan uses. CASCADE, SET NULL and SET DEFAULT run the UPDATE or
+// DELETE PostgreSQL runs, compiled once per session; their own events fire
+// at their end, nested.
+
+// fkRef is a foreign key resolved for execution in one session.
+type fkRef struct {
+	con     *ConstraintDef
+	child   *TableDef // conrelid (may be partitioned)
+	parent  *TableDef // confrelid
+	index   *IndexDef // conindid
+	fkTypes []Type    // of con.Cols
+	pkTypes []Type    // of con.RefCols
+	// keyPos[i] is the position in con.Cols / con.RefCols of the index's
+	// column i
+	keyPos []int
+	// pk looks the referenced key up (keys holds its values)
+	pk   *tableSource
+	keys []*constExpr
+}
+
+func (s *Session) newFKRef(con *ConstraintDef) (*fkRef, error) {
+	cat := s.cat()
+	fk := &fkRef{con: con, child: cat.Tables[con.Table], parent: cat.Tables[con.RefTable], index: cat.Indexes[con.RefIndex]}
+	if fk.child == nil || fk.parent == nil || fk.index == nil {
+		return nil, pgerr.New(pgerr.InternalError, "foreign key constraint \"%s\" is broken", con.Name)
+	}
+	for i := range con.Cols {
+		fk.fkTypes = append(fk.fkTypes, fk.child.Cols[con.Cols[i]].Type())
+		fk.pkTypes = append(fk.pkTypes, fk.parent.Cols[con.RefCols[i]].Type())
+	}
+	fk.pk = newTableSource(fk.parent, fk.parent.Name)
+	fk.pk.index = fk.index
+	for _, c := range fk.index.Cols {
+		for j, rc := range con.RefCols {
+			if rc == c {
+				fk.keyPos = append(fk.keyPos, j)
+			}
+		}
+		k := &constExpr{t: fk.parent.Cols[c].Type()}
+		fk.keys = append(fk.keys, k)
+		fk.pk.keyArgs = append(fk.pk.keyArgs, k)
+		fk.pk.keyTyps = append(fk.pk.keyTyps, k.t)
+	}
+	return fk, nil
+}
+
+// setKey loads vals (in constraint order, of types from) as the key the
+// referenced-table lookup uses; false when a value has no equal in the
+// referenced type (it then references nothing).
+func (fk *fkRef) setKey(ec *evalCtx, vals []Datum, from []Type) bool {
+	for i, j := range fk.keyPos {
+		v, err := castDatum(ec, vals[j], from[j], fk.pkTypes[j], false)
+		if err != nil {
+			return false
+		}
+		fk.keys[i].d = v
+	}
+	return true
+}
+
+// pkKey is the referenced index's key for vals.
+func (fk *fkRef) pkKey(ec *evalCtx, vals []Datum, from []Type) ([]byte, bool) {
+	if !fk.setKey(ec, vals, from) {
+		return nil, false
+	}
+	ds := make([]Datum, len(fk.keys))
+	for i, k := range fk.keys {
+		ds[i] = k.d
+	}
+	return appendKey(nil, fk.pk.keyTyps, ds), true
+}
+
+// notPresent is the referencing side's violation (ri_ReportViolation).
+func (fk *fkRef) notPresent(rel *TableDef, vals []Datum) error {
+	return pgerr.New(pgerr.ForeignKeyViolation, "insert or update on table \"%s\" violates foreign key constraint \"%s\"", rel.Name, fk.con.Name).
+		WithDetail("Key ("+keyNames(rel, fk.con.Cols)+")=("+keyValues(fk.fkTypes, vals)+") is not present in table \""+fk.parent.Name+"\".").
+		OnConstraint(rel.Name, fk.con.Name)
+}
+
+// stillReferenced is the referenced side's violation.
+func (fk *fkRef) stillReferenced(vals []Datum) error {
+	return pgerr.New(pgerr.ForeignKeyViolation, "update or delete on table \"%s\" violates foreign key constraint \"%s\" on table \"%s\"", fk.parent.Name, fk.con.Name, fk.child.Name).
+		WithDetail("Key ("+keyNames(fk.parent, fk.con.RefCols)+")=("+keyValues(fk.pkTypes, vals)+") is still referenced from table \""+fk.child.Name+"\".").
+		OnConstraint(fk.child.Name, fk.con.Name)
+}
+
+func matchFullError(rel *TableDef, con *ConstraintDef) error {
+	return pgerr.New(pgerr.ForeignKeyViolation, "insert or update on table \"%s\" violates foreign key constraint \"%s\"", rel.Name, con.Name).
+		WithDetail("MATCH FULL does not allow mixing of null and nonnull key values.").OnConstraint(rel.Name, con.Name)
+}
+
+func keyNames(t *TableDef, cols []int) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = t.Cols[c].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func keyValues(types []Type, vals []Datum) string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if v.Null {
+			out[i] = "null"
+		} else {
+			out[i] = string(appendText(nil, types[i], v, nil))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// relCons is what a table's rows must satisfy, compiled for a session.
+type relCons struct {
+	checks []checkCons
+	out    []*fkRef // foreign keys of the table and its partitioned ancestors
+	in     []*fkRef // foreign keys referencing the table
+}
+
+// relConstraints returns t's compiled constraints, nil when it has none.
+func (s *Session) relConstraints(t *TableDef) (*relCons, error) {
+	cat := s.cat()
+	if len(cat.Constraints) == 0 {
+		return nil, nil
+	}
+	if s.ri.rels == nil || s.ri.ver != cat.Version {
+		s.ri.rels = map[uint32]*relCons{}
+		s.ri.ver = cat.Version
+	}
+	if rc, ok := s.ri.rels[t.OID]; ok {
+		return rc, nil
+	}
+	checks, err := s.compileChecks(t)
+	if err != nil {
+		return nil, err
+	}
+	rc := &relCons{checks: checks}
+	for _, con := range append(append([]*ConstraintDef(nil), cat.tableConstraintDefs(t.OID)...), cat.inheritedConstraints(t)...) {
+		if con.Kind != conForeign {
+			continue
+		}
+		fk, err := s.newFKRef(con)
+		if err != nil {
+			return nil, err
+		}
+		rc.out = append(rc.out, fk)
+	}
+	for _, con := range cat.referencingKeys(t.OID) {
+		fk, err := s.newFKRef(con)
+		if err != nil {
+			return nil, err
+		}
+		rc.in = append(rc.in, fk)
+	}
+	if len(rc.checks) == 0 && len(rc.out) == 0 && len(rc.in) == 0 {
+		rc = nil
+	}
+	s.ri.rels[t.OID] = rc
+	return rc, nil
+}
+
+// riState is a session's referential-integrity machinery.
+type riState struct {
+	ver   uint64              // catalog version rels was built for
+	rels  map[uint32]*relCons // by table OID
+	queue []riEvent           // the events of the running statement (and those it nests)
+	runs  map[riQuery]int     // executions of each RI query (plan cache custom → generic)
+	plans map[riQuery]*Stmt   // compiled CASCADE / SET NULL / SET DEFAULT statements
+}
+
+// riQuery names one of a constraint's RI queries (ri_BuildQueryKey).
+type riQuery struct {
+	con  uint32
+	kind byte // 'c' check, 'm' pk match, 'r' restrict, 'D' cascade delete, 'U' cascade update, 'N' set null, 'S' set default
+}
+
+// riCustomPlans is how many executions of an RI query plan it afresh:
+// five custom plans, then the generic plan is built (the sixth).
+const riCustomPlans = 6
+
+type riKind uint8
+
+const (
+	riCheckInsert riKind = iota // RI_FKey_check_ins
+	riCheckUpdate               // RI_FKey_check_upd
+	riPKDelete                  // the ON DELETE action
+	riPKUpdate                  // the ON UPDATE action
+)
+
+// riEvent is one queued RI trigger event.
+type riEvent struct {
+	fk   *fkRef
+	kind riKind
+	rel  *TableDef   // the referencing side: the table holding the row
+	tid  storage.TID // the referencing side: the new row version
+	old  []Datum     // the referenced side: the old key (con.RefCols order)
+	new  []Datum     // the new values: FK columns (con.Cols order), or the new key
+}
+
+func pick(row []Datum, cols []int) []Datum {
+	out := make([]Datum, len(cols))
+	for i, c := range cols {
+		out[i] = row[c]
+	}
+	return out
+}
+
+// fkNeedsCheck: the new FK values must be looked up (not all NULL, and
+// for MATCH SIMPLE none NULL; MATCH FULL reports a mix when it fires).
+func fkNeedsCheck(con *ConstraintDef, row []Datum) bool {
+	nulls := 0
+	for _, c := range con.Cols {
+		if row[c].Null {
+			nulls++
+		}
+	}
+	return nulls == 0 || nulls < len(con.Cols) && con.Match == fkMatchFull
+}
+
+// afterInsertRow queues the checks of a row inserted into t (a leaf).
+func (s *Session) afterInsertRow(t *TableDef, tid storage.TID, row []Datum) error {
+	rc, err := s.relConstraints(t)
+	if err != nil || rc == nil {
+		return err
+	}
+	for _, fk := range rc.out {
+		if fkNeedsCheck(fk.con, row) {
+			s.ri.queue = append(s.ri.queue, riEvent{fk: fk, kind: riCheckInsert, rel: t, tid: tid, new: pick(row, fk.con.Cols)})
+		}
+	}
+	return nil
+}
+
+// afterUpdateRow queues the events of a row of t updated from old to new
+// (now at tid) by an UPDATE that set the columns in set.
+func (s *Session) afterUpdateRow(t *TableDef, set map[int]expr, old []Datum, tid storage.TID, new []Datum) error {
+	rc, err := s.relConstraints(t)
+	if err != nil || rc == nil {
+		return err
+	}
+	for _, fk := range rc.in {
+		if !touches(set, fk.con.RefCols) || anyNull(old, fk.con.RefCols) || keysEqual(fk.pkTypes, old, new, fk.con.RefCols) {
+			continue
+		}
+		s.ri.queue = append(s.ri.queue, riEvent{fk: fk, kind: riPKUpdate, old: pick(old, fk.con.RefCols), new: pick(new, fk.con.RefCols)})
+	}
+	for _, fk := range rc.out {
+		if !touches(set, fk.con.Cols) || !fkNeedsCheck(fk.con, new) || keysEqual(fk.fkTypes, old, new, fk.con.Cols) {
+			continue
+		}
+		s.ri.queue = append(s.ri.queue, riEvent{fk: fk, kind: riCheckUpdate, rel: t, tid: tid, new: pick(new, fk.con.Cols)})
+	}
+	return nil
+}
+
+// afterDeleteRow queues the ON DELETE actions for a row deleted from t.
+func (s *Session) afterDeleteRow(t *TableDef, old []Datum) error {
+	rc, err := s.relConstraints(t)
+	if err != nil || rc == nil {
+		return err
+	}
+	for _, fk := range rc.in {
+		if !anyNull(old, fk.con.RefCols) {
+			s.ri.queue = append(s.ri.queue, riEvent{fk: fk, kind: riPKDelete, old: pick(old, fk.con.RefCols)})
+		}
+	}
+	return nil
+}
+
+func touches(set map[int]expr, cols []int) bool {
+	for _, c := range cols {
+		if _, ok := set[c]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func anyNull(row []Datum, cols []int) bool {
+	for _, c := range cols {
+		if row[c].Null {
+			return true
+		}
+	}
+	return false
+}
+
+// keysEqual compares the columns of two rows by their binary images
+// (ri_KeysEqual).
+func keysEqual(types []Type, a, b []Datum, cols []int) bool {
+	for i, c := range cols {
+		if a[c].Null != b[c].Null {
+			return false
+		}
+		if a[c].Null {
+			continue
+		}
+		t := types[i : i+1]
+		if string(appendKey(nil, t, a[c:c+1])) != string(appendKey(nil, t, b[c:c+1])) {
+			return false
+		}
+	}
+	return true
+}
+
+// afterStatement fires the events the statement queued, unless it failed
+// (then they are dropped with it).
+func (s *Session) afterStatement(ec *evalCtx, err error) error {
+	if err == nil && len(s.ri.queue) > 0 {
+		err = s.riFire(ec, 0)
+	}
+	s.ri.queue = s.ri.queue[:0]
+	return err
+}
+
+// riFire fires the queued events from index from on, in order; events
+// that the actions queue are fired by those actions themselves.
+func (s *Session) riFire(ec *evalCtx, from int) error {
+	for i := from; i < len(s.ri.queue); i++ {
+		ev := s.ri.queue[i]
+		if err := s.riFireOne(ec, &ev); err != nil {
+			return err
+		}
+	}
+	s.ri.queue = s.ri.queue[:from]
+	return nil
+}
+
+func (s *Session) riFireOne(ec *evalCtx, ev *riEvent) error {
+	con := ev.fk.con
+	var action byte
+	switch ev.kind {
+	case riCheckInsert, riCheckUpdate:
+		return s.riCheck(ec, ev)
+	case riPKDelete:
+		action = con.OnDelete
+	default:
+		action = con.OnUpdate
+	}
+	switch action {
+	case fkRestrict:
+		return s.riRestrict(ec, ev, false)
+	case fkCascade:
+		if ev.kind == riPKDelete {
+			return s.riAction(ec, ev, 'D')
+		}
+		return s.riAction(ec, ev, 'U')
+	case fkSetNull:
+		return s.riAction(ec, ev, 'N')
+	case fkSetDefault:
+		if err := s.riAction(ec, ev, 'S'); err != nil {
+			return err
+		}
+	}
+	return s.riRestrict(ec, ev, true) // NO ACTION, and SET DEFAULT's recheck
+}
+
+// riSnapshot is what SPI does before each RI query: make the
+// transaction's own work visible and take a new snapshot.
+func (s *Session) riSnapshot() {
+	s.txn.CommandCounterIncrement()
+	s.txn.StatementSnapshot()
+}
+
+// riLatestSnapshot is riSnapshot for the RI queries that must also see
+// rows committed since a REPEATABLE READ transaction's snapshot
+// (ri_PerformCheck's detectNewRows: the referenced side's checks and
+// actions): a snapshot as of now until restore.
+func (s *Session) riLatestSnapshot() (restore func()) {
+	s.txn.CommandCounterIncrement()
+	return s.txn.UseLatestSnapshot()
+}
+
+// riCustom counts an execution of RI query q and reports whether it is
+// planned afresh (see the file comment).
+func (s *Session) riCustom(q riQuery) bool {
+	if s.ri.runs == nil {
+		s.ri.runs = map[riQuery]int{}
+	}
+	n := s.ri.runs[q]
+	s.ri.runs[q] = n + 1
+	return n < riCustomPlans
+}
+
+// riLockRelation takes the relation locks of an RI query's plan over t:
+// the table, and every index when planned afresh (custom), else the one
+// it reads (used, if any).
+func (s *Session) riLockRelation(ec *evalCtx, t *TableDef, mode locks.LockMode, used *IndexDef, custom bool) error {
+	if err := s.lockNow(ec, t.OID, mode); err != nil {
+		return err
+	}
+	if custom {
+		for _, ix := range s.cat().tableIndexes(t) {
+			if err := s.lockNow(ec, ix.OID, mode); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if used != nil {
+		return s.lockNow(ec, used.OID, mode)
+	}
+	return nil
+}
+
+// riCheck is RI_FKey_check: the new row must find its key in the
+// referenced table, which is locked FOR KEY SHARE.
+func (s *Session) riCheck(ec *evalCtx, ev *riEvent) error {
+	fk := ev.fk
+	live, err := s.rowLive(ev.rel, ev.tid)
+	if err != nil || !live {
+		return err // a row deleted or updated again since: its last version is checked
+	}
+	nulls := 0
+	for _, v := range ev.new {
+		if v.Null {
+			nulls++
+		}
+	}
+	if nulls == len(ev.new) || nulls > 0 && fk.con.Match != fkMatchFull {
+		return nil
+	}
+	if nulls > 0 {
+		return matchFullError(ev.rel, fk.con)
+	}
+	if err := s.riLockRelation(ec, fk.parent, locks.RowShareLock, fk.index, s.riCustom(riQuery{fk.con.OID, 'c'})); err != nil {
+		return err
+	}
+	s.riSnapshot()
+	found, err := s.riLockReferenced(ec, fk, ev.new, fk.fkTypes)
+	if err != nil || found {
+		return err
+	}
+	return fk.notPresent(ev.rel, ev.new)
+}
+
+// riLockReferenced looks vals up in the referenced table and locks the
+// row FOR KEY SHARE; false when no live row has the key.
+func (s *Session) riLockReferenced(ec *evalCtx, fk *fkRef, vals []Datum, from []Type) (bool, error) {
+	if !fk.setKey(ec, vals, from) {
+		return false, nil
+	}
+	want := make([]Datum, len(fk.keys))
+	for i, k := range fk.keys {
+		want[i] = k.d
+	}
+	found := false
+	err := fk.pk.scanTIDs(ec, func(tid storage.TID, _ []Datum) error {
+		locked, _, _, err := s.lockRow(ec, fk.parent, tid, txn.LockTupleKeyShare, storage.WaitBlock, func(nrow []Datum) (bool, error) {
+			for i, c := range fk.index.Cols {
+				if nrow[c].Null || string(appendKey(nil, fk.pk.keyTyps[i:i+1], nrow[c:c+1])) != string(appendKey(nil, fk.pk.keyTyps[i:i+1], want[i:i+1])) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		if locked {
+			found = true
+			return errStopScan
+		}
+		return nil
+	})
+	if err != nil && err != errStopScan {
+		return false, err
+	}
+	return found, nil
+}
+
+// rowLive reports whether the row version at tid is still the live one
+// for this transaction (SnapshotSelf): not deleted or updated by it, nor
+// by a committed transaction, and its inserter did not abort.
+func (s *Session) rowLive(t *TableDef, tid storage.TID) (bool, error) {
+	live := false
+	txns := s.eng.txns
+	_, err := s.eng.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
+		if !s.txn.IsCurrent(h.Xmin) && txns.Status(h.Xmin) != txn.Committed {
+			return
+		}
+		if s.txn.IsOnlyLocked(h) {
+			live = true
+			return
+		}
+		u := txns.UpdateXid(h)
+		live = !s.txn.IsCurrent(u) && txns.Status(u) != txn.Committed
+	})
+	return live, err
+}
+
+// riRestrict is ri_restrict: the old key must not be referenced any more.
+// For NO ACTION, another row of the referenced table now holding the key
+// will do (ri_Check_Pk_Match); RESTRICT allows no substitute.
+func (s *Session) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
+	fk := ev.fk
+	if err := s.lockNow(ec, fk.child.OID, locks.RowShareLock); err != nil {
+		return err
+	}
+	if noAction {
+		if err := s.riLockRelation(ec, fk.parent, locks.RowShareLock, fk.index, s.riCustom(riQuery{fk.con.OID, 'm'})); err != nil {
+			return err
+		}
+		restore := s.riLatestSnapshot()
+		found, err := s.riLockReferenced(ec, fk, ev.old, fk.pkTypes)
+		restore()
+		if err != nil || found {
+			return err
+		}
+	}
+	want := make([]Datum, len(ev.old))
+	for i, v := range ev.old {
+		d, err := castDatum(ec, v, fk.pkTypes[i], fk.fkTypes[i], false)
+		if err != nil {
+			return nil // no referencing value can equal it
+		}
+		want[i] = d
+	}
+	type source struct {
+		t  *TableDef
+		ts *tableSource
+	}
+	var sources []source
+	cat := s.cat()
+	custom := s.riCustom(riQuery{fk.con.OID, 'r'})
+	for _, leaf := range s.leafTables(fk.child) {
+		ts := newTableSource(leaf, leaf.Name)
+		eq := map[int]expr{}
+		for i, c := range fk.con.Cols {
+			eq[c] = &constExpr{t: fk.fkTypes[i], d: want[i]}
+		}
+		ts.useIndexKeys(cat, eq)
+		if err := s.riLockRelation(ec, leaf, locks.RowShareLock, ts.index, custom); err != nil {
+			return err
+		}
+		sources = append(sources, source{leaf, ts})
+	}
+	restore := s.riLatestSnapshot()
+	defer restore()
+	matches := func(row []Datum) bool {
+		for i, c := range fk.con.Cols {
+			if row[c].Null || string(appendKey(nil, fk.fkTypes[i:i+1], row[c:c+1])) != string(appendKey(nil, fk.fkTypes[i:i+1], want[i:i+1])) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, src := range sources {
+		found := false
+		err := src.ts.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
+			if !matches(row) {
+				return nil
+			}
+			locked, _, _, err := s.lockRow(ec, src.t, tid, txn.LockTupleKeyShare, storage.WaitBlock, func(nrow []Datum) (bool, error) {
+				return matches(nrow), nil
+			})
+			if err != nil {
+				return err
+			}
+			if locked {
+				found = true
+				return errStopScan
+			}
+			return nil
+		})
+		if err != nil && err != errStopScan {
+			return err
+		}
+		if found {
+			return fk.stillReferenced(ev.old)
+		}
+	}
+	return nil
+}
+
+// riAction runs the referential action kind ('D' cascade delete, 'U'
+// cascade update, 'N' set null, 'S' set default) for the old key, as the
+// statement PostgreSQL builds for it.
+func (s *Session) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
+	fk := ev.fk
+	st, err := s.riActionStmt(fk, kind)
+	if err != nil {
+		return err
+	}
+	var params []Datum
+	conv := func(vals []Datum) error {
+		for i, v := range vals {
+			d, err := castDatum(ec, v, fk.pkTypes[i], fk.fkTypes[i], false)
+			if err != nil {
+				return err
+			}
+			params = append(params, d)
+		}
+		return nil
+	}
+	if kind == 'U' {
+		if err := conv(ev.new); err != nil {
+			return err
+		}
+	}
+	if err := conv(ev.old); err != nil {
+		return nil // no referencing value can equal the old key
+	}
+	// the locks of PostgreSQL's plan for it: custom plans lock every index,
+	// the generic plan from the seventh execution on only those it reads
+	if err := s.lockRelations(ec.ctx, st.rels, !s.riCustom(riQuery{fk.con.OID, kind})); err != nil {
+		return err
+	}
+	restore := s.riLatestSnapshot()
+	defer restore()
+	mark := len(s.ri.queue)
+	nec := &evalCtx{s: s, ctx: ec.ctx, params: params}
+	_, err = st.run(nec, func([]Datum) error { return nil })
+	if err == nil {
+		err = s.riFire(nec, mark)
+	}
+	s.ri.queue = s.ri.queue[:mark]
+	return err
+}
+
+// riActionStmt compiles (once per catalog version) the statement of a
+// referential action:
+//
+//	DELETE FROM [ONLY] fk WHERE fkcol = $1 [AND ...]
+//	UPDATE [ONLY] fk SET fkcol = $1 [, ...] WHERE fkcol = $n+1 [AND ...]
+//	UPDATE [ONLY] fk SET fkcol = NULL | DEFAULT [, ...] WHERE fkcol = $1 [AND ...]
+func (s *Session) riActionStmt(fk *fkRef, kind byte) (*Stmt, error) {
+	q := riQuery{fk.con.OID, kind}
+	if st := s.ri.plans[q]; st != nil && st.catVer == s.cat().Version {
+		return st, nil
+	}
+	only := "ONLY "
+	if fk.child.Partitioned() {
+		only = ""
+	}
+	rel := only + quoteIdent(fk.child.Name)
+	n := len(fk.con.Cols)
+	var params []Type
+	var b strings.Builder
+	where := func(first int) {
+		for i, c := range fk.con.Cols {
+			if i == 0 {
+				b.WriteString(" WHERE ")
+			} else {
+				b.WriteString(" AND ")
+			}
+			b.WriteString(quoteIdent(fk.child.Cols[c].Name) + " = $" + strconv.Itoa(first+i))
+			params = append(params, fk.fkTypes[i])
+		}
+	}
+	if kind == 'D' {
+		b.WriteString("DELETE FROM " + rel)
+		where(1)
+	} else {
+		b.WriteString("UPDATE " + rel + " SET ")
+		for i, c := range fk.con.Cols {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quoteIdent(fk.child.Cols[c].Name) + " = ")
+			switch kind {
+			case 'U':
+				b.WriteString("$" + strconv.Itoa(i+1))
+				params = append(params, fk.fkTypes[i])
+			case 'N':
+				b.WriteString("NULL")
+			default:
+				b.WriteString("DEFAULT")
+			}
+		}
+		first := 1
+		if kind == 'U' {
+			first = n + 1
+		}
+		where(first)
+	}
+	text := b.String()
+	tree, err := pg.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.analyze(tree.Stmts[0].Stmt, text, &params)
+	if err != nil {
+		return nil, err
+	}
+	if s.ri.plans == nil {
+		s.ri.plans = map[riQuery]*Stmt{}
+	}
+	s.ri.plans[q] = st
+	return st, nil
+}
