@@ -529,7 +529,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 			s.addCatOp(op)
 		}
 		if restart {
-			if err := s.restartIdentity(ec, rvs); err != nil { // seqcols.go
+			if err := s.restartIdentity(ec, rvs, tabs); err != nil { // seqcols.go
 				return "", err
 			}
 		}

@@ -400,23 +400,32 @@ func (s *Session) dropOwnedSequences(ec *evalCtx, before *catalogState, names []
 
 // restartIdentity is TRUNCATE ... RESTART IDENTITY: the sequences owned by
 // the truncated tables' columns start again (ResetSequence, which gives
-// each new storage, so a rollback undoes it).
-func (s *Session) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar) error {
+// each new storage, so a rollback undoes it). rvs are the tables named
+// (their partitioned ones own sequences too), leaves the tables truncated
+// (with those CASCADE added).
+func (s *Session) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*TableDef) error {
 	seen := map[uint32]bool{}
 	var seqs []*SequenceDef
+	add := func(t *TableDef) {
+		for _, q := range s.cat().ownedSequences(t.OID) {
+			if !seen[q.OID] {
+				seen[q.OID] = true
+				seqs = append(seqs, q)
+			}
+		}
+	}
 	for _, rv := range rvs {
 		t, err := s.resolveTable(rv)
 		if err != nil {
 			return err
 		}
-		for _, k := range append([]*TableDef{t}, s.cat().lockTableDescendants(t, rv.Inh)...) {
-			for _, q := range s.cat().ownedSequences(k.OID) {
-				if !seen[q.OID] {
-					seen[q.OID] = true
-					seqs = append(seqs, q)
-				}
-			}
+		add(t)
+		for _, k := range s.cat().lockTableDescendants(t, rv.Inh) {
+			add(k)
 		}
+	}
+	for _, t := range leaves {
+		add(t)
 	}
 	for _, q := range seqs {
 		if err := s.lockNow(ec, q.OID, locks.AccessExclusiveLock); err != nil {

@@ -83,10 +83,28 @@ func (s *Session) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqD
 	return elm, q, elm.data, nil
 }
 
+// discardSequences is DISCARD SEQUENCES (ResetSequenceCaches): the
+// session forgets its currval and lastval states and its cached values.
+func (s *Session) discardSequences() {
+	s.seqTab, s.lastSeq = nil, nil
+}
+
+// seqReadOnly is PreventCommandIfReadOnly for the sequence functions
+// (lockd has no temporary sequences, which PostgreSQL lets them change).
+func (s *Session) seqReadOnly(fn string) error {
+	if s.gucs.Bool("transaction_read_only") {
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s() in a read-only transaction", fn)
+	}
+	return nil
+}
+
 // nextval is nextval_internal.
 func (s *Session) nextval(ec *evalCtx, oid uint32) (int64, error) {
 	elm, q, data, err := s.seqOpen(ec, oid)
 	if err != nil {
+		return 0, err
+	}
+	if err := s.seqReadOnly("nextval"); err != nil {
 		return 0, err
 	}
 	if elm.last != elm.cached { // a cached value
@@ -200,6 +218,9 @@ func (s *Session) lastval(ec *evalCtx) (int64, error) {
 func (s *Session) setval(ec *evalCtx, oid uint32, next int64, isCalled bool) error {
 	elm, q, data, err := s.seqOpen(ec, oid)
 	if err != nil {
+		return err
+	}
+	if err := s.seqReadOnly("setval"); err != nil {
 		return err
 	}
 	data.lw.Acquire(s.proc, locks.LWExclusive)

@@ -553,6 +553,8 @@ func commandName(n *pg.Node) string {
 		return "DISCARD"
 	case n.GetCreateSeqStmt() != nil:
 		return "CREATE SEQUENCE"
+	case n.GetAlterSeqStmt() != nil:
+		return "ALTER SEQUENCE"
 	case n.GetCreateExtensionStmt() != nil:
 		return "CREATE EXTENSION"
 	case n.GetGrantStmt() != nil:
