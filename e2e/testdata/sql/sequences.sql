@@ -372,6 +372,12 @@ select nextval('lx');
 :locks
 commit;
 begin;
+savepoint sp;
+select setval('lx', 10);
+rollback to sp;
+:locks
+commit;
+begin;
 select nextval('by10');
 :locks
 select nextval('by10');
