@@ -208,6 +208,7 @@ func (s *Session) compileCreatePartition(cs *pg.CreateStmt, t *TableDef, st *Stm
 		nt := *t
 		nt.Cols = make([]ColumnDef, len(parent.Cols))
 		copy(nt.Cols, parent.Cols)
+		stripIdentity(nt.Cols) // seqcols.go
 		nt.Parent, nt.Bound = parent.OID, bound
 		if partspec != nil {
 			if err := partitionSpec(&nt, partspec); err != nil {

@@ -177,6 +177,8 @@ func pgClassView() *view {
 				case r.view != nil:
 					row[17] = intDatum(int64(len(r.view.cols)))
 					row[25] = charDatum('n')
+				case r.seq != nil:
+					seqClassRow(row, r.seq) // seqcatalog.go
 				}
 				if err := emit(row); err != nil {
 					return err
@@ -210,6 +212,8 @@ type attrRow struct {
 	num     int16
 	notNull bool
 	hasDef  bool
+
+	identity byte // attidentity
 }
 
 func (s *Session) attributes() []attrRow {
@@ -218,7 +222,11 @@ func (s *Session) attributes() []attrRow {
 		switch {
 		case r.table != nil:
 			for i, c := range r.table.Cols {
-				out = append(out, attrRow{rel: r.oid, name: c.Name, t: c.Type(), num: int16(i + 1), notNull: c.NotNull, hasDef: c.Default != ""})
+				a := attrRow{rel: r.oid, name: c.Name, t: c.Type(), num: int16(i + 1), notNull: c.NotNull, hasDef: c.Default != ""}
+				if c.Identity != "" { // an identity column's default is not a default (sequence.go)
+					a.hasDef, a.identity = false, c.Identity[0]
+				}
+				out = append(out, a)
 			}
 			if !r.table.isPartitioned() {
 				out = append(out,
@@ -237,6 +245,8 @@ func (s *Session) attributes() []attrRow {
 			for i, c := range r.view.cols {
 				out = append(out, attrRow{rel: r.oid, name: c.Name, t: c.Type, num: int16(i + 1)})
 			}
+		case r.seq != nil:
+			out = append(out, seqAttributes(r.oid)...)
 		}
 	}
 	return out
@@ -268,7 +278,7 @@ func pgAttributeView() *view {
 					oidDatum(a.rel), textDatum(a.name), oidDatum(a.t.OID), intDatum(-1), intDatum(int64(a.t.Len)),
 					intDatum(int64(a.num)), intDatum(ndims), intDatum(-1), intDatum(int64(a.t.Mod)), boolDatum(byval),
 					charDatum(align), charDatum(storage), charDatum(0), boolDatum(a.notNull),
-					boolDatum(a.hasDef), boolDatum(false), charDatum(0), charDatum(0),
+					boolDatum(a.hasDef), boolDatum(false), charDatum(a.identity), charDatum(0),
 					boolDatum(false), boolDatum(true), intDatum(0), oidDatum(colls[a.t.OID]),
 					NullDatum, NullDatum, NullDatum,
 				}
@@ -534,7 +544,7 @@ func pgAttrdefView() *view {
 					continue
 				}
 				for i, c := range r.table.Cols {
-					if c.Default == "" {
+					if c.Default == "" || c.Identity != "" {
 						continue
 					}
 					// A stable OID per default: lockd keeps no OID for it.

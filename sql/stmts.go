@@ -19,6 +19,9 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		st.cacheable = !s.foldedVolatile
 		st.roName = readOnlyName(n, st)
 	}()
+	if err := s.checkSequenceUse(n); err != nil { // seqcols.go
+		return nil, err
+	}
 	switch {
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
@@ -65,6 +68,18 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 	case n.GetCreateStmt() != nil:
 		if err := s.compileCreateTable(n.GetCreateStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetCreateSeqStmt() != nil: // sequence.go
+		if err := s.compileCreateSequence(n.GetCreateSeqStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetAlterSeqStmt() != nil:
+		if err := s.compileAlterSequence(n.GetAlterSeqStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
+		if err := s.compileDropSequence(n.GetDropStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetDropStmt() != nil:
@@ -538,6 +553,8 @@ func commandName(n *pg.Node) string {
 		return "DISCARD"
 	case n.GetCreateSeqStmt() != nil:
 		return "CREATE SEQUENCE"
+	case n.GetAlterSeqStmt() != nil:
+		return "ALTER SEQUENCE"
 	case n.GetCreateExtensionStmt() != nil:
 		return "CREATE EXTENSION"
 	case n.GetGrantStmt() != nil:
