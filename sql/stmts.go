@@ -483,6 +483,25 @@ func objectTypeName(t pg.ObjectType) string {
 	return strings.TrimPrefix(t.String(), "OBJECT_")
 }
 
+// commandNames are the command tags of statements commandName does not
+// spell out, by parse node kind.
+var commandNames = map[string]string{
+	"CreateTrigStmt": "CREATE TRIGGER", "RuleStmt": "CREATE RULE", "ClusterStmt": "CLUSTER",
+	"ReindexStmt": "REINDEX", "RefreshMatViewStmt": "REFRESH MATERIALIZED VIEW",
+	"CreateEnumStmt": "CREATE TYPE", "CompositeTypeStmt": "CREATE TYPE", "CreateDomainStmt": "CREATE DOMAIN",
+	"CreatePolicyStmt": "CREATE POLICY", "DropdbStmt": "DROP DATABASE", "AlterRoleStmt": "ALTER ROLE",
+	"DropRoleStmt": "DROP ROLE", "GrantRoleStmt": "GRANT ROLE", "AlterDatabaseStmt": "ALTER DATABASE",
+	"AlterDatabaseSetStmt":   "ALTER DATABASE",
+	"CreatePublicationStmt":  "CREATE PUBLICATION",
+	"CreateSubscriptionStmt": "CREATE SUBSCRIPTION", "CreateStatsStmt": "CREATE STATISTICS",
+	"CreateEventTrigStmt": "CREATE EVENT TRIGGER", "CreateTableSpaceStmt": "CREATE TABLESPACE",
+	"SecLabelStmt": "SECURITY LABEL", "ReassignOwnedStmt": "REASSIGN OWNED", "DropOwnedStmt": "DROP OWNED",
+	"AlterFunctionStmt": "ALTER FUNCTION", "UnlistenStmt": "UNLISTEN", "ClosePortalStmt": "CLOSE CURSOR",
+	"LoadStmt": "LOAD", "ConstraintsSetStmt": "SET CONSTRAINTS", "AlterDefaultPrivilegesStmt": "ALTER DEFAULT PRIVILEGES",
+	"CreateCastStmt": "CREATE CAST", "CreateOpClassStmt": "CREATE OPERATOR CLASS",
+	"AlterSystemStmt": "ALTER SYSTEM", "ImportForeignSchemaStmt": "IMPORT FOREIGN SCHEMA",
+}
+
 // commandName names a statement for the 0A000 message, using
 // PostgreSQL's command tags.
 func commandName(n *pg.Node) string {
@@ -563,6 +582,9 @@ func commandName(n *pg.Node) string {
 		return "COMMENT"
 	case n.GetCallStmt() != nil:
 		return "CALL"
+	}
+	if name, ok := commandNames[nodeKind(n)]; ok {
+		return name
 	}
 	return strings.ToUpper(strings.TrimSuffix(nodeKind(n), "Stmt")) + " statement"
 }
