@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +29,10 @@ type ColumnDef struct {
 	TypeMod int32  `json:"typmod"`
 	NotNull bool   `json:"not_null,omitempty"`
 	Default string `json:"default,omitempty"` // SQL text of the DEFAULT expression
+	// Identity is pg_attribute.attidentity: "a" (GENERATED ALWAYS) or "d"
+	// (BY DEFAULT); Default then holds the nextval of its sequence, which
+	// the catalogs do not show (sequence.go).
+	Identity string `json:"identity,omitempty"`
 	// Attnum is pg_attribute.attnum, the column's place in the rows on
 	// disk; 0 means its position + 1 (always so until a column is
 	// dropped). Missing is attmissingval: the value, encoded as a
@@ -116,6 +121,9 @@ type catalogState struct {
 	// constraints are their indexes.
 	Constraints map[uint32]*ConstraintDef `json:"constraints,omitempty"`
 	cons        consIndex
+
+	// Sequences (sequence.go); a published SequenceDef is never changed
+	Sequences map[uint32]*SequenceDef `json:"sequences,omitempty"`
 }
 
 func newCatalogState() *catalogState {
@@ -125,7 +133,8 @@ func newCatalogState() *catalogState {
 func (c *catalogState) clone() *catalogState {
 	n := &catalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
 		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), byName: make(map[string]uint32, len(c.byName)),
-		parts: c.parts, gen: c.gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons}
+		parts: c.parts, gen: c.gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons,
+		Sequences: maps.Clone(c.Sequences)}
 	for k, v := range c.Tables {
 		t := *v
 		t.Cols = append([]ColumnDef(nil), v.Cols...)
@@ -154,6 +163,9 @@ func (c *catalogState) reindexNames() {
 	for _, i := range c.Indexes {
 		c.byName[i.Name] = i.OID
 	}
+	for _, q := range c.Sequences {
+		c.byName[q.Name] = q.OID
+	}
 	c.buildPartitions()
 	c.buildConstraintIndex() // constraint.go
 }
@@ -180,6 +192,7 @@ type catOp struct {
 	kind    string // "create", "drop", "truncate", "rewrite", "addindex", "dropindex", "settable", "setindex", "addcon", "setcon", "dropcon"
 	table   *TableDef
 	index   *IndexDef
+	seq     *SequenceDef // createseq, setseq (sequence.go)
 	oid     uint32
 	relfile uint32 // truncate/rewrite: the new relfile
 	oldFile uint32 // truncate/rewrite/drop: files to remove at commit
@@ -220,6 +233,8 @@ func (c *catalogState) apply(op *catOp) {
 		c.applySet(op)
 	case "addcon", "setcon", "dropcon": // CHECK and FOREIGN KEY constraints (constraint.go)
 		c.applyConstraint(op)
+	case "createseq", "setseq", "dropseq":
+		c.applySequence(op)
 	case "dropindex":
 		if ix := c.Indexes[op.oid]; ix != nil {
 			if t := c.Tables[ix.Table]; t != nil {

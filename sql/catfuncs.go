@@ -153,7 +153,7 @@ func init() {
 		"pg_size_pretty": {1, 1, []Type{TypeInt8}, TypeText, false, func(_ *evalCtx, v []Datum) (Datum, error) {
 			return textDatum(sizePretty(v[0].I)), nil
 		}},
-		"pg_get_serial_sequence": {2, 2, []Type{TypeText, TypeText}, TypeText, false, nullFn},
+		"pg_get_serial_sequence": {2, 2, []Type{TypeText, TypeText}, TypeText, false, serialSequence},
 		"pg_is_in_recovery": {0, 0, nil, TypeBool, false, func(*evalCtx, []Datum) (Datum, error) {
 			return boolDatum(false), nil
 		}},

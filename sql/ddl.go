@@ -46,6 +46,7 @@ func (s *Session) commitCatalog() error {
 	if err := s.eng.cat.commit(ops); err != nil {
 		return err
 	}
+	s.commitSequences(ops) // seqstore.go
 	for _, op := range ops {
 		switch op.kind {
 		case "drop":
@@ -74,6 +75,7 @@ func (s *Session) abortCatalog() {
 // removeNewFiles removes the files that ops made, whose (sub)transaction
 // is being rolled back.
 func (s *Session) removeNewFiles(ops []*catOp) {
+	s.abortSequences(ops) // seqstore.go
 	for _, op := range ops {
 		switch op.kind {
 		case "create":
@@ -124,13 +126,14 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	}
 	var pk []string
 	pkName := ""
-	var cons tableCons // CHECK, UNIQUE and FOREIGN KEY constraints (conddl.go)
+	var colSeqs []columnSeq // serial and identity columns (seqcols.go)
+	var cons tableCons      // CHECK, UNIQUE and FOREIGN KEY constraints (conddl.go)
 	for _, e := range cs.TableElts {
 		switch {
 		case e.GetColumnDef() != nil:
 			cd := e.GetColumnDef()
 			a := newAnalyzer(s, nil)
-			typ, err := a.typeName(cd.TypeName)
+			typ, serial, err := columnType(a, cd.TypeName)
 			if err != nil {
 				return err
 			}
@@ -151,7 +154,7 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_NULL:
 				case pg.ConstrType_CONSTR_DEFAULT:
-					text, err := deparseExpr(con.RawExpr)
+					text, err := s.deparseDefault(con.RawExpr)
 					if err != nil {
 						return err
 					}
@@ -160,14 +163,15 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					pk = []string{cd.Colname}
 					pkName = con.Conname
 					col.NotNull = true
+				case pg.ConstrType_CONSTR_IDENTITY: // addColumnSequence
 				default:
 					if err := cons.addColumn(con, cd.Colname); err != nil {
 						return err
 					}
 				}
 			}
-			if strings.Contains(strings.ToLower(nodeName(cd.TypeName.Names[len(cd.TypeName.Names)-1])), "serial") {
-				return pgerr.NotSupported("serial columns are not supported")
+			if colSeqs, err = addColumnSequence(colSeqs, cd, &col, serial, name, len(t.Cols)); err != nil {
+				return err
 			}
 			t.Cols = append(t.Cols, col)
 		case e.GetConstraint() != nil:
@@ -212,6 +216,10 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		}
 		nt := *t
 		nt.Cols = append([]ColumnDef(nil), t.Cols...)
+		seqs, err := s.createColumnSequences(ec, &nt, colSeqs)
+		if err != nil {
+			return "", err
+		}
 		nt.OID = s.eng.cat.allocOID()
 		if !nt.Partitioned() { // a partitioned table has no storage
 			nt.RelFile = nt.OID
@@ -224,6 +232,9 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		}
 		s.addCatOp(&catOp{kind: "create", table: &nt})
 		if err := s.createChecks(ec, s.cat().Tables[nt.OID], &cons); err != nil { // conddl.go
+			return "", err
+		}
+		if err := s.ownColumnSequences(ec, nt.OID, seqs); err != nil {
 			return "", err
 		}
 		if len(pk) > 0 {
@@ -400,7 +411,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	if d.RemoveType != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("DROP %s is not supported yet", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
-	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE // foreign keys referencing the table go too
+	// CASCADE: foreign keys referencing the table go too, and column
+	// defaults that name sequences the dropped tables own (seqcols.go)
+	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
 	var names []string
 	for _, o := range d.Objects {
 		schema, name := qualifiedName(o.GetList().GetItems())
@@ -419,6 +432,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 				continue // a partition dropped with its parent named earlier
 			}
 			if t == nil {
+				if err := s.wrongDropKind(name, "table"); err != nil {
+					return "", err
+				}
 				if missingOK {
 					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("table \"%s\" does not exist, skipping", name))
 					continue
@@ -450,6 +466,9 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 			}
 			s.addCatOp(op)
 		}
+		if err := s.dropOwnedSequences(ec, before, names, cascade); err != nil {
+			return "", err
+		}
 		return "DROP TABLE", nil
 	}
 	return nil
@@ -461,6 +480,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 		rvs = append(rvs, r.GetRangeVar())
 	}
 	cascade := tr.Behavior == pg.DropBehavior_DROP_CASCADE
+	restart := tr.RestartSeqs
 	st.Tag = "TRUNCATE TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 		var tabs []*TableDef
@@ -508,6 +528,11 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 				op.newIdx[ix.OID] = f
 			}
 			s.addCatOp(op)
+		}
+		if restart {
+			if err := s.restartIdentity(ec, rvs, tabs); err != nil { // seqcols.go
+				return "", err
+			}
 		}
 		return "TRUNCATE TABLE", nil
 	}
@@ -590,6 +615,9 @@ func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 			}
 		}
 		for _, rv := range rvs {
+			if s.skipSequence(rv, tag) { // seqcols.go
+				continue
+			}
 			t, err := s.resolveTable(rv)
 			if err != nil {
 				return "", err
@@ -697,6 +725,9 @@ func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 			oid, ok := s.cat().byName[name]
 			ix := s.cat().Indexes[oid]
 			if !ok || ix == nil {
+				if err := s.wrongDropKind(name, "index"); err != nil {
+					return "", err
+				}
 				if missingOK {
 					s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("index \"%s\" does not exist, skipping", name))
 					continue

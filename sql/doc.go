@@ -11,10 +11,13 @@
 // transactions, blocks, failed blocks, savepoints — see savepoint.go), the
 // built-in functions, and partitioned tables: their catalog, DDL, tuple
 // routing, pruning and the per-partition locks of a statement (part*.go,
-// docs/partitions.md); and constraints: CHECK, UNIQUE and FOREIGN KEY
+// docs/partitions.md); constraints: CHECK, UNIQUE and FOREIGN KEY
 // definitions, their enforcement, and the referential-integrity triggers
 // with their row and relation locks (constraint.go, conddl.go, check.go,
-// fkey.go, ri.go, docs/constraints.md).
+// fkey.go, ri.go, docs/constraints.md); and sequences with serial and
+// identity columns: their catalog, DDL, the non-transactional values (kept
+// in the Engine, written at checkpoints) and the sequence functions
+// (sequence.go, seq*.go, docs/sql-compat.md).
 // Anything it cannot execute is a 0A000 error naming the construct.
 //
 // What it must not do: touch the network or write protocol messages

@@ -125,6 +125,9 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (planNode, error) {
 	if v, ok := s.lookupView(rv); ok {
 		return fb.addLeaf(&viewSource{v: v, s: s, alias: alias}, alias, aliases, len(v.cols), nil, rv.Location)
 	}
+	if q := s.rangeSequence(rv); q != nil { // seqcatalog.go
+		return fb.sequenceLeaf(q, alias, aliases, rv.Location)
+	}
 	t, err := s.resolveTable(rv)
 	if err != nil {
 		return nil, err

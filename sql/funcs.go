@@ -437,6 +437,9 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 		if e, ok, err := a.s.eng.lockFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
+		if e, ok, err := a.seqFunc(name, args, fc); ok || err != nil { // seqfuncs.go
+			return e, err
+		}
 		if e, ok, err := a.arrayFunc(name, args, fc.Location); ok || err != nil {
 			return e, err
 		}

@@ -208,7 +208,9 @@ func (s *Session) compileCreatePartition(cs *pg.CreateStmt, t *TableDef, st *Stm
 		nt := *t
 		nt.Cols = make([]ColumnDef, len(parent.Cols))
 		copy(nt.Cols, parent.Cols)
-		for i := range nt.Cols { // a new table's attributes are its columns (rowlayout.go)
+		stripIdentity(nt.Cols) // seqcols.go
+		for i := range nt.Cols {
+			// a new table's attributes are its columns (rowlayout.go)
 			nt.Cols[i].Attnum, nt.Cols[i].Missing = 0, nil
 		}
 		nt.Parent, nt.Bound = parent.OID, bound

@@ -52,10 +52,11 @@ type relInfo struct {
 	oid   uint32
 	name  string
 	nsp   uint32
-	kind  byte // 'r' table, 'i' index, 'v' view, 'p' partitioned table, 'I' partitioned index
+	kind  byte // 'r' table, 'i' index, 'v' view, 'p' partitioned table, 'I' partitioned index, 'S' sequence
 	table *TableDef
 	index *IndexDef
 	view  *view
+	seq   *SequenceDef
 }
 
 // relations lists every relation the session can see: user tables and
@@ -72,6 +73,9 @@ func (s *Session) relations() []relInfo {
 	for _, v := range s.eng.views {
 		out = append(out, relInfo{oid: v.oid, name: v.name, nsp: nspPgCatalog, kind: 'v', view: v})
 	}
+	for _, q := range cat.Sequences {
+		out = append(out, relInfo{oid: q.OID, name: q.Name, nsp: nspPublic, kind: 'S', seq: q})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].oid < out[j].oid })
 	return out
 }
@@ -83,6 +87,9 @@ func (s *Session) relationByOID(oid uint32) (relInfo, bool) {
 	}
 	if ix := cat.Indexes[oid]; ix != nil {
 		return relInfo{oid: ix.OID, name: ix.Name, nsp: nspPublic, kind: ix.relkind(cat), index: ix}, true
+	}
+	if q := cat.Sequences[oid]; q != nil {
+		return relInfo{oid: q.OID, name: q.Name, nsp: nspPublic, kind: 'S', seq: q}, true
 	}
 	for _, v := range s.eng.views {
 		if v.oid == oid {

@@ -177,6 +177,8 @@ func pgClassView() *view {
 				case r.view != nil:
 					row[17] = intDatum(int64(len(r.view.cols)))
 					row[25] = charDatum('n')
+				case r.seq != nil:
+					seqClassRow(row, r.seq) // seqcatalog.go
 				}
 				if err := emit(row); err != nil {
 					return err
@@ -212,6 +214,8 @@ type attrRow struct {
 	hasDef  bool
 	dropped bool   // attisdropped: t is the type the attribute had
 	missing *Datum // attmissingval, atthasmissing
+
+	identity byte // attidentity
 }
 
 func (s *Session) attributes() []attrRow {
@@ -232,6 +236,8 @@ func (s *Session) attributes() []attrRow {
 			for i, c := range r.view.cols {
 				out = append(out, attrRow{rel: r.oid, name: c.Name, t: c.Type, num: int16(i + 1)})
 			}
+		case r.seq != nil:
+			out = append(out, seqAttributes(r.oid)...)
 		}
 	}
 	return out
@@ -272,7 +278,7 @@ func pgAttributeView() *view {
 					oidDatum(a.rel), textDatum(a.name), oidDatum(typ), intDatum(stattarget), intDatum(int64(a.t.Len)),
 					intDatum(int64(a.num)), intDatum(ndims), intDatum(-1), intDatum(int64(a.t.Mod)), boolDatum(byval),
 					charDatum(align), charDatum(storage), charDatum(0), boolDatum(a.notNull),
-					boolDatum(a.hasDef), boolDatum(a.missing != nil), charDatum(0), charDatum(0),
+					boolDatum(a.hasDef), boolDatum(a.missing != nil), charDatum(a.identity), charDatum(0),
 					boolDatum(a.dropped), boolDatum(true), intDatum(0), oidDatum(colls[a.t.OID]),
 					NullDatum, NullDatum, NullDatum, missing,
 				}
@@ -538,7 +544,7 @@ func pgAttrdefView() *view {
 					continue
 				}
 				for i, c := range r.table.Cols {
-					if c.Default == "" {
+					if c.Default == "" || c.Identity != "" {
 						continue
 					}
 					// A stable OID per default: lockd keeps no OID for it.

@@ -275,8 +275,11 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *Stmt) {
 			clear(s.prepared)
 			s.eng.locks.ReleaseSessionLocks(s.proc, true)
 			s.discardPlans()
+			s.discardSequences() // seqfuncs.go
 		case pg.DiscardMode_DISCARD_PLANS:
 			s.discardPlans()
+		case pg.DiscardMode_DISCARD_SEQUENCES:
+			s.discardSequences()
 		}
 		return tag, nil
 	}

@@ -65,6 +65,12 @@ func (e *Engine) relSizeFunc(a *analyzer, name string, args []expr, loc int32) (
 			}
 			return intDatum(size(t)), nil
 		}
+		if cat.Sequences[oid] != nil { // one page, as PostgreSQL's sequence relation
+			if name == "pg_indexes_size" {
+				return intDatum(0), nil
+			}
+			return intDatum(blockSize), nil
+		}
 		if ix := cat.Indexes[oid]; ix != nil {
 			if name == "pg_indexes_size" {
 				return intDatum(0), nil

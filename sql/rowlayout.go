@@ -128,6 +128,9 @@ func tableAttributes(t *TableDef) []attrRow {
 	for i := range t.Cols {
 		c := &t.Cols[i]
 		a := attrRow{rel: t.OID, name: c.Name, t: c.Type(), num: t.attnum(i), notNull: c.NotNull, hasDef: c.Default != ""}
+		if c.Identity != "" { // an identity column's default is not a default (sequence.go)
+			a.hasDef, a.identity = false, c.Identity[0]
+		}
 		if l := t.layout; l != nil && c.Missing != nil {
 			a.missing = &l.missing[i]
 		}

@@ -288,6 +288,8 @@ func (a *analyzer) rowLockClause(sel *pg.SelectStmt, p *selectPlan, fb *fromBuil
 			if byName[r.alias] != nil {
 				return pgerr.NotSupported("%s of a WITH query is not supported", spec.word)
 			}
+		case *seqSource:
+			return pgerr.New(pgerr.WrongObjectType, "cannot lock rows in sequence \"%s\"", src.q.Name)
 		}
 	}
 	if len(rl.items) == 0 {

@@ -616,9 +616,19 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		level []Datum // the level row, for FOR UPDATE
 	}
 	var results []outRow
+	deferred := p.postponedTargets()
 	collect := func(row []Datum) error {
-		return p.project(ec, row, out, func(o []Datum) error {
+		project := p.project
+		if deferred != nil {
+			project = func(ec *evalCtx, row, out []Datum, fn func([]Datum) error) error {
+				return p.projectSome(ec, row, out, deferred, false, fn)
+			}
+		}
+		return project(ec, row, out, func(o []Datum) error {
 			r := outRow{out: append([]Datum(nil), o...)}
+			if deferred != nil {
+				r.level = append([]Datum(nil), row...)
+			}
 			if len(p.sort) > 0 || len(p.distinctOn) > 0 {
 				ec.outVals = r.out
 				for _, k := range p.sort {
@@ -713,6 +723,11 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 				}
 			}
 		}
+		if deferred != nil { // computed as the rows leave the sort (and OFFSET skips them after)
+			if err := p.projectSome(ec, r.level, r.out, deferred, true, func([]Datum) error { return nil }); err != nil {
+				return err
+			}
+		}
 		if skipped < offset {
 			skipped++
 			continue
@@ -723,6 +738,77 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		}
 	}
 	return nil
+}
+
+// postponedTargets are the select-list entries that a sorted query
+// computes after sorting, as PostgreSQL's make_sort_input_target does:
+// those calling volatile functions (nextval: the values then follow the
+// ORDER BY, and a LIMIT stops them) that no sort key reads. nil: none, or
+// the query is not a plain sorted one.
+func (p *selectPlan) postponedTargets() []bool {
+	if len(p.sort) == 0 || p.grouped || p.distinct || len(p.distinctOn) > 0 || p.srf || p.rowLocks != nil {
+		return nil
+	}
+	var out []bool
+	for i, t := range p.targets {
+		if !exprVolatile(t) {
+			continue
+		}
+		read := false
+		for _, k := range p.sort {
+			read = read || readsOutput(k.e, i)
+		}
+		if !read {
+			if out == nil {
+				out = make([]bool, len(p.targets))
+			}
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// projectSome computes the targets marked in which (or, with which
+// false, the others), leaving the rest of out alone.
+func (p *selectPlan) projectSome(ec *evalCtx, row, out []Datum, which []bool, marked bool, fn func([]Datum) error) error {
+	for i, t := range p.targets {
+		if which[i] != marked {
+			continue
+		}
+		v, err := t.eval(ec, row)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return fn(out)
+}
+
+// exprVolatile reports whether e calls a volatile function at this
+// query level.
+func exprVolatile(e expr) bool {
+	if f, ok := e.(*funcExpr); ok && f.volatile {
+		return true
+	}
+	for _, c := range exprChildren(e) {
+		if exprVolatile(*c) {
+			return true
+		}
+	}
+	return false
+}
+
+// readsOutput reports whether e reads output column i (ORDER BY 1).
+func readsOutput(e expr, i int) bool {
+	if o, ok := e.(*outputRef); ok && o.i == i {
+		return true
+	}
+	for _, c := range exprChildren(e) {
+		if readsOutput(*c, i) {
+			return true
+		}
+	}
+	return false
 }
 
 // rowKey encodes a row for DISTINCT.

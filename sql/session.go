@@ -32,6 +32,7 @@ type Engine struct {
 	txns     *txn.Manager
 	store    *storage.Store
 	cat      *catalog
+	seqs     *seqStore // the sequences' values (seqstore.go)
 	dataDir  string
 	hostRef  Host
 	views    map[string]*view
@@ -59,17 +60,27 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, dataDir: cfg.DataDir,
+	seqs, err := openSeqStore(cfg.DataDir, cat.state())
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
-	for _, v := range append([]*view{settingsView(), pgLocksView(), statActivityView(), extensionView(), preparedStatementsView()}, catalogViews()...) {
+	views := append([]*view{settingsView(), pgLocksView(), statActivityView(), extensionView(), preparedStatementsView()}, catalogViews()...)
+	for _, v := range append(views, sequenceViews()...) {
 		e.views[v.name] = v
 	}
 	return e, nil
 }
 
-// Checkpoint persists the catalog (the store and the commit log are
-// checkpointed by their owners).
-func (e *Engine) Checkpoint() error { return e.cat.flush() }
+// Checkpoint persists the catalog and the sequences' values (the store
+// and the commit log are checkpointed by their owners).
+func (e *Engine) Checkpoint() error {
+	if err := e.cat.flush(); err != nil {
+		return err
+	}
+	return e.seqs.checkpoint(e.cat.state())
+}
 
 func (e *Engine) host() Host { return e.hostRef }
 
@@ -114,6 +125,8 @@ type Session struct {
 	savepoints     []savepoint              // open SAVEPOINTs, innermost last (savepoint.go)
 	queryText      string                   // the client's query string, shown in pg_stat_activity
 	prepared       map[string]*preparedStmt // named prepared statements (prepare.go)
+	seqTab         map[uint32]*seqElm       // sequences used: currval and cached values (seqfuncs.go)
+	lastSeq        *seqElm                  // the sequence nextval last used (lastval)
 	foldedVolatile bool                     // analysis folded a clock- or zone-dependent constant
 	copySrc        CopySource
 	copySink       CopySink

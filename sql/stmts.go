@@ -19,6 +19,9 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		st.cacheable = !s.foldedVolatile
 		st.roName = readOnlyName(n, st)
 	}()
+	if err := s.checkSequenceUse(n); err != nil { // seqcols.go
+		return nil, err
+	}
 	switch {
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
@@ -65,6 +68,18 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 	case n.GetCreateStmt() != nil:
 		if err := s.compileCreateTable(n.GetCreateStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetCreateSeqStmt() != nil: // sequence.go
+		if err := s.compileCreateSequence(n.GetCreateSeqStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetAlterSeqStmt() != nil:
+		if err := s.compileAlterSequence(n.GetAlterSeqStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
+		if err := s.compileDropSequence(n.GetDropStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetDropStmt() != nil:
@@ -472,6 +487,25 @@ func objectTypeName(t pg.ObjectType) string {
 	return strings.TrimPrefix(t.String(), "OBJECT_")
 }
 
+// commandNames are the command tags of statements commandName does not
+// spell out, by parse node kind.
+var commandNames = map[string]string{
+	"CreateTrigStmt": "CREATE TRIGGER", "RuleStmt": "CREATE RULE", "ClusterStmt": "CLUSTER",
+	"ReindexStmt": "REINDEX", "RefreshMatViewStmt": "REFRESH MATERIALIZED VIEW",
+	"CreateEnumStmt": "CREATE TYPE", "CompositeTypeStmt": "CREATE TYPE", "CreateDomainStmt": "CREATE DOMAIN",
+	"CreatePolicyStmt": "CREATE POLICY", "DropdbStmt": "DROP DATABASE", "AlterRoleStmt": "ALTER ROLE",
+	"DropRoleStmt": "DROP ROLE", "GrantRoleStmt": "GRANT ROLE", "AlterDatabaseStmt": "ALTER DATABASE",
+	"AlterDatabaseSetStmt":   "ALTER DATABASE",
+	"CreatePublicationStmt":  "CREATE PUBLICATION",
+	"CreateSubscriptionStmt": "CREATE SUBSCRIPTION", "CreateStatsStmt": "CREATE STATISTICS",
+	"CreateEventTrigStmt": "CREATE EVENT TRIGGER", "CreateTableSpaceStmt": "CREATE TABLESPACE",
+	"SecLabelStmt": "SECURITY LABEL", "ReassignOwnedStmt": "REASSIGN OWNED", "DropOwnedStmt": "DROP OWNED",
+	"AlterFunctionStmt": "ALTER FUNCTION", "UnlistenStmt": "UNLISTEN", "ClosePortalStmt": "CLOSE CURSOR",
+	"LoadStmt": "LOAD", "ConstraintsSetStmt": "SET CONSTRAINTS", "AlterDefaultPrivilegesStmt": "ALTER DEFAULT PRIVILEGES",
+	"CreateCastStmt": "CREATE CAST", "CreateOpClassStmt": "CREATE OPERATOR CLASS",
+	"AlterSystemStmt": "ALTER SYSTEM", "ImportForeignSchemaStmt": "IMPORT FOREIGN SCHEMA",
+}
+
 // commandName names a statement for the 0A000 message, using
 // PostgreSQL's command tags.
 func commandName(n *pg.Node) string {
@@ -548,6 +582,8 @@ func commandName(n *pg.Node) string {
 		return "DISCARD"
 	case n.GetCreateSeqStmt() != nil:
 		return "CREATE SEQUENCE"
+	case n.GetAlterSeqStmt() != nil:
+		return "ALTER SEQUENCE"
 	case n.GetCreateExtensionStmt() != nil:
 		return "CREATE EXTENSION"
 	case n.GetGrantStmt() != nil:
@@ -556,6 +592,9 @@ func commandName(n *pg.Node) string {
 		return "COMMENT"
 	case n.GetCallStmt() != nil:
 		return "CALL"
+	}
+	if name, ok := commandNames[nodeKind(n)]; ok {
+		return name
 	}
 	return strings.ToUpper(strings.TrimSuffix(nodeKind(n), "Stmt")) + " statement"
 }

@@ -131,24 +131,10 @@ func (t *Txn) CommandCounterIncrement() { t.cid++ }
 // (53200 out of shared memory). If the xid was assigned but the lock could
 // not be taken, the xid stays assigned; the caller aborts the transaction.
 func (t *Txn) AssignXid() (Xid, error) {
-	if t.state != txnActive {
-		panic("txn: AssignXid outside a transaction")
+	parent, err := t.AssignTopXid()
+	if err != nil {
+		return InvalidXid, err
 	}
-	if t.xid == InvalidXid {
-		xid, err := t.m.newXid(t.p, InvalidXid)
-		if err != nil {
-			return InvalidXid, err
-		}
-		t.xid = xid
-		t.slot.stats.xidsAssigned.Add(1)
-	}
-	if !t.xidLocked {
-		if err := t.lockXid(t.xid); err != nil {
-			return InvalidXid, err
-		}
-		t.xidLocked = true
-	}
-	parent := t.xid
 	for i := range t.subs {
 		sub := &t.subs[i]
 		if sub.xid == InvalidXid {
@@ -169,6 +155,32 @@ func (t *Txn) AssignXid() (Xid, error) {
 		parent = sub.xid
 	}
 	return parent, nil
+}
+
+// AssignTopXid is GetTopTransactionId: it gives the top-level transaction
+// its xid (and the lock on it) if it has none yet, and returns it,
+// without assigning xids to open subtransactions. Sequences use it: a
+// nextval that PostgreSQL WAL-logs makes the transaction take an xid so
+// that its commit flushes the log. Errors as AssignXid.
+func (t *Txn) AssignTopXid() (Xid, error) {
+	if t.state != txnActive {
+		panic("txn: AssignXid outside a transaction")
+	}
+	if t.xid == InvalidXid {
+		xid, err := t.m.newXid(t.p, InvalidXid)
+		if err != nil {
+			return InvalidXid, err
+		}
+		t.xid = xid
+		t.slot.stats.xidsAssigned.Add(1)
+	}
+	if !t.xidLocked {
+		if err := t.lockXid(t.xid); err != nil {
+			return InvalidXid, err
+		}
+		t.xidLocked = true
+	}
+	return t.xid, nil
 }
 
 // lockXid is XactLockTableInsert: it never waits, nobody else can hold it.
