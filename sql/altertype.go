@@ -47,7 +47,7 @@ func (s *Session) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Typ
 	nc.TypeOID, nc.TypeMod = typ.OID, typ.Mod
 	if col.Default != "" {
 		if _, err := s.compileColumnDefault(&nc, col.Default); err != nil {
-			return pgerr.New(pgerr.DatatypeMismatch, "default for column \"%s\" cannot be cast automatically to type %s", name, formatType(typ.OID, typ.Mod))
+			return pgerr.New(pgerr.DatatypeMismatch, "default for column \"%s\" cannot be cast automatically to type %s", name, formatType(typ.OID, -1))
 		}
 	}
 	nt := *t
@@ -114,7 +114,7 @@ func (s *Session) transformExpr(t *TableDef, i int, typ Type, using *pg.Node) (e
 	if using == nil {
 		from := t.Cols[i].Type()
 		if !assignable(from, typ) {
-			return nil, pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" cannot be cast automatically to type %s", name, formatType(typ.OID, typ.Mod)).
+			return nil, pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" cannot be cast automatically to type %s", name, formatType(typ.OID, -1)).
 				WithHint(fmt.Sprintf("You might need to specify \"USING %s::%s\".", quoteIdent(name), formatType(typ.OID, typ.Mod)))
 		}
 		return a.castTo(&colExpr{i: i, t: from}, typ, false)
@@ -132,7 +132,7 @@ func (s *Session) transformExpr(t *TableDef, i int, typ Type, using *pg.Node) (e
 		return e, noPosition(err)
 	}
 	if !assignable(e.typ(), typ) {
-		return nil, pgerr.New(pgerr.DatatypeMismatch, "result of USING clause for column \"%s\" cannot be cast automatically to type %s", name, formatType(typ.OID, typ.Mod)).
+		return nil, pgerr.New(pgerr.DatatypeMismatch, "result of USING clause for column \"%s\" cannot be cast automatically to type %s", name, formatType(typ.OID, -1)).
 			WithHint("You might need to add an explicit cast.")
 	}
 	return a.castTo(e, typ, false)

@@ -52,9 +52,6 @@ func (t *TableDef) attnum(i int) int16 {
 // natts is pg_class.relnatts: the highest attribute number, dropped
 // columns included.
 func (t *TableDef) natts() int {
-	if t.layout != nil {
-		return len(t.layout.attrs)
-	}
 	n := 0
 	for i := range t.Cols {
 		n = max(n, int(t.attnum(i)))
