@@ -655,6 +655,9 @@ func pgIndexesView() *view {
 
 // defaultText is how pg_get_expr prints a column default.
 func (s *Session) defaultText(c *ColumnDef) string {
+	if text, ok := s.prettyDefault(c); ok { // altercol.go
+		return text
+	}
 	return strings.TrimSpace(c.Default)
 }
 
