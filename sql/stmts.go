@@ -23,6 +23,18 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		return nil, err
 	}
 	switch {
+	case n.GetSelectStmt() != nil && n.GetSelectStmt().IntoClause != nil: // SELECT INTO (createas.go)
+		sel := *n.GetSelectStmt()
+		into := sel.IntoClause
+		sel.IntoClause = nil
+		if err := s.compileCreateTableAs(into, &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &sel}}, false, params, st); err != nil {
+			return nil, err
+		}
+	case n.GetCreateTableAsStmt() != nil && n.GetCreateTableAsStmt().Objtype == pg.ObjectType_OBJECT_TABLE:
+		ct := n.GetCreateTableAsStmt()
+		if err := s.compileCreateTableAs(ct.Into, ct.Query, ct.IfNotExists, params, st); err != nil { // createas.go
+			return nil, err
+		}
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
 		if err != nil {
