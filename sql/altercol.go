@@ -729,5 +729,13 @@ func (s *Session) prettyDefault(c *ColumnDef) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return printRx(d.coerce(x, c.Type(), true), true), true
+	// coerce_to_target_type: to the type, then the length coercion of its
+	// typmod (both hidden, as implicit casts are)
+	t := c.Type()
+	base := t
+	base.Mod = -1
+	if x = d.coerce(x, base, true); t.Mod >= 0 {
+		x = &rx{kind: rxCast, t: t, args: []*rx{x}, implicit: true, byFunc: true}
+	}
+	return printRx(x, true), true
 }
