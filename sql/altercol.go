@@ -307,7 +307,7 @@ func (s *Session) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd,
 		return nil, 0, err
 	}
 	cmds = append([]alterCmd{{pass: passAddCol, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
-		skipped, err := s.addColumn(ec, t, spec, false)
+		skipped, err := s.addColumn(ec, t, spec, as, false)
 		if skipped {
 			if as.skippedCols == nil {
 				as.skippedCols = map[string]bool{}
@@ -321,7 +321,7 @@ func (s *Session) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd,
 
 // addColumn adds spec's column to t and, recursing, to its partitions.
 // skipped: IF NOT EXISTS found the column there.
-func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, recursing bool) (skipped bool, err error) {
+func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *alterState, recursing bool) (skipped bool, err error) {
 	cat := s.cat()
 	col := spec.col
 	switch {
@@ -403,9 +403,15 @@ func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, recur
 		}
 	} else {
 		if col.NotNull && missing.Null && !t.Partitioned() {
-			if err := s.checkEmptyForNotNull(ec, t, col.Name); err != nil {
-				return false, err
-			}
+			// checked once every subcommand has run, as PostgreSQL's
+			// phase 3 does (a later ADD PRIMARY KEY fails first)
+			oid, name := t.OID, col.Name
+			as.phase3 = append(as.phase3, func(ec *evalCtx) error {
+				if t := s.cat().Tables[oid]; t != nil && t.colIndex(name) >= 0 {
+					return s.checkEmptyForNotNull(ec, t, name)
+				}
+				return nil
+			})
 		}
 		s.addCatOp(&catOp{kind: "settable", table: &nt})
 	}
@@ -418,7 +424,7 @@ func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, recur
 		if err := s.lockNow(ec, k.OID, locks.AccessExclusiveLock); err != nil {
 			return false, err
 		}
-		if _, err := s.addColumn(ec, s.cat().Tables[k.OID], &kid, true); err != nil {
+		if _, err := s.addColumn(ec, s.cat().Tables[k.OID], &kid, as, true); err != nil {
 			return false, err
 		}
 	}

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -189,6 +190,15 @@ func (s *Session) remakeColumnConstraints(ec *evalCtx, t *TableDef, i int) error
 		}
 		nc := *con
 		nc.Def, nc.PrettyDef = s.checkDefsOf(t, raw, con)
+		// PostgreSQL makes the constraint again from its definition's
+		// text, coercions included: a later type change of another of its
+		// columns reads (m)::numeric, not m
+		def, _ := s.checkDefs(t, raw)
+		if inner := strings.TrimSuffix(strings.TrimPrefix(def, "CHECK ("), ")"); inner != def {
+			if _, err := s.compileCheckText(t, inner); err == nil {
+				nc.Expr = inner
+			}
+		}
 		s.addCatOp(&catOp{kind: "setcon", con: &nc})
 	}
 	var fks []*ConstraintDef

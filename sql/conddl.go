@@ -279,7 +279,8 @@ type alterCmd struct {
 // alterState is shared by the subcommands of one ALTER TABLE.
 type alterState struct {
 	checkNames, indexNames, fkNames []string
-	skippedCols                     map[string]bool // ADD COLUMN IF NOT EXISTS found these (altercol.go)
+	skippedCols                     map[string]bool           // ADD COLUMN IF NOT EXISTS found these (altercol.go)
+	phase3                          []func(ec *evalCtx) error // checks after every pass (ATRewriteTables)
 }
 
 // strongerLock is the stronger of two lock modes (ALTER TABLE takes the
@@ -399,6 +400,11 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 			}
 			if t = s.cat().Tables[t.OID]; t == nil {
 				return "", pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", rv.Relname)
+			}
+		}
+		for _, check := range as.phase3 { // altercol.go
+			if err := check(ec); err != nil {
+				return "", err
 			}
 		}
 		return "ALTER TABLE", nil

@@ -374,8 +374,11 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		if err := checkNotNull(nt, r.row); err != nil {
-			return err
+		for _, c := range cols { // a primary key's SET NOT NULL, checked as ATRewriteTables does
+			if primary && r.row[c].Null {
+				name := nt.Cols[c].Name
+				return pgerr.New(pgerr.NotNullViolation, "column \"%s\" of relation \"%s\" contains null values", name, nt.Name).OnColumn(nt.Name, name)
+			}
 		}
 		key := s.indexKey(nt, ix, r.row)
 		if key == nil {

@@ -569,6 +569,11 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 			// (PostgreSQL re-plans a cached plan on invalidation too).
 			fresh, err := s.replan(st, s.describe != nil)
 			if err != nil {
+				if s.describe == nil {
+					// a prepared statement's text is not the query the
+					// client sent now: no position into it
+					err = noPosition(err)
+				}
 				return "", err
 			}
 			if err := s.lockRelations(ctx, fresh.rels, false); err != nil {
