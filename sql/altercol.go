@@ -608,6 +608,13 @@ func (s *Session) setColumnDefault(ec *evalCtx, t *TableDef, name, text string, 
 	if i < 0 {
 		return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, t.Name)
 	}
+	if t.Cols[i].Identity != "" {
+		err := pgerr.New(pgerr.SyntaxError, "column \"%s\" of relation \"%s\" is an identity column", name, t.Name)
+		if !set {
+			err = err.WithHint("Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.")
+		}
+		return err
+	}
 	if set {
 		if _, err := s.compileColumnDefault(&t.Cols[i], text); err != nil {
 			return err

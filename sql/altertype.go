@@ -40,6 +40,9 @@ func (s *Session) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Typ
 		return pgerr.New(pgerr.InvalidTableDefinition, "type of inherited column \"%s\" must be changed in child tables too", name)
 	}
 	col := t.Cols[i]
+	if col.Identity != "" && typ.OID != OIDInt2 && typ.OID != OIDInt4 && typ.OID != OIDInt8 {
+		return pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+	}
 	conv, err := s.transformExpr(t, i, typ, using)
 	if err != nil {
 		return err
@@ -93,6 +96,11 @@ func (s *Session) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Typ
 			nix := *ix
 			nix.ColNames = nil
 			s.addCatOp(&catOp{kind: "setindex", index: &nix})
+		}
+	}
+	if col.Identity != "" {
+		if err := s.alterIdentityType(ec, t, i, typ); err != nil {
+			return err
 		}
 	}
 	for _, k := range s.cat().partitionChildren(s.cat().Tables[t.OID]) {
@@ -270,4 +278,39 @@ func (s *Session) checkDefsOf(t *TableDef, raw *pg.Node, con *ConstraintDef) (de
 		pretty += " NOT VALID"
 	}
 	return def, pretty
+}
+
+// alterIdentityType gives the sequence of identity column i of t the
+// column's new type, as ATExecAlterColumnType's ALTER SEQUENCE ... AS does:
+// bounds that were the old type's limits become the new one's.
+func (s *Session) alterIdentityType(ec *evalCtx, t *TableDef, i int, typ Type) error {
+	for _, q := range s.cat().ownedSequences(t.OID) {
+		if !q.Identity || q.OwnedCol != i+1 {
+			continue
+		}
+		for _, mode := range []locks.LockMode{locks.ShareRowExclusiveLock, locks.RowExclusiveLock} {
+			if err := s.lockNow(ec, q.OID, mode); err != nil {
+				return err
+			}
+		}
+		nq := *q
+		lo, hi := seqTypeLimits(q.TypeOID)
+		nlo, nhi := seqTypeLimits(typ.OID)
+		if nq.Max == hi {
+			nq.Max = nhi
+		}
+		if nq.Min == lo {
+			nq.Min = nlo
+		}
+		nq.TypeOID = typ.OID
+		name := formatType(typ.OID, -1)
+		switch {
+		case nq.Max < nlo || nq.Max > nhi:
+			return pgerr.New(pgerr.InvalidParameterValue, "MAXVALUE (%d) is out of range for sequence data type %s", nq.Max, name)
+		case nq.Min < nlo || nq.Min > nhi:
+			return pgerr.New(pgerr.InvalidParameterValue, "MINVALUE (%d) is out of range for sequence data type %s", nq.Min, name)
+		}
+		s.addCatOp(&catOp{kind: "setseq", seq: &nq})
+	}
+	return nil
 }

@@ -101,6 +101,11 @@ func (s *Session) renameRelation(ec *evalCtx, rv *pg.RangeVar, newName string, i
 	if !ok {
 		return tableNotFound(rv.Relname, -1)
 	}
+	if s.cat().Sequences[oid] != nil {
+		// a default names its sequence by name (seqcols.go): renaming
+		// one would need those rewritten
+		return pgerr.NotSupported("renaming sequence \"%s\" is not supported", rv.Relname)
+	}
 	_, objIsIndex := s.cat().Indexes[oid]
 	mode := locks.AccessExclusiveLock
 	if isIndex && objIsIndex {
