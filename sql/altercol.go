@@ -206,6 +206,22 @@ func (s *Session) compileColumnDefault(c *ColumnDef, text string) (expr, error) 
 	return e, noPosition(err)
 }
 
+// rawNullDefault reports whether a DEFAULT clause is NULL, maybe cast:
+// PostgreSQL makes no default of it (AddRelationNewConstraints).
+func rawNullDefault(n *pg.Node) bool {
+	for n.GetTypeCast() != nil {
+		n = n.GetTypeCast().Arg
+	}
+	c := n.GetAConst()
+	return c != nil && c.Isnull
+}
+
+// isNullConst reports whether a compiled default is the NULL constant.
+func isNullConst(e expr) bool {
+	c, ok := e.(*constExpr)
+	return ok && c.d.Null
+}
+
 // --- ADD COLUMN
 
 // addColumnSpec is a compiled ADD COLUMN.
@@ -369,6 +385,9 @@ func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *a
 	if col.Default != "" {
 		if def, err = s.compileColumnDefault(&col, col.Default); err != nil {
 			return false, err
+		}
+		if isNullConst(def) { // DEFAULT NULL makes no default (AddRelationNewConstraints)
+			col.Default, nc.Default = "", ""
 		}
 		if isVolatile(def) {
 			rewrite = !t.Partitioned()
@@ -616,8 +635,12 @@ func (s *Session) setColumnDefault(ec *evalCtx, t *TableDef, name, text string, 
 		return err
 	}
 	if set {
-		if _, err := s.compileColumnDefault(&t.Cols[i], text); err != nil {
+		def, err := s.compileColumnDefault(&t.Cols[i], text)
+		if err != nil {
 			return err
+		}
+		if isNullConst(def) { // SET DEFAULT NULL removes the default, as DROP DEFAULT
+			text = ""
 		}
 	}
 	nt := *t

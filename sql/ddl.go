@@ -158,7 +158,9 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					if err != nil {
 						return err
 					}
-					col.Default = text
+					if !rawNullDefault(con.RawExpr) { // altercol.go
+						col.Default = text
+					}
 				case pg.ConstrType_CONSTR_PRIMARY:
 					pk = []string{cd.Colname}
 					pkName = con.Conname
