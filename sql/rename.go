@@ -227,14 +227,15 @@ func (s *Session) renameConstraint(ec *evalCtx, t *TableDef, old, name string, r
 		}
 		return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" for table \"%s\" does not exist", old, t.Name)
 	}
+	if _, taken := cat.byName[name]; ix != nil && taken {
+		// the index is renamed first (RenameRelationInternal)
+		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
+	}
 	if c, x := cat.constraintNamed(t.OID, name); c != nil || x != nil {
 		return pgerr.New(pgerr.DuplicateObject, "constraint \"%s\" for relation \"%s\" already exists", name, t.Name)
 	}
 	if ix != nil {
-		if _, taken := cat.byName[name]; taken {
-			return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
-		}
-		if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+		if err := s.lockNow(ec, ix.OID, locks.ShareUpdateExclusiveLock); err != nil {
 			return err
 		}
 		nix := *ix

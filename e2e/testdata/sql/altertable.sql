@@ -149,8 +149,15 @@ alter table ty rename to ty2;
 select c.relname, l.mode, l.granted from pg_locks l join pg_class c on c.oid = l.relation where l.pid = pg_backend_pid() and l.locktype = 'relation' and c.relname not like 'pg\_%' order by 1, 2;
 commit;
 alter index ty_pkey rename to ty2_pk;
+begin;
 alter table ty2 rename constraint ty_n_check to ty2_n_positive;
+alter table ty2 rename constraint ty2_pk to ty2_pkey;
+select c.relname, l.mode, l.granted from pg_locks l join pg_class c on c.oid = l.relation where l.pid = pg_backend_pid() and l.locktype = 'relation' and c.relname not like 'pg\_%' order by 1, 2;
+commit;
+alter table ty2 rename constraint ty2_pkey to ty2_pk;
 alter table ty2 rename constraint nope to x;
+alter table ty2 rename constraint ty2_pk to ty2_n_positive;
+alter table ty2 rename constraint ty2_pk to t;
 \d ty2
 alter table ty2 rename to t;
 alter table ty2 rename to ty2_pk;
@@ -200,6 +207,23 @@ select tableoid::regclass, * from pt order by a;
 create table pe (a int, b int) partition by list (a);
 alter table only pe add column c int;
 alter table only pe drop column c;
+-- serial and identity columns, DEFAULT NULL
+create table sq (a int, b int default null);
+insert into sq (a) values (10), (20);
+begin;
+alter table sq add column id serial;
+select c.relname, c.relkind, l.mode, l.granted from pg_locks l join pg_class c on c.oid = l.relation where l.pid = pg_backend_pid() and l.locktype = 'relation' and c.relname not like 'pg\_%' order by 1, 3;
+commit;
+alter table sq add column gid bigint generated always as identity, alter column b set default null;
+alter table sq alter column gid set default 1;
+alter table sq alter column gid drop default;
+alter table sq alter column gid type text;
+alter table sq add column c int default null;
+\d sq
+select * from sq order by a;
+alter table sq drop column id;
+select relname from pg_class where relkind = 'S' order by 1;
+alter table pt add column pid int generated always as identity;
 -- CREATE TABLE AS, SELECT INTO
 create table c1 as select * from ty2;
 \d c1
