@@ -547,6 +547,9 @@ func (s *Session) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, c
 	nt.Dropped = append(append([]DroppedColumn(nil), t.Dropped...), DroppedColumn{Attnum: c.Attnum, TypeOID: c.TypeOID, TypeMod: c.TypeMod})
 	nt.Cols = slices.Delete(nt.Cols, i, i+1)
 	shift := func(cols []int) []int {
+		if cols == nil {
+			return nil
+		}
 		out := make([]int, len(cols))
 		for k, c := range cols {
 			if out[k] = c; c > i {

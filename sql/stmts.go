@@ -539,11 +539,15 @@ func commandName(n *pg.Node) string {
 	case n.GetAlterTableStmt() != nil:
 		return "ALTER TABLE"
 	case n.GetRenameStmt() != nil:
-		rs := n.GetRenameStmt()
-		if rs.RenameType == pg.ObjectType_OBJECT_COLUMN || rs.RenameType == pg.ObjectType_OBJECT_TABCONSTRAINT {
+		// CreateCommandTag: a column's relation names the command
+		switch rs := n.GetRenameStmt(); rs.RenameType {
+		case pg.ObjectType_OBJECT_COLUMN:
 			return "ALTER " + objectTypeName(rs.RelationType)
+		case pg.ObjectType_OBJECT_TABCONSTRAINT:
+			return "ALTER TABLE"
+		default:
+			return "ALTER " + objectTypeName(rs.RenameType)
 		}
-		return "ALTER " + objectTypeName(rs.RenameType)
 	case n.GetIndexStmt() != nil:
 		return "CREATE INDEX"
 	case n.GetVacuumStmt() != nil:
