@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -147,5 +148,56 @@ func TestAlterTableRestart(t *testing.T) {
 	mustExec(t, c, "insert into r (a) values (303)")
 	if got := queryText(t, c, "select a, c, e, g, h from r where a >= 302 order by a"); got != "302,3020,y,9,1|303,NULL,x,9,1" {
 		t.Errorf("after a restart and ADD COLUMN: %s", got)
+	}
+}
+
+// TestDDLReadsRowsCommittedWhileWaiting: DDL that waited for its lock
+// behind a writer reads the rows that writer committed, as PostgreSQL's
+// index builds (SnapshotAny) and validation scans (GetLatestSnapshot) do:
+// the new index has them, a new CHECK is checked against them.
+func TestDDLReadsRowsCommittedWhileWaiting(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	w, d := inst.Connect(t), inst.Connect(t)
+	ctx := context.Background()
+	mustExec(t, w, "create table lw (a int, b int)")
+	mustExec(t, w, "insert into lw values (1, 1)")
+	dpid := backendPID(t, d)
+	for _, tc := range []struct {
+		insert, ddl, check, want string
+	}{
+		{"insert into lw (a, b) values (100, 100)", "create unique index lw_a on lw (a)",
+			"select b from lw where a = 100", "100"},
+		{"insert into lw (a, b) values (200, 200)", "alter table lw add column c int default 3, add constraint lw_b_key unique (b)",
+			"select a, c from lw where b = 200", "200,3"},
+		{"insert into lw (a, b) values (-1, -1)", "alter table lw add constraint lw_pos check (a > 0)",
+			`error: ERROR: check constraint "lw_pos" of relation "lw" is violated by some row (SQLSTATE 23514)`, ""},
+	} {
+		mustExec(t, w, "begin")
+		mustExec(t, w, tc.insert)
+		done := make(chan string, 1)
+		go func() {
+			if _, err := d.Exec(ctx, tc.ddl); err != nil {
+				done <- "error: " + err.Error()
+				return
+			}
+			done <- ""
+		}()
+		waitFor(t, "the DDL to wait", func() bool {
+			return queryText(t, w, "select count(*) from pg_locks where pid = "+itoa(dpid)+" and not granted") == "1"
+		})
+		mustExec(t, w, "commit")
+		got := <-done
+		if strings.HasPrefix(tc.check, "error: ") {
+			if got != tc.check {
+				t.Errorf("%s: %q, want %q", tc.ddl, got, tc.check)
+			}
+			continue
+		}
+		if got != "" {
+			t.Fatalf("%s: %s", tc.ddl, got)
+		}
+		if r := queryText(t, w, tc.check); r != tc.want {
+			t.Errorf("after %s: %s gives %q, want %q", tc.ddl, tc.check, r, tc.want)
+		}
 	}
 }

@@ -393,6 +393,9 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 		if t, err = s.resolveTable(rv); err != nil {
 			return "", noPosition(err)
 		}
+		// what the subcommands read of the rows (validation, index
+		// builds) includes what was committed while the lock was awaited
+		defer s.txn.UseLatestSnapshot()()
 		as := &alterState{}
 		for _, c := range cmds {
 			if err := c.run(ec, t, as); err != nil {
@@ -539,6 +542,7 @@ func (s *Session) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) err
 		}
 		if set && !tab.Partitioned() {
 			found := false
+			restore := s.txn.UseLatestSnapshot() // the partition's lock may have been awaited
 			err := newTableSource(tab, tab.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
 				if row[i].Null {
 					found = true
@@ -546,6 +550,7 @@ func (s *Session) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) err
 				}
 				return nil
 			})
+			restore()
 			if err != nil && err != errStopScan {
 				return err
 			}

@@ -699,6 +699,9 @@ func (s *Session) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
 		if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
 			return "", err
 		}
+		// the build reads every row committed, also while the lock was
+		// awaited (index_build reads with SnapshotAny)
+		defer s.txn.UseLatestSnapshot()()
 		if name != "" {
 			if _, exists := s.cat().byName[name]; exists && ifNotExists {
 				s.notice(pgerr.SeverityNotice, pgerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))
