@@ -146,6 +146,14 @@ func (s *Session) createKeys(ec *evalCtx, t *TableDef, tc *tableCons) error {
 		}
 		t = s.cat().Tables[t.OID]
 	}
+	// PostgreSQL adds a new table's foreign keys with an ALTER TABLE after
+	// the CREATE (transformCreateStmt), which locks the table
+	// ShareRowExclusiveLock
+	if len(tc.fkeys) > 0 {
+		if err := s.lockNow(ec, t.OID, locks.ShareRowExclusiveLock); err != nil {
+			return err
+		}
+	}
 	var fkNames []string
 	for _, f := range tc.fkeys {
 		if err := s.defineForeignKey(ec, s.cat().Tables[t.OID], f, fkNames, true); err != nil {

@@ -98,9 +98,6 @@ func (s *Session) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) er
 	if err := s.lockNow(ec, pix.OID, locks.ShareUpdateExclusiveLock); err != nil {
 		return err
 	}
-	if err := s.lockNow(ec, child.OID, locks.ShareLock); err != nil {
-		return err
-	}
 	child = s.cat().Tables[child.OID]
 	parentTable := s.cat().Tables[pix.Table]
 	var colNames []string
@@ -115,6 +112,10 @@ func (s *Session) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) er
 			s.addCatOp(&catOp{kind: "setindex", index: &nix})
 			return nil
 		}
+	}
+	// none to attach: DefineIndex builds one, under ShareLock on the table
+	if err := s.lockNow(ec, child.OID, locks.ShareLock); err != nil {
+		return err
 	}
 	if child.Partitioned() {
 		return s.addPartitionedIndex(ec, child, colNames, "", pix.Unique, pix.Primary, pix.OID)
@@ -352,6 +353,11 @@ func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 	}
 	child, err := s.lockTable(ec, pc.Name, locks.AccessExclusiveLock)
 	if err != nil {
+		return err
+	}
+	// a partitioned table's partitions too (find_all_inheritors, against
+	// circularity and for the scan of their rows)
+	if _, err := s.lockInheritors(ec, child, locks.AccessExclusiveLock); err != nil {
 		return err
 	}
 	cat := s.cat()
