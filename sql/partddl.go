@@ -409,7 +409,8 @@ func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			return err
 		}
 	}
-	return nil
+	// the foreign keys referencing the parent get clones for it (fkpart.go)
+	return s.cloneReferencedKeys(ec, s.cat().Tables[parent.OID], s.cat().Tables[child.OID])
 }
 
 // checkPartitionColumns checks that child can be a partition of parent: PostgreSQL's
@@ -465,6 +466,10 @@ func (s *Session) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			return err
 		}
 	}
+	// foreign keys referencing the partition through their clones
+	if err := s.detachReferencedKeys(ec, parent, s.cat().Tables[child.OID]); err != nil { // fkpart.go
+		return err
+	}
 	child = s.cat().Tables[child.OID]
 	for _, ix := range s.cat().tableIndexes(child) {
 		if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
@@ -476,7 +481,9 @@ func (s *Session) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			s.addCatOp(&catOp{kind: "setindex", index: &nix})
 		}
 	}
-	s.detachConstraints(child) // the inherited constraints stay with it (conddl.go)
+	if err := s.detachConstraints(ec, child); err != nil { // the inherited constraints stay with it (conddl.go)
+		return err
+	}
 	nt := *child
 	nt.Parent, nt.Bound = 0, nil
 	s.addCatOp(&catOp{kind: "settable", table: &nt})
