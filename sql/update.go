@@ -218,7 +218,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					}
 				}
 				if p.part != nil { // a partition: the row may have to move (partroute.go)
-					if moved, out, err = s.partitionUpdate(ec, p, tid, newRow); err != nil {
+					if moved, out, err = s.partitionUpdate(ec, p, tid, row, newRow); err != nil {
 						return 0, err
 					}
 				}
