@@ -326,9 +326,10 @@ func (s *Session) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexD
 			continue // NULLs are not indexed for uniqueness here
 		}
 		if ix.Unique {
-			if err := s.checkUnique(ec, t, ix, row, key, tid); err != nil {
+			if err := s.insertUnique(ec, t, ix, row, key, tid); err != nil {
 				return err
 			}
+			continue
 		}
 		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
 			return err
@@ -350,42 +351,6 @@ func (s *Session) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
 		vs = append(vs, row[c])
 	}
 	return appendKey(nil, ts, vs)
-}
-
-// checkUnique looks for another live version with the same key. A key
-// inserted by a transaction still running is waited for, as PostgreSQL's
-// _bt_check_unique does; then the check is repeated.
-func (s *Session) checkUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, self storage.TID) error {
-	for {
-		var wait txn.Xid
-		conflict := false
-		err := s.eng.store.IndexLookup(s.proc, storage.RelID(ix.RelFile), key, func(tid storage.TID) bool {
-			if tid == self {
-				return true
-			}
-			_, err := s.eng.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
-				visible, w := s.txn.SatisfiesDirty(h)
-				if w != 0 {
-					wait = w
-				} else if visible {
-					conflict = true
-				}
-			})
-			return err == nil && !conflict && wait == 0
-		})
-		if err != nil {
-			return err
-		}
-		if conflict {
-			return s.uniqueViolation(t, ix, row)
-		}
-		if wait == 0 {
-			return nil
-		}
-		if err := s.txn.WaitForOptions(ec.ctx, wait, s.lockOptions(false, false)); err != nil {
-			return err
-		}
-	}
 }
 
 func (s *Session) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {

@@ -243,6 +243,41 @@ func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error
 	return nil
 }
 
+// IndexInsertUnique adds (key, tid) unless an entry already under key
+// conflicts: with the index lock held exclusively it calls conflict for
+// each other TID stored under key, in TID order, until one returns true;
+// then it adds nothing and returns false. Checking and inserting are one
+// step, so of two backends inserting one key only one gets in (as
+// PostgreSQL's _bt_check_unique runs under the leaf page lock the entry
+// goes in under). conflict runs under the index lock: it may read heap
+// tuples (FetchAny) but must not wait for a lock or call into the index.
+func (s *Store) IndexInsertUnique(p *locks.Proc, idx RelID, key []byte, tid TID, conflict func(TID) bool) (bool, error) {
+	ix, err := s.index(idx)
+	if err != nil {
+		return false, err
+	}
+	ix.lock.Acquire(p, locks.LWExclusive)
+	defer ix.lock.Release(p)
+	found := false
+	ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
+		if !bytes.Equal(e.key, key) {
+			return false
+		}
+		if e.tid != tid && conflict(e.tid) {
+			found = true
+			return false
+		}
+		return true
+	})
+	if found {
+		return false, nil
+	}
+	if ix.tree.insert(key, tid) {
+		ix.changes++
+	}
+	return true, nil
+}
+
 // IndexDelete removes (key, tid) if present.
 func (s *Store) IndexDelete(p *locks.Proc, idx RelID, key []byte, tid TID) error {
 	ix, err := s.index(idx)
