@@ -25,11 +25,11 @@ type modifyPlan struct {
 }
 
 func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
-	if len(up.FromClause) > 0 {
-		return pgerr.NotSupported("UPDATE ... FROM is not supported")
-	}
 	if up.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	if len(up.FromClause) > 0 { // dmljoin.go
+		return s.compileJoinModify(up.Relation, up.FromClause, up.WhereClause, up.TargetList, up.ReturningList, false, params, st)
 	}
 	p, a, err := s.modifyCommon(up.Relation, up.WhereClause, params)
 	if err != nil {
@@ -87,11 +87,11 @@ func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) err
 }
 
 func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
-	if len(del.UsingClause) > 0 {
-		return pgerr.NotSupported("DELETE ... USING is not supported")
-	}
 	if del.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	if len(del.UsingClause) > 0 { // dmljoin.go
+		return s.compileJoinModify(del.Relation, del.UsingClause, del.WhereClause, nil, del.ReturningList, true, params, st)
 	}
 	p, _, err := s.modifyCommon(del.Relation, del.WhereClause, params)
 	if err != nil {
