@@ -153,7 +153,7 @@ func fitsPartition(cat *catalogState, t *TableDef, row []Datum) bool {
 
 func partitionViolation(t *TableDef, row []Datum) error {
 	return pgerr.New(pgerr.CheckViolation, "new row for relation \"%s\" violates partition constraint", t.Name).
-		WithDetail("Failing row contains " + failingRow(t, row) + ".")
+		WithDetail("Failing row contains " + failingRow(t, row) + ".").OnTable(t.Name)
 }
 
 // noPartitionError is ExecFindPartition's error, with
