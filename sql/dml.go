@@ -30,20 +30,18 @@ func (s *Session) resolveTable(rv *pg.RangeVar) (*TableDef, error) {
 
 // insertPlan is a compiled INSERT.
 type insertPlan struct {
-	t       *TableDef
-	targets []int    // column position of each supplied value
-	rows    [][]expr // VALUES rows (typed to the target columns)
-	sel     *selectPlan
-	defs    []expr // DEFAULT expression per column (nil = NULL)
-	indexes []*IndexDef
-	ret     *returning
-	route   *partRouter // a partitioned table or a partition (partroute.go)
+	t        *TableDef
+	targets  []int    // column position of each supplied value
+	rows     [][]expr // VALUES rows (typed to the target columns)
+	sel      *selectPlan
+	defs     []expr // DEFAULT expression per column (nil = NULL)
+	indexes  []*IndexDef
+	ret      *returning
+	route    *partRouter // a partitioned table or a partition (partroute.go)
+	conflict *onConflict // ON CONFLICT (upsert.go)
 }
 
 func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
-	if ins.OnConflictClause != nil {
-		return pgerr.NotSupported("INSERT ... ON CONFLICT is not supported")
-	}
 	if ins.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -138,13 +136,27 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	if ins.Relation.Alias != nil {
 		alias = ins.Relation.Alias.Aliasname
 	}
-	if p.ret, err = s.compileReturning(ins.ReturningList, t, alias, params); err != nil {
+	var hidden *scope
+	if ins.OnConflictClause != nil {
+		if p.conflict, hidden, err = s.compileOnConflict(ins, t, alias, params); err != nil {
+			return err
+		}
+	}
+	if p.ret, err = s.compileReturningHiding(ins.ReturningList, t, alias, params, hidden); err != nil {
 		return err
 	}
 	if p.ret != nil {
 		st.cols = p.ret.cols
 	}
-	st.rels = append(st.rels, relationLocks(cat, t, locks.RowExclusiveLock)...)
+	if p.conflict != nil {
+		rels, err := s.finishOnConflict(p.conflict, t)
+		if err != nil {
+			return err
+		}
+		st.rels = append(st.rels, rels...)
+	} else {
+		st.rels = append(st.rels, relationLocks(cat, t, locks.RowExclusiveLock)...)
+	}
 	st.Tag = "INSERT"
 	st.writes = true
 	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
@@ -217,9 +229,22 @@ func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 		p.route.begin()
 		defer p.route.end(s)
 	}
+	if p.conflict != nil {
+		defer p.conflict.end(s)
+		if err := p.conflict.begin(ec, p.t); err != nil {
+			return 0, err
+		}
+	}
 	insertOne := func(vals []Datum) error {
 		row, err := p.buildRow(ec, vals)
 		if err != nil {
+			return err
+		}
+		if p.conflict != nil {
+			done, err := s.upsertRow(ec, p, row, emit)
+			if done {
+				n++
+			}
 			return err
 		}
 		var tid storage.TID

@@ -201,11 +201,28 @@ func (s *Session) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set
 			return nil, nil, pgerr.NotSupported("UPDATE of array elements or subfields is not supported")
 		}
 		i := t.colIndex(rt.Name)
+		if i < 0 && isSystemColumn(rt.Name) {
+			return nil, nil, posErr(pgerr.NotSupported("cannot assign to system column \"%s\"", rt.Name), rt.Location)
+		}
 		if i < 0 {
 			return nil, nil, posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, t.Name), rt.Location)
 		}
+		val := rt.Val
+		if mar := val.GetMultiAssignRef(); mar != nil {
+			// (a, b) = (x, y): column colno takes the row's item colno
+			row := mar.Source.GetRowExpr()
+			switch {
+			case mar.Source.GetSubLink() != nil:
+				return nil, nil, pgerr.NotSupported("UPDATE SET (...) = (SELECT ...) is not supported")
+			case row == nil:
+				return nil, nil, posErr(pgerr.NotSupported("source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression"), exprLocation(mar.Source))
+			case len(row.Args) != int(mar.Ncolumns):
+				return nil, nil, posErr(pgerr.New(pgerr.SyntaxError, "number of columns does not match number of values"), exprLocation(mar.Source))
+			}
+			val = row.Args[mar.Colno-1]
+		}
 		var e expr
-		if rt.Val.GetSetToDefault() != nil {
+		if val.GetSetToDefault() != nil {
 			if t.Cols[i].Default != "" {
 				if e, err = s.compileDefault(a, &t.Cols[i]); err != nil {
 					return nil, nil, err
@@ -214,10 +231,14 @@ func (s *Session) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set
 				e = &constExpr{t: t.Cols[i].Type(), d: NullDatum}
 			}
 		} else {
-			if e, err = a.expr(rt.Val); err != nil {
+			if e, err = a.expr(val); err != nil {
 				return nil, nil, err
 			}
+			unknown := isUnknown(e)
 			if e, err = a.assignTo(e, &t.Cols[i]); err != nil {
+				if pe, ok := err.(*pgerr.Error); ok && unknown {
+					return nil, nil, posErr(pe, exprLocation(val))
+				}
 				return nil, nil, err
 			}
 		}
@@ -437,4 +458,14 @@ func (p *joinModifyPlan) emitReturning(ec *evalCtx, level, row []Datum, tid stor
 		p.retOut[i] = v
 	}
 	return emit(p.retOut)
+}
+
+// isSystemColumn reports whether name is one of PostgreSQL's system
+// columns.
+func isSystemColumn(name string) bool {
+	switch name {
+	case "ctid", "xmin", "xmax", "cmin", "cmax", "tableoid":
+		return true
+	}
+	return false
 }

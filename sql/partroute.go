@@ -169,7 +169,8 @@ func noPartitionError(t *TableDef, d *partDesc, key []Datum) error {
 		}
 	}
 	return pgerr.New(pgerr.CheckViolation, "no partition of relation \"%s\" found for row", t.Name).
-		WithDetail("Partition key of the failing row contains (" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ").")
+		WithDetail("Partition key of the failing row contains (" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ").").
+		OnTable(t.Name)
 }
 
 // clipValue shortens a value shown in an error detail to 64 bytes plus

@@ -118,6 +118,7 @@ type Session struct {
 	copySrc        CopySource
 	copySink       CopySink
 	rowBuf         []byte
+	specToken      uint32 // the last speculative insertion token (upsert.go)
 
 	fc         formatCtx
 	tzName     string
