@@ -80,6 +80,11 @@ type onConflict struct {
 	inferExprs bool         // (cols) names an expression or system column
 }
 
+// specHook, set only by tests, runs at two steps of a speculative
+// insertion: "heap" (the tuple is in, no index entry yet) and "indexed"
+// (its index entries are in, the insertion not yet confirmed or undone).
+var specHook func(step string)
+
 // excludedSource is ON CONFLICT DO UPDATE's excluded: the row proposed
 // for insertion, with the target's columns and no system columns.
 type excludedSource struct{ cols []Column }
@@ -661,6 +666,9 @@ func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters 
 	if tid, err = st.InsertSpeculative(ec.ctx, s.proc, &s.txn, rel, s.rowBuf, fillfactor(t), token); err != nil {
 		return tid, false, err
 	}
+	if specHook != nil {
+		specHook("heap")
+	}
 	conflict := false
 	for _, ix := range indexes {
 		key := s.indexKey(t, ix, row)
@@ -689,6 +697,9 @@ func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters 
 				return tid, false, err
 			}
 		}
+	}
+	if specHook != nil {
+		specHook("indexed")
 	}
 	if conflict {
 		err = st.AbortSpeculative(s.proc, &s.txn, rel, tid)
