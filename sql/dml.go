@@ -84,14 +84,20 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		p.rows = [][]expr{{}}
 		p.targets = nil
 	case len(sel.ValuesLists) > 0:
+		n := -1
 		for _, vl := range sel.ValuesLists {
 			items := vl.GetList().Items
-			if len(items) > len(p.targets) {
-				return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+			if n < 0 {
+				n = len(items)
+			} else if len(items) != n {
+				return posErr(pgerr.New(pgerr.SyntaxError, "VALUES lists must all be the same length"), exprLocation(items[0]))
 			}
-			if len(items) < len(p.targets) {
-				return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
-			}
+		}
+		if err := p.fitTargets(ins, n, func(i int) int32 { return exprLocation(sel.ValuesLists[0].GetList().Items[i]) }); err != nil {
+			return err
+		}
+		for _, vl := range sel.ValuesLists {
+			items := vl.GetList().Items
 			row := make([]expr, len(items))
 			for j, it := range items {
 				if it.GetSetToDefault() != nil {
@@ -116,11 +122,8 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		if err != nil {
 			return err
 		}
-		if len(sp.cols) != len(p.targets) {
-			if len(sp.cols) > len(p.targets) {
-				return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
-			}
-			return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
+		if err := p.fitTargets(ins, len(sp.cols), func(i int) int32 { return sp.locs[i] }); err != nil {
+			return err
 		}
 		for j := range sp.targets {
 			e, err := a.assignTo(sp.targets[j], &t.Cols[p.targets[j]])
@@ -166,6 +169,22 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		}
 		return "INSERT 0 " + strconv.FormatInt(n, 10), nil
 	}
+	return nil
+}
+
+// fitTargets checks the number n of values per row against the target
+// columns (transformInsertRow): more values than columns is an error, and
+// so are fewer when the statement lists its columns; without a list the
+// first n columns get the values and the others their defaults. loc is
+// the position of value i.
+func (p *insertPlan) fitTargets(ins *pg.InsertStmt, n int, loc func(i int) int32) error {
+	switch {
+	case n > len(p.targets):
+		return posErr(pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns"), loc(len(p.targets)))
+	case n < len(p.targets) && len(ins.Cols) > 0:
+		return posErr(pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions"), ins.Cols[n].GetResTarget().Location)
+	}
+	p.targets = p.targets[:n]
 	return nil
 }
 
