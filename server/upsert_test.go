@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -287,4 +288,40 @@ func TestUpdateFromConcurrent(t *testing.T) {
 		t.Errorf("REPEATABLE READ UPDATE ... FROM: %s %q", pe.Code, pe.Message)
 	}
 	mustExec(t, b, "rollback")
+}
+
+// INSERT and COPY keep only the table's lock after the statement, as
+// PostgreSQL's executor releases the index locks it took to insert
+// (ExecCloseIndices); COPY TO locks no index at all.
+func TestInsertCopyIndexLocks(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	ctx := context.Background()
+	mustExec(t, c, "create table r (id int primary key, v int)")
+	mustExec(t, c, "create index r_v on r (v)")
+	held := "select relation::regclass, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' order by relation::regclass::text"
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"r"}, []string{"id", "v"}, pgx.CopyFromRows([][]any{{1, 1}, {2, 2}})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "insert into r values (3, 3)"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryText(t, c, held); got != "r,RowExclusiveLock" {
+		t.Errorf("after COPY FROM and INSERT: %s", got)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "begin")
+	if _, err := c.PgConn().CopyTo(ctx, io.Discard, "copy r to stdout"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryText(t, c, held); got != "r,AccessShareLock" {
+		t.Errorf("after COPY TO: %s", got)
+	}
+	mustExec(t, c, "rollback")
 }

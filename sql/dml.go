@@ -39,6 +39,7 @@ type insertPlan struct {
 	ret      *returning
 	route    *partRouter // a partitioned table or a partition (partroute.go)
 	conflict *onConflict // ON CONFLICT (upsert.go)
+	ixLocks  execIndexLocks
 }
 
 func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
@@ -158,7 +159,8 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		}
 		st.rels = append(st.rels, rels...)
 	} else {
-		st.rels = append(st.rels, relationLocks(cat, t, locks.RowExclusiveLock)...)
+		// the table only: the executor locks the indexes while it runs
+		st.rels = append(st.rels, relLock{oid: t.OID, mode: locks.RowExclusiveLock})
 	}
 	st.Tag = "INSERT"
 	st.writes = true
@@ -248,9 +250,9 @@ func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 		p.route.begin()
 		defer p.route.end(s)
 	}
-	if p.conflict != nil {
-		defer p.conflict.end(s)
-		if err := p.conflict.begin(ec, p.t); err != nil {
+	if !p.t.Partitioned() {
+		defer p.ixLocks.close(s)
+		if err := p.ixLocks.open(ec, p.t); err != nil {
 			return 0, err
 		}
 	}

@@ -138,7 +138,7 @@ func (s *Session) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 		if err != nil {
 			return err
 		}
-		if w, err = wa.asBool(w, "WHERE", -1); err != nil {
+		if w, err = wa.asBool(w, "WHERE", exprLocation(where)); err != nil {
 			return err
 		}
 		conds = conjuncts(w)

@@ -68,10 +68,6 @@ type onConflict struct {
 	ncols    int
 	exclOff  int     // where excluded starts in the level row
 	level    []Datum // [existing row, ctid, tableoid][excluded]
-	// direct: the statement names a table with storage (not a
-	// partitioned one), whose indexes the execution locks itself
-	direct   bool
-	stmtLock []uint32 // index locks to release when the execution ends
 
 	// analysis results finishOnConflict turns into arbiters
 	dup        error        // two SET assignments to one column
@@ -100,7 +96,7 @@ func (e *excludedSource) scan(*evalCtx, func(row []Datum) error) error { return 
 func (s *Session) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias string, params *[]Type) (*onConflict, *scope, error) {
 	occ := ins.OnConflictClause
 	oc := &onConflict{update: occ.Action == pg.OnConflictAction_ONCONFLICT_UPDATE, ncols: len(t.Cols),
-		direct: !t.Partitioned(), mode: txn.LockTupleNoKeyExclusive}
+		mode: txn.LockTupleNoKeyExclusive}
 	infer := occ.Infer
 	if oc.update && infer == nil {
 		return nil, nil, posErr(pgerr.New(pgerr.SyntaxError, "ON CONFLICT DO UPDATE requires inference specification or constraint name").
@@ -289,30 +285,6 @@ func sameColumnSet(cols []int, set map[int]bool) bool {
 		}
 	}
 	return true
-}
-
-// begin starts an execution: a table with storage has its indexes locked
-// for the statement (ExecOpenIndices); end releases them.
-func (oc *onConflict) begin(ec *evalCtx, t *TableDef) error {
-	oc.stmtLock = oc.stmtLock[:0]
-	if !oc.direct {
-		return nil
-	}
-	s := ec.s
-	for _, ix := range s.cat().tableIndexes(t) {
-		if err := s.lockNow(ec, ix.OID, locks.RowExclusiveLock); err != nil {
-			return err
-		}
-		oc.stmtLock = append(oc.stmtLock, ix.OID)
-	}
-	return nil
-}
-
-func (oc *onConflict) end(s *Session) {
-	for _, oid := range oc.stmtLock {
-		s.eng.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
-	}
-	oc.stmtLock = oc.stmtLock[:0]
 }
 
 // leafArbiters picks the arbiters among the indexes of the table a row

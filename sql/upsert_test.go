@@ -155,8 +155,9 @@ func TestUpsertSuperDeletes(t *testing.T) {
 	}
 }
 
-// TestUpsertLocks: the relation locks of ON CONFLICT, UPDATE ... FROM and
-// DELETE ... USING, as PostgreSQL 15 holds them after the statement.
+// TestUpsertLocks: the relation locks of INSERT, ON CONFLICT, UPDATE ...
+// FROM and DELETE ... USING, as PostgreSQL 15 holds them after the
+// statement.
 func TestUpsertLocks(t *testing.T) {
 	_, s := testEngine(t, -1)
 	mustRun(t, s,
@@ -173,6 +174,10 @@ func TestUpsertLocks(t *testing.T) {
 		"create index pu_n on pu (n)")
 	const wAll = "w:RowExclusive w_b:RowExclusive w_c:RowExclusive w_d:RowExclusive w_pk:RowExclusive"
 	for _, c := range []struct{ stmt, want string }{
+		// a plain INSERT: the executor's index locks end with the statement
+		{"insert into w values (1, 1, 1, 1)", "w:RowExclusive"},
+		{"insert into pu1 values (1, 1)", "pu1:RowExclusive"},
+		{"insert into pu values (1, 1)", "pu:RowExclusive pu1:RowExclusive"},
 		// the planner's arbiter inference opens every index and keeps it
 		{"insert into w values (1, 1, 1, 1) on conflict (a) do nothing", wAll},
 		{"insert into w values (1, 1, 1, 1) on conflict (a) do update set d = 2", wAll},
