@@ -234,12 +234,9 @@ func (s *Session) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set
 			if e, err = a.expr(val); err != nil {
 				return nil, nil, err
 			}
-			unknown := isUnknown(e)
+			lit := e
 			if e, err = a.assignTo(e, &t.Cols[i]); err != nil {
-				if pe, ok := err.(*pgerr.Error); ok && unknown {
-					return nil, nil, posErr(pe, exprLocation(val))
-				}
-				return nil, nil, err
+				return nil, nil, a.literalError(err, lit, &t.Cols[i], val)
 			}
 		}
 		if _, ok := set[i]; ok && dup == nil {
@@ -468,4 +465,22 @@ func isSystemColumn(name string) bool {
 		return true
 	}
 	return false
+}
+
+// literalError gives the error of assigning lit to column c the position
+// of the literal (val) when the literal's text is no value of the column's
+// type, as PostgreSQL's parser reports input function errors; a value too
+// long for the column's type modifier fails later, at no position.
+func (a *analyzer) literalError(err error, lit expr, c *ColumnDef, val *pg.Node) error {
+	k, ok := lit.(*constExpr)
+	pe, isPg := err.(*pgerr.Error)
+	if !ok || !isPg || k.d.Null || !isUnknown(k) {
+		return err
+	}
+	base := c.Type()
+	base.Mod = -1
+	if _, perr := parseText(base, k.d.S, a.fold.formatCtx()); perr == nil {
+		return err
+	}
+	return posErr(pe, exprLocation(val))
 }
