@@ -228,8 +228,8 @@ func (s *Store) TruncateIndex(idx RelID) error {
 }
 
 // IndexInsert adds (key, tid). Inserting an entry that is already there is
-// a no-op. Uniqueness is the caller's business (it looks the key up and
-// checks the versions' visibility first).
+// a no-op. It checks nothing: a unique index's entries go in with
+// IndexInsertUnique.
 func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error {
 	ix, err := s.index(idx)
 	if err != nil {
