@@ -25,8 +25,9 @@ import (
 //  2. No conflict: take ExclusiveLock on a new speculative insertion token
 //     of the (sub)transaction's xid, insert the tuple speculatively
 //     (storage/speculative.go) and its index entries; an arbiter index's
-//     entry is checked and inserted in one step and any live or running
-//     version under the key makes it a conflict (UNIQUE_CHECK_PARTIAL).
+//     entry is checked and inserted as one step (unique.go) and any live
+//     or running version under the key makes it a conflict
+//     (UNIQUE_CHECK_PARTIAL).
 //     Without one the insertion is confirmed; with one the tuple is
 //     super-deleted and the row starts again at 1 — where it now waits
 //     for the other inserter. Then the token lock is released. Of two
@@ -396,7 +397,7 @@ func (s *Session) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDe
 			continue // NULLs never conflict
 		}
 		for {
-			f, err := s.lookupDirty(t, ix, key)
+			f, _, _, err := s.uniqueScan(t, ix, key, storage.TID{}, true)
 			if err != nil {
 				return storage.TID{}, false, err
 			}
@@ -412,71 +413,6 @@ func (s *Session) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDe
 		}
 	}
 	return storage.TID{}, false, nil
-}
-
-// lookupDirty looks key up in ix with a dirty snapshot. Entries whose
-// tuple is dead to every transaction are removed as the lookup meets
-// them, as an index scan's kill_prior_tuple does, so that a key updated
-// again and again does not make every upsert walk all its old versions.
-func (s *Session) lookupDirty(t *TableDef, ix *IndexDef, key []byte) (dirtyFind, error) {
-	var f dirtyFind
-	var tids []storage.TID
-	st := s.eng.store
-	irel := storage.RelID(ix.RelFile)
-	if err := st.IndexLookup(s.proc, irel, key, func(tid storage.TID) bool {
-		tids = append(tids, tid)
-		return true
-	}); err != nil {
-		return f, err
-	}
-	var horizon txn.Xid
-	if len(tids) > 1 {
-		horizon = s.eng.txns.OldestXmin()
-	}
-	var dead []storage.TID
-	for _, tid := range tids {
-		stop, isDead, err := s.dirtyProbeVacuum(t, tid, &f, horizon)
-		if err != nil {
-			return f, err
-		}
-		if isDead {
-			dead = append(dead, tid)
-		}
-		if stop {
-			break
-		}
-	}
-	for _, tid := range dead {
-		if err := st.IndexDelete(s.proc, irel, key, tid); err != nil {
-			return f, err
-		}
-	}
-	return f, nil
-}
-
-// dirtyProbeVacuum is dirtyProbe that also reports, when horizon is set,
-// whether the version is dead to every transaction.
-func (s *Session) dirtyProbeVacuum(t *TableDef, tid storage.TID, f *dirtyFind, horizon txn.Xid) (stop, dead bool, err error) {
-	if horizon == 0 {
-		stop, err = s.dirtyProbe(t, tid, f)
-		return stop, false, err
-	}
-	_, err = s.eng.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, ctid storage.TID, _ []byte) {
-		hv := *h
-		visible, w := s.txn.SatisfiesDirty(h)
-		switch {
-		case w != 0:
-			f.wait = w
-			if tok, ok := storage.SpeculativeToken(ctid); ok && w == h.Xmin {
-				f.token = tok
-			}
-		case visible:
-			f.found, f.tid = true, tid
-		default:
-			dead = s.eng.txns.SatisfiesVacuum(&hv, horizon) == txn.HeapTupleDead
-		}
-	})
-	return err != nil || f.found || f.wait != 0, dead, err
 }
 
 // checkConflictVisible is DO NOTHING's check under REPEATABLE READ
@@ -649,14 +585,8 @@ func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters 
 		}
 		switch {
 		case containsIndex(arbiters, ix):
-			var f dirtyFind
-			var ferr error
-			ok, err := st.IndexInsertUnique(s.proc, storage.RelID(ix.RelFile), key, tid, func(other storage.TID) bool {
-				var stop bool
-				stop, ferr = s.dirtyProbe(t, other, &f)
-				return stop
-			})
-			if err = firstErr(err, ferr); err != nil {
+			ok, err := s.insertArbiter(t, ix, key, tid)
+			if err != nil {
 				return tid, false, err
 			}
 			conflict = conflict || !ok

@@ -16,8 +16,9 @@
 // through Store.SetExtensionPolicy, which the server's SIGHUP hooks call). It
 // does not decide visibility itself — txn.Txn.Visible, SatisfiesUpdate,
 // SatisfiesDirty and txn.Manager.SatisfiesVacuum do; uniqueness is the
-// caller's judgement too, made under the index lock by IndexInsertUnique's
-// callback; speculative insertion (speculative.go) keeps the caller's token
+// caller's judgement too (IndexInsertUnchanged inserts only if the
+// entries it judged are unchanged); speculative insertion
+// (speculative.go) keeps the caller's token
 // in the tuple but the token's lock is the caller's — and the only
 // heavyweight locks it takes
 // are the relation extension lock and, while Update, Delete or LockTuple

@@ -20,7 +20,8 @@ import (
 // token there (FetchAny passes the ctid) and waits for the token lock —
 // for the insertion to be decided — rather than for the whole inserting
 // transaction. The inserter then adds its index entries, checking the
-// arbiter indexes and inserting into them in one step (IndexInsertUnique),
+// arbiter indexes and inserting into them as one step
+// (IndexInsertUnchanged),
 // and either
 //
 //   - finds no conflict: FinishSpeculative puts the tuple's own TID back
