@@ -156,7 +156,7 @@ func fitsPartition(cat *catalogState, t *TableDef, row []Datum) bool {
 
 func partitionViolation(t *TableDef, row []Datum) error {
 	return pgerr.New(pgerr.CheckViolation, "new row for relation \"%s\" violates partition constraint", t.Name).
-		WithDetail("Failing row contains " + failingRow(t, row) + ".")
+		WithDetail("Failing row contains " + failingRow(t, row) + ".").OnTable(t.Name)
 }
 
 // noPartitionError is ExecFindPartition's error, with
@@ -172,7 +172,8 @@ func noPartitionError(t *TableDef, d *partDesc, key []Datum) error {
 		}
 	}
 	return pgerr.New(pgerr.CheckViolation, "no partition of relation \"%s\" found for row", t.Name).
-		WithDetail("Partition key of the failing row contains (" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ").")
+		WithDetail("Partition key of the failing row contains (" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ").").
+		OnTable(t.Name)
 }
 
 // clipValue shortens a value shown in an error detail to 64 bytes plus
