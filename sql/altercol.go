@@ -38,11 +38,6 @@ const (
 	passMisc           = 10
 )
 
-// systemColumns are the names ALTER TABLE keeps for system columns.
-var systemColumns = []string{"tableoid", "cmax", "xmax", "cmin", "xmin", "ctid"}
-
-func isSystemColumn(name string) bool { return slices.Contains(systemColumns, name) }
-
 // compileAlterColumn compiles an ALTER TABLE subcommand other than the
 // constraint ones (conddl.go) and ATTACH/DETACH PARTITION (partddl.go),
 // returning what runs in which pass and the lock the table needs.
@@ -499,8 +494,9 @@ func (s *Session) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, c
 	// with it
 	var deps []*ConstraintDef
 	for _, con := range cat.referencingKeys(t.OID) {
-		if slices.Contains(con.RefCols, i) && !(con.Table == t.OID && slices.Contains(con.Cols, i)) {
-			deps = append(deps, con)
+		root := cat.rootConstraint(con) // a clone stands for its foreign key (fkpart.go)
+		if slices.Contains(con.RefCols, i) && !(root.Table == t.OID && slices.Contains(root.Cols, i)) && !slices.Contains(deps, root) {
+			deps = append(deps, root)
 		}
 	}
 	what := fmt.Sprintf("column %s of table %s", name, t.Name)
@@ -515,15 +511,15 @@ func (s *Session) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, c
 		}
 	}
 	for _, con := range s.cat().tableConstraintDefs(t.OID) {
-		if !slices.Contains(con.Cols, i) {
-			continue
-		}
-		if con.Kind == conForeign && con.RefTable != t.OID {
-			if err := s.lockNow(ec, con.RefTable, locks.AccessExclusiveLock); err != nil {
+		switch {
+		case con.isClone() || !slices.Contains(con.Cols, i):
+		case con.Kind == conForeign:
+			if err := s.dropForeignKey(ec, con); err != nil { // with its clones (fkpart.go)
 				return err
 			}
+		default:
+			s.addCatOp(&catOp{kind: "dropcon", con: con})
 		}
-		s.addCatOp(&catOp{kind: "dropcon", con: con})
 	}
 	// the sequences the column owns (serial, identity) go with it
 	var owned []uint32

@@ -209,14 +209,16 @@ func (s *Session) remakeColumnConstraints(ec *evalCtx, t *TableDef, i int) error
 		}
 		s.addCatOp(&catOp{kind: "setcon", con: &nc})
 	}
+	// a clone (fkpart.go) is checked with its foreign key, at the table
+	// the key names
 	var fks []*ConstraintDef
 	for _, con := range cat.tableConstraintDefs(t.OID) {
-		if con.Kind == conForeign && slices.Contains(con.Cols, i) {
+		if con.Kind == conForeign && !con.isClone() && slices.Contains(con.Cols, i) {
 			fks = append(fks, con)
 		}
 	}
 	for _, con := range cat.referencingKeys(t.OID) {
-		if slices.Contains(con.RefCols, i) && !slices.Contains(fks, con) {
+		if !con.isClone() && slices.Contains(con.RefCols, i) && !slices.Contains(fks, con) {
 			fks = append(fks, con)
 		}
 	}
@@ -235,6 +237,15 @@ func (s *Session) remakeColumnConstraints(ec *evalCtx, t *TableDef, i int) error
 		for _, mode := range []locks.LockMode{locks.ShareRowExclusiveLock, locks.AccessShareLock} {
 			for _, oid := range []uint32{con.Table, con.RefTable} {
 				if err := s.lockNow(ec, oid, mode); err != nil {
+					return err
+				}
+			}
+		}
+		// and so are its clones for the partitions it references
+		// (fkpart.go): their triggers go and come back
+		for _, c := range cat.constraintClones(con) {
+			for _, mode := range []locks.LockMode{locks.AccessExclusiveLock, locks.ShareRowExclusiveLock} {
+				if err := s.lockNow(ec, c.RefTable, mode); err != nil {
 					return err
 				}
 			}

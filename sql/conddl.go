@@ -146,6 +146,14 @@ func (s *Session) createKeys(ec *evalCtx, t *TableDef, tc *tableCons) error {
 		}
 		t = s.cat().Tables[t.OID]
 	}
+	// PostgreSQL adds a new table's foreign keys with an ALTER TABLE after
+	// the CREATE (transformCreateStmt), which locks the table
+	// ShareRowExclusiveLock
+	if len(tc.fkeys) > 0 {
+		if err := s.lockNow(ec, t.OID, locks.ShareRowExclusiveLock); err != nil {
+			return err
+		}
+	}
 	var fkNames []string
 	for _, f := range tc.fkeys {
 		if err := s.defineForeignKey(ec, s.cat().Tables[t.OID], f, fkNames, true); err != nil {
@@ -432,12 +440,13 @@ func (s *Session) dropConstraint(ec *evalCtx, t *TableDef, name string, missingO
 			return nil
 		}
 		return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" of relation \"%s\" does not exist", name, t.Name)
+	case con != nil && con.isClone():
+		// a partition's share of a foreign key referencing a partitioned
+		// table goes only with it (fkpart.go)
+		return pgerr.New(pgerr.InvalidTableDefinition, "cannot drop inherited constraint \"%s\" of relation \"%s\"", name, t.Name)
+	case con != nil && con.Kind == conForeign:
+		return s.dropForeignKey(ec, con) // with its clones (fkpart.go)
 	case con != nil:
-		if con.Kind == conForeign && con.RefTable != t.OID {
-			if err := s.lockNow(ec, con.RefTable, locks.AccessExclusiveLock); err != nil {
-				return err
-			}
-		}
 		s.addCatOp(&catOp{kind: "dropcon", con: con})
 		return nil
 	}
@@ -473,6 +482,12 @@ func (s *Session) indexDependents(ix *IndexDef) []*ConstraintDef {
 // them, with CASCADE a notice and each dropped, its table locked
 // AccessExclusiveLock.
 func (s *Session) cascadeOrRefuse(ec *evalCtx, what string, deps []*ConstraintDef, on string, cascade bool) error {
+	return s.cascadeOrRefuseVia(ec, what, deps, func(int) string { return on }, cascade)
+}
+
+// cascadeOrRefuseVia is cascadeOrRefuse with the object each dependency
+// is on given per dependency (on(i) for deps[i]).
+func (s *Session) cascadeOrRefuseVia(ec *evalCtx, what string, deps []*ConstraintDef, on func(i int) string, cascade bool) error {
 	if len(deps) == 0 {
 		return nil
 	}
@@ -484,7 +499,7 @@ func (s *Session) cascadeOrRefuse(ec *evalCtx, what string, deps []*ConstraintDe
 	if !cascade {
 		detail := make([]string, len(lines))
 		for i, l := range lines {
-			detail[i] = l + " depends on " + on
+			detail[i] = l + " depends on " + on(i)
 		}
 		return pgerr.New(codeDependentObjects, "cannot drop %s because other objects depend on it", what).
 			WithDetail(strings.Join(detail, "\n")).WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
@@ -501,10 +516,9 @@ func (s *Session) cascadeOrRefuse(ec *evalCtx, what string, deps []*ConstraintDe
 	}
 	s.notices = append(s.notices, n)
 	for _, d := range deps {
-		if err := s.lockNow(ec, d.Table, locks.AccessExclusiveLock); err != nil {
+		if err := s.dropForeignKey(ec, d); err != nil { // fkpart.go
 			return err
 		}
-		s.addCatOp(&catOp{kind: "dropcon", con: d})
 	}
 	return nil
 }
@@ -612,12 +626,19 @@ func (s *Session) dropTableKeys(ec *evalCtx, t *TableDef, dropping []string, cas
 		return nil
 	}
 	var deps []*ConstraintDef
-	for _, con := range cat.referencingKeys(t.OID) {
-		if owner := cat.Tables[con.Table]; owner != nil && owner.OID != t.OID && !slices.Contains(dropping, owner.Name) {
-			deps = append(deps, con)
+	var via []string
+	if t.Partitioned() || t.Parent != 0 {
+		// the keys referencing t's partitions too, through their clones
+		deps, via = s.referencedPartitionDeps(t, dropping) // fkpart.go
+	} else {
+		for _, con := range cat.referencingKeys(t.OID) {
+			if owner := cat.Tables[con.Table]; owner != nil && owner.OID != t.OID && !slices.Contains(dropping, owner.Name) {
+				deps = append(deps, con)
+				via = append(via, t.Name)
+			}
 		}
 	}
-	if err := s.cascadeOrRefuse(ec, "table "+t.Name, deps, "table "+t.Name, cascade); err != nil {
+	if err := s.cascadeOrRefuseVia(ec, "table "+t.Name, deps, func(i int) string { return "table " + via[i] }, cascade); err != nil {
 		return err
 	}
 	for _, con := range cat.tableConstraintDefs(t.OID) {
@@ -642,11 +663,15 @@ func (s *Session) dropIndexKeys(ec *evalCtx, ix *IndexDef, cascade bool) error {
 	return s.cascadeOrRefuse(ec, "index "+ix.Name, s.indexDependents(ix), "index "+ix.Name, cascade)
 }
 
-// truncateKeys is heap_truncate_check_FKs for TRUNCATE of tabs: a table
-// referenced by a foreign key of a table not truncated with it refuses;
-// with CASCADE those tables are truncated too (a notice each), locked
-// AccessExclusiveLock.
-func (s *Session) truncateKeys(ec *evalCtx, tabs []*TableDef, cascade bool) ([]*TableDef, error) {
+// truncateKeys is heap_truncate_check_FKs for TRUNCATE of tabs, the
+// leaves of rels (the tables named and, partitioned ones, everything under
+// them, in ExecuteTruncate's order): a table of rels referenced by a
+// foreign key of a table not truncated with it refuses; with CASCADE those
+// tables are truncated too, locked AccessExclusiveLock, found round by
+// round as heap_truncate_find_FKs finds them: each round's tables in OID
+// order, a notice each — a partitioned referencing table's partitions
+// included, which carry the foreign key too.
+func (s *Session) truncateKeys(ec *evalCtx, rels, tabs []*TableDef, cascade bool) ([]*TableDef, error) {
 	cat := s.cat()
 	if len(cat.Constraints) == 0 {
 		return tabs, nil
@@ -658,39 +683,46 @@ func (s *Session) truncateKeys(ec *evalCtx, tabs []*TableDef, cascade bool) ([]*
 			in[a.OID] = true
 		}
 	}
-	for _, t := range tabs {
+	for _, t := range rels {
 		mark(t)
 	}
-	for i := 0; i < len(tabs); i++ {
-		t := tabs[i]
-		refd := []*TableDef{t}
-		refd = append(refd, cat.ancestors(t)...)
-		for _, r := range refd {
-			for _, con := range cat.referencingKeys(r.OID) {
-				if in[con.Table] {
-					continue
-				}
-				owner := cat.Tables[con.Table]
-				if !cascade {
-					return nil, pgerr.NotSupported("cannot truncate a table referenced in a foreign key constraint").
-						WithDetail(fmt.Sprintf("Table \"%s\" references \"%s\".", owner.Name, r.Name)).
-						WithHint(fmt.Sprintf("Truncate table \"%s\" at the same time, or use TRUNCATE ... CASCADE.", owner.Name))
-				}
-				s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("truncate cascades to table \"%s\"", owner.Name))
-				if err := s.lockNow(ec, owner.OID, locks.AccessExclusiveLock); err != nil {
-					return nil, err
-				}
-				for _, leaf := range s.leafTables(owner) {
-					if leaf.OID != owner.OID {
-						if err := s.lockNow(ec, leaf.OID, locks.AccessExclusiveLock); err != nil {
-							return nil, err
+	rels = append([]*TableDef(nil), rels...)
+	for done := 0; done < len(rels); {
+		var found []*TableDef
+		seen := map[uint32]bool{}
+		for ; done < len(rels); done++ {
+			t := rels[done]
+			for _, r := range append([]*TableDef{t}, cat.ancestors(t)...) {
+				for _, con := range cat.referencingKeys(r.OID) {
+					owner := cat.Tables[con.Table]
+					if in[con.Table] || owner == nil || seen[owner.OID] {
+						continue
+					}
+					if !cascade {
+						return nil, pgerr.NotSupported("cannot truncate a table referenced in a foreign key constraint").
+							WithDetail(fmt.Sprintf("Table \"%s\" references \"%s\".", owner.Name, r.Name)).
+							WithHint(fmt.Sprintf("Truncate table \"%s\" at the same time, or use TRUNCATE ... CASCADE.", owner.Name))
+					}
+					for _, k := range append([]*TableDef{owner}, cat.inheritors(owner)...) {
+						if !seen[k.OID] {
+							seen[k.OID] = true
+							found = append(found, k)
 						}
 					}
-					mark(leaf)
-					tabs = append(tabs, leaf)
 				}
-				in[owner.OID] = true
 			}
+		}
+		slices.SortFunc(found, func(a, b *TableDef) int { return int(a.OID) - int(b.OID) })
+		for _, k := range found {
+			s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("truncate cascades to table \"%s\"", k.Name))
+			if err := s.lockNow(ec, k.OID, locks.AccessExclusiveLock); err != nil {
+				return nil, err
+			}
+			mark(k)
+			if !k.Partitioned() {
+				tabs = append(tabs, k)
+			}
+			rels = append(rels, k)
 		}
 	}
 	return tabs, nil
@@ -710,7 +742,9 @@ func (c *catalogState) inheritedConstraints(t *TableDef) []*ConstraintDef {
 	own := c.tableConstraintDefs(t.OID)
 	for _, a := range c.ancestors(t) {
 		for _, con := range c.tableConstraintDefs(a.OID) {
-			if con.NoInherit || slices.ContainsFunc(own, func(o *ConstraintDef) bool { return o.Name == con.Name }) ||
+			// clones belong to the referenced side's partitions, not to
+			// the referencing table's (fkpart.go)
+			if con.NoInherit || con.isClone() || slices.ContainsFunc(own, func(o *ConstraintDef) bool { return o.Name == con.Name }) ||
 				slices.ContainsFunc(out, func(o *ConstraintDef) bool { return o.Name == con.Name }) {
 				continue
 			}
@@ -748,7 +782,7 @@ func (s *Session) attachForeignKeys(ec *evalCtx, parent, child *TableDef) error 
 	cat := s.cat()
 	for _, a := range append([]*TableDef{parent}, cat.ancestors(parent)...) {
 		for _, con := range cat.tableConstraintDefs(a.OID) {
-			if con.Kind != conForeign {
+			if con.Kind != conForeign || con.isClone() {
 				continue
 			}
 			if err := s.lockNow(ec, con.RefTable, locks.ShareRowExclusiveLock); err != nil {
@@ -764,12 +798,20 @@ func (s *Session) attachForeignKeys(ec *evalCtx, parent, child *TableDef) error 
 
 // detachConstraints gives a partition being detached the constraints it
 // had from its ancestors as its own, as PostgreSQL's detached partition
-// keeps its copies and clones.
-func (s *Session) detachConstraints(child *TableDef) {
+// keeps its copies and clones; a foreign key referencing a partitioned
+// table gets clones of its own for the referenced partitions
+// (DetachPartitionFinalize, fkpart.go).
+func (s *Session) detachConstraints(ec *evalCtx, child *TableDef) error {
 	for _, con := range s.cat().inheritedConstraints(child) {
 		nc := *con
 		nc.OID = s.eng.cat.allocOID()
 		nc.Table = child.OID
 		s.addCatOp(&catOp{kind: "addcon", con: &nc})
+		if nc.Kind == conForeign {
+			if err := s.addReferencedClones(ec, &nc); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }

@@ -48,7 +48,20 @@ type ConstraintDef struct {
 	OnUpdate byte   `json:"onupdate,omitempty"`
 	OnDelete byte   `json:"ondelete,omitempty"`
 	Match    byte   `json:"match,omitempty"`
+
+	// Parent (conparentid) marks a clone: PostgreSQL gives a foreign key
+	// that references a partitioned table one more constraint per
+	// partition of it, all on the same referencing table, each
+	// referencing its partition and that partition's index of RefIndex's
+	// tree, with the clone for the partition's parent as Parent
+	// (fkpart.go). Clones carry the referenced side's actions; the
+	// referencing side's checks are the root constraint's.
+	Parent uint32 `json:"parent,omitempty"`
 }
+
+// isClone reports whether con is one of the per-partition clones of a
+// foreign key referencing a partitioned table.
+func (con *ConstraintDef) isClone() bool { return con.Parent != 0 }
 
 // Constraint kinds (pg_constraint.contype).
 const (
@@ -88,6 +101,7 @@ func (c *catalogState) applyConstraint(op *catOp) {
 	}
 	if op.kind == "dropcon" {
 		delete(c.Constraints, op.con.OID)
+		c.dropOrphanClones() // a foreign key's clones go with it
 		return
 	}
 	con := *op.con
@@ -102,6 +116,21 @@ func (c *catalogState) dropTableConstraints(oid uint32) {
 	for k, con := range c.Constraints {
 		if con.Table == oid || con.RefTable == oid {
 			delete(c.Constraints, k)
+		}
+	}
+	c.dropOrphanClones()
+}
+
+// dropOrphanClones removes the clones whose parent constraint is gone,
+// and theirs in turn.
+func (c *catalogState) dropOrphanClones() {
+	for changed := true; changed; {
+		changed = false
+		for k, con := range c.Constraints {
+			if con.isClone() && c.Constraints[con.Parent] == nil {
+				delete(c.Constraints, k)
+				changed = true
+			}
 		}
 	}
 }
@@ -131,10 +160,11 @@ func (c *catalogState) buildConstraintIndex() {
 }
 
 // tableConstraintDefs lists the CHECK and FOREIGN KEY constraints of a
-// table itself (not those it inherits), in OID order.
+// table itself (not those it inherits), in OID order, clones included.
 func (c *catalogState) tableConstraintDefs(oid uint32) []*ConstraintDef { return c.cons.byRel[oid] }
 
-// referencingKeys lists the foreign keys that reference table oid.
+// referencingKeys lists the foreign keys that reference table oid: of a
+// partition of a referenced partitioned table, the clones for it.
 func (c *catalogState) referencingKeys(oid uint32) []*ConstraintDef { return c.cons.byRef[oid] }
 
 // constraintNamed finds table oid's constraint called name: a CHECK or
@@ -299,6 +329,7 @@ func (s *Session) tableConstraints() []conInfo {
 			if con.Kind == conForeign {
 				c.parent = con.OID
 			}
+			c.inherited, c.noInherit = true, false
 			out = append(out, c)
 		}
 	}
@@ -307,7 +338,18 @@ func (s *Session) tableConstraints() []conInfo {
 
 // conRow is con's pg_constraint row, as a constraint of table rel.
 func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
-	c := conInfo{oid: con.OID, name: con.Name, kind: con.Kind[0], rel: rel, notValid: con.NotValid}
+	c := conInfo{oid: con.OID, name: con.Name, kind: con.Kind[0], rel: rel, notValid: con.NotValid,
+		parent: con.Parent, inherited: con.isClone()}
+	switch {
+	case con.Kind == conCheck:
+		c.noInherit = con.NoInherit
+	case !con.isClone():
+		// a foreign key is inherited by partitions only (CreateConstraintEntry
+		// in addFkRecurseReferenced)
+		if t := cat.Tables[con.Table]; t != nil {
+			c.noInherit = !t.Partitioned()
+		}
+	}
 	t := cat.Tables[rel] // a partition shows its ancestor's constraint with its own attnums
 	if t == nil {
 		t = cat.Tables[con.Table]

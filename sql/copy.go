@@ -159,6 +159,7 @@ type copyPlan struct {
 	file    string      // server-side file, else STDIN/STDOUT
 	query   *selectPlan // COPY (query) TO
 	route   *partRouter // COPY FROM into a partitioned table or a partition (partroute.go)
+	ixLocks execIndexLocks
 }
 
 // dataPath resolves a server-side COPY file name: relative names are
@@ -231,8 +232,8 @@ func (s *Session) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 		if c.IsFrom {
 			mode = locks.RowExclusiveLock
 		}
-		// the table alone: COPY reads it without the planner, and COPY
-		// FROM locks the indexes while it runs (execCopyFrom)
+		// the table only: COPY plans nothing, and COPY FROM's executor
+		// locks the indexes while it runs (execIndexLocks)
 		st.rels = []relLock{{oid: t.OID, mode: mode}}
 	}
 	st.Tag = "COPY"
@@ -314,11 +315,12 @@ func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 	if p.route != nil {
 		p.route.begin()
 		defer p.route.end(s)
-	} else {
-		if err := s.lockStatementIndexes(ec, p.indexes); err != nil {
+	}
+	if !p.t.Partitioned() {
+		defer p.ixLocks.close(s)
+		if err := p.ixLocks.open(ec, p.t); err != nil {
 			return 0, err
 		}
-		defer s.unlockStatementIndexes(p.indexes)
 	}
 	fields := make([]copyField, 0, len(p.targets))
 	for {

@@ -488,7 +488,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	restart := tr.RestartSeqs
 	st.Tag = "TRUNCATE TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-		var tabs []*TableDef
+		var tabs, rels []*TableDef
 		for _, rv := range rvs {
 			t, err := s.resolveTable(rv)
 			if err != nil {
@@ -502,8 +502,12 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 				return "", err
 			}
 			tabs = append(tabs, leaves...)
+			rels = append(rels, t)
+			if rv.Inh && t.Partitioned() {
+				rels = append(rels, s.cat().inheritors(t)...)
+			}
 		}
-		tabs, err := s.truncateKeys(ec, tabs, cascade) // foreign keys (conddl.go)
+		tabs, err := s.truncateKeys(ec, rels, tabs, cascade) // foreign keys (conddl.go)
 		if err != nil {
 			return "", err
 		}

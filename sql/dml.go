@@ -30,20 +30,19 @@ func (s *Session) resolveTable(rv *pg.RangeVar) (*TableDef, error) {
 
 // insertPlan is a compiled INSERT.
 type insertPlan struct {
-	t       *TableDef
-	targets []int    // column position of each supplied value
-	rows    [][]expr // VALUES rows (typed to the target columns)
-	sel     *selectPlan
-	defs    []expr // DEFAULT expression per column (nil = NULL)
-	indexes []*IndexDef
-	ret     *returning
-	route   *partRouter // a partitioned table or a partition (partroute.go)
+	t        *TableDef
+	targets  []int    // column position of each supplied value
+	rows     [][]expr // VALUES rows (typed to the target columns)
+	sel      *selectPlan
+	defs     []expr // DEFAULT expression per column (nil = NULL)
+	indexes  []*IndexDef
+	ret      *returning
+	route    *partRouter // a partitioned table or a partition (partroute.go)
+	conflict *onConflict // ON CONFLICT (upsert.go)
+	ixLocks  execIndexLocks
 }
 
 func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
-	if ins.OnConflictClause != nil {
-		return pgerr.NotSupported("INSERT ... ON CONFLICT is not supported")
-	}
 	if ins.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -86,14 +85,20 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		p.rows = [][]expr{{}}
 		p.targets = nil
 	case len(sel.ValuesLists) > 0:
+		n := -1
 		for _, vl := range sel.ValuesLists {
 			items := vl.GetList().Items
-			if len(items) > len(p.targets) {
-				return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+			if n < 0 {
+				n = len(items)
+			} else if len(items) != n {
+				return posErr(pgerr.New(pgerr.SyntaxError, "VALUES lists must all be the same length"), exprLocation(items[0]))
 			}
-			if len(items) < len(p.targets) {
-				return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
-			}
+		}
+		if err := p.fitTargets(ins, n, func(i int) int32 { return exprLocation(sel.ValuesLists[0].GetList().Items[i]) }); err != nil {
+			return err
+		}
+		for _, vl := range sel.ValuesLists {
+			items := vl.GetList().Items
 			row := make([]expr, len(items))
 			for j, it := range items {
 				if it.GetSetToDefault() != nil {
@@ -118,11 +123,8 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		if err != nil {
 			return err
 		}
-		if len(sp.cols) != len(p.targets) {
-			if len(sp.cols) > len(p.targets) {
-				return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
-			}
-			return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
+		if err := p.fitTargets(ins, len(sp.cols), func(i int) int32 { return sp.locs[i] }); err != nil {
+			return err
 		}
 		for j := range sp.targets {
 			e, err := a.assignTo(sp.targets[j], &t.Cols[p.targets[j]])
@@ -138,15 +140,28 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	if ins.Relation.Alias != nil {
 		alias = ins.Relation.Alias.Aliasname
 	}
-	if p.ret, err = s.compileReturning(ins.ReturningList, t, alias, params); err != nil {
+	var hidden *scope
+	if ins.OnConflictClause != nil {
+		if p.conflict, hidden, err = s.compileOnConflict(ins, t, alias, params); err != nil {
+			return err
+		}
+	}
+	if p.ret, err = s.compileReturningHiding(ins.ReturningList, t, alias, params, hidden); err != nil {
 		return err
 	}
 	if p.ret != nil {
 		st.cols = p.ret.cols
 	}
-	// the target only: its indexes are locked while the statement runs
-	// (execInsert), as PostgreSQL's executor opens them
-	st.rels = append(st.rels, relLock{oid: t.OID, mode: locks.RowExclusiveLock})
+	if p.conflict != nil {
+		rels, err := s.finishOnConflict(p.conflict, t)
+		if err != nil {
+			return err
+		}
+		st.rels = append(st.rels, rels...)
+	} else {
+		// the table only: the executor locks the indexes while it runs
+		st.rels = append(st.rels, relLock{oid: t.OID, mode: locks.RowExclusiveLock})
+	}
 	st.Tag = "INSERT"
 	st.writes = true
 	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
@@ -156,6 +171,22 @@ func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		}
 		return "INSERT 0 " + strconv.FormatInt(n, 10), nil
 	}
+	return nil
+}
+
+// fitTargets checks the number n of values per row against the target
+// columns (transformInsertRow): more values than columns is an error, and
+// so are fewer when the statement lists its columns; without a list the
+// first n columns get the values and the others their defaults. loc is
+// the position of value i.
+func (p *insertPlan) fitTargets(ins *pg.InsertStmt, n int, loc func(i int) int32) error {
+	switch {
+	case n > len(p.targets):
+		return posErr(pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns"), loc(len(p.targets)))
+	case n < len(p.targets) && len(ins.Cols) > 0:
+		return posErr(pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions"), ins.Cols[n].GetResTarget().Location)
+	}
+	p.targets = p.targets[:n]
 	return nil
 }
 
@@ -218,15 +249,23 @@ func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 	if p.route != nil {
 		p.route.begin()
 		defer p.route.end(s)
-	} else {
-		if err := s.lockStatementIndexes(ec, p.indexes); err != nil {
+	}
+	if !p.t.Partitioned() {
+		defer p.ixLocks.close(s)
+		if err := p.ixLocks.open(ec, p.t); err != nil {
 			return 0, err
 		}
-		defer s.unlockStatementIndexes(p.indexes)
 	}
 	insertOne := func(vals []Datum) error {
 		row, err := p.buildRow(ec, vals)
 		if err != nil {
+			return err
+		}
+		if p.conflict != nil {
+			done, err := s.upsertRow(ec, p, row, emit)
+			if done {
+				n++
+			}
 			return err
 		}
 		var tid storage.TID
@@ -272,29 +311,6 @@ func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 		}
 	}
 	return n, nil
-}
-
-// lockStatementIndexes locks the indexes of a table an INSERT or COPY
-// FROM writes, for the length of the statement: PostgreSQL's executor
-// opens them (ExecOpenIndices) and releases the locks when it closes them
-// (ExecCloseIndices), so after INSERT ... VALUES in an open transaction
-// pg_locks shows the table alone — unless something else in the
-// transaction (an UPDATE's planner) locked the indexes too, which the
-// lock counts keep.
-func (s *Session) lockStatementIndexes(ec *evalCtx, idx []*IndexDef) error {
-	for i, ix := range idx {
-		if err := s.lockNow(ec, ix.OID, locks.RowExclusiveLock); err != nil {
-			s.unlockStatementIndexes(idx[:i])
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Session) unlockStatementIndexes(idx []*IndexDef) {
-	for _, ix := range idx {
-		s.eng.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, ix.OID), locks.RowExclusiveLock, false)
-	}
 }
 
 // checkNotNull enforces NOT NULL (23502) with PostgreSQL's message.
@@ -362,9 +378,10 @@ func (s *Session) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexD
 			continue // NULLs are not indexed for uniqueness here
 		}
 		if ix.Unique {
-			if err := s.checkUnique(ec, t, ix, row, key, tid); err != nil {
+			if err := s.insertUnique(ec, t, ix, row, key, tid); err != nil {
 				return err
 			}
+			continue
 		}
 		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
 			return err
@@ -386,42 +403,6 @@ func (s *Session) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
 		vs = append(vs, row[c])
 	}
 	return appendKey(nil, ts, vs)
-}
-
-// checkUnique looks for another live version with the same key. A key
-// inserted by a transaction still running is waited for, as PostgreSQL's
-// _bt_check_unique does; then the check is repeated.
-func (s *Session) checkUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, self storage.TID) error {
-	for {
-		var wait txn.Xid
-		conflict := false
-		err := s.eng.store.IndexLookup(s.proc, storage.RelID(ix.RelFile), key, func(tid storage.TID) bool {
-			if tid == self {
-				return true
-			}
-			_, err := s.eng.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
-				visible, w := s.txn.SatisfiesDirty(h)
-				if w != 0 {
-					wait = w
-				} else if visible {
-					conflict = true
-				}
-			})
-			return err == nil && !conflict && wait == 0
-		})
-		if err != nil {
-			return err
-		}
-		if conflict {
-			return s.uniqueViolation(t, ix, row)
-		}
-		if wait == 0 {
-			return nil
-		}
-		if err := s.txn.WaitForOptions(ec.ctx, wait, s.lockOptions(false, false)); err != nil {
-			return err
-		}
-	}
 }
 
 func (s *Session) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {

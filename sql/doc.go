@@ -9,7 +9,9 @@
 // views and set-returning functions, the settings statements (SET, SHOW,
 // RESET, ALTER SYSTEM), the transaction state machine (implicit
 // transactions, blocks, failed blocks, savepoints — see savepoint.go), the
-// built-in functions, and partitioned tables: their catalog, DDL, tuple
+// built-in functions, UPDATE ... FROM and DELETE ... USING (dmljoin.go),
+// INSERT ... ON CONFLICT with speculative insertion (upsert.go, unique.go),
+// and partitioned tables: their catalog, DDL, tuple
 // routing, pruning and the per-partition locks of a statement (part*.go,
 // docs/partitions.md); constraints: CHECK, UNIQUE and FOREIGN KEY
 // definitions, their enforcement, and the referential-integrity triggers

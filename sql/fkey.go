@@ -63,9 +63,6 @@ func (s *Session) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, oth
 	if rt = s.cat().Tables[rt.OID]; rt == nil {
 		return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", con.Pktable.Relname)
 	}
-	if rt.Partitioned() {
-		return pgerr.NotSupported("foreign keys referencing partitioned tables are not supported: cannot reference partitioned table \"%s\"", rt.Name)
-	}
 	if !t.Unlogged && rt.Unlogged {
 		return pgerr.New(pgerr.InvalidTableDefinition, "constraints on permanent tables may reference only permanent tables")
 	}
@@ -135,6 +132,10 @@ func (s *Session) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, oth
 	def.OID = s.eng.cat.allocOID()
 	s.addCatOp(&catOp{kind: "addcon", con: def})
 	spec.created = def
+	// a partitioned referenced table: a clone for each partition (fkpart.go)
+	if err := s.addReferencedClones(ec, def); err != nil {
+		return err
+	}
 	if newTable || def.NotValid {
 		return nil
 	}
@@ -219,8 +220,14 @@ func (s *Session) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDe
 	if err := s.lockNow(ec, rt.OID, locks.RowShareLock); err != nil {
 		return err
 	}
+	// the join's planner locks: the referenced table (a partitioned one
+	// with all its partitions, fkpart.go) and its indexes, then those of
+	// the referencing table's leaves
+	if err := s.lockTree(ec, rt, locks.AccessShareLock); err != nil {
+		return err
+	}
 	leaves := s.leafTables(t)
-	for _, tab := range append([]*TableDef{rt}, leaves...) {
+	for _, tab := range leaves {
 		for _, ix := range cat.tableIndexes(tab) {
 			if err := s.lockNow(ec, ix.OID, locks.AccessShareLock); err != nil {
 				return err
@@ -262,12 +269,9 @@ func (s *Session) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDe
 			if ok && last != nil && string(key) == string(last) {
 				return nil // the same key as the row before (pgbench_accounts.bid)
 			}
-			found := false
-			if ok {
-				var err error
-				if found, err = s.pkVisible(ec, fk, key); err != nil {
-					return err
-				}
+			found, err := s.pkVisible(ec, fk, ok)
+			if err != nil {
+				return err
 			}
 			if !found {
 				bad = fk.notPresent(leaf, vals)
@@ -286,17 +290,25 @@ func (s *Session) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDe
 	return nil
 }
 
-// pkVisible reports whether the referenced table has a row visible to the
-// snapshot under key in its unique index.
-func (s *Session) pkVisible(ec *evalCtx, fk *fkRef, key []byte) (bool, error) {
+// pkVisible reports whether the referenced table — a partitioned one: the
+// partition the key routes to — has a row visible to the snapshot under
+// the key setKey loaded (keyOK: it could) in its unique index.
+func (s *Session) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
+	if !keyOK {
+		return false, nil
+	}
+	t, ts := fk.pkSource(s.cat())
+	if ts == nil {
+		return false, nil
+	}
 	var tids []storage.TID
-	if err := s.eng.store.IndexLookup(s.proc, storage.RelID(fk.index.RelFile), key, func(tid storage.TID) bool {
+	if err := s.eng.store.IndexLookup(s.proc, storage.RelID(ts.index.RelFile), fk.keyBytes(), func(tid storage.TID) bool {
 		tids = append(tids, tid)
 		return true
 	}); err != nil {
 		return false, err
 	}
-	rel := storage.RelID(fk.parent.RelFile)
+	rel := storage.RelID(t.RelFile)
 	for _, tid := range tids {
 		visible, err := s.eng.store.Fetch(s.proc, &s.txn, rel, tid, func(*txnHeader, []byte) {})
 		if err != nil {

@@ -98,9 +98,6 @@ func (s *Session) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) er
 	if err := s.lockNow(ec, pix.OID, locks.ShareUpdateExclusiveLock); err != nil {
 		return err
 	}
-	if err := s.lockNow(ec, child.OID, locks.ShareLock); err != nil {
-		return err
-	}
 	child = s.cat().Tables[child.OID]
 	parentTable := s.cat().Tables[pix.Table]
 	var colNames []string
@@ -115,6 +112,10 @@ func (s *Session) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) er
 			s.addCatOp(&catOp{kind: "setindex", index: &nix})
 			return nil
 		}
+	}
+	// none to attach: DefineIndex builds one, under ShareLock on the table
+	if err := s.lockNow(ec, child.OID, locks.ShareLock); err != nil {
+		return err
 	}
 	if child.Partitioned() {
 		return s.addPartitionedIndex(ec, child, colNames, "", pix.Unique, pix.Primary, pix.OID)
@@ -354,6 +355,11 @@ func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 	if err != nil {
 		return err
 	}
+	// a partitioned table's partitions too (find_all_inheritors, against
+	// circularity and for the scan of their rows)
+	if _, err := s.lockInheritors(ec, child, locks.AccessExclusiveLock); err != nil {
+		return err
+	}
 	cat := s.cat()
 	switch {
 	case child.Parent != 0:
@@ -403,7 +409,8 @@ func (s *Session) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			return err
 		}
 	}
-	return nil
+	// the foreign keys referencing the parent get clones for it (fkpart.go)
+	return s.cloneReferencedKeys(ec, s.cat().Tables[parent.OID], s.cat().Tables[child.OID])
 }
 
 // checkPartitionColumns checks that child can be a partition of parent: PostgreSQL's
@@ -459,6 +466,10 @@ func (s *Session) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			return err
 		}
 	}
+	// foreign keys referencing the partition through their clones
+	if err := s.detachReferencedKeys(ec, parent, s.cat().Tables[child.OID]); err != nil { // fkpart.go
+		return err
+	}
 	child = s.cat().Tables[child.OID]
 	for _, ix := range s.cat().tableIndexes(child) {
 		if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
@@ -470,7 +481,9 @@ func (s *Session) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 			s.addCatOp(&catOp{kind: "setindex", index: &nix})
 		}
 	}
-	s.detachConstraints(child) // the inherited constraints stay with it (conddl.go)
+	if err := s.detachConstraints(ec, child); err != nil { // the inherited constraints stay with it (conddl.go)
+		return err
+	}
 	nt := *child
 	nt.Parent, nt.Bound = 0, nil
 	s.addCatOp(&catOp{kind: "settable", table: &nt})

@@ -241,6 +241,10 @@ func (s *Session) compileCreatePartition(cs *pg.CreateStmt, t *TableDef, st *Stm
 				return "", err
 			}
 		}
+		// the foreign keys referencing the parent get clones for it (fkpart.go)
+		if err := s.cloneReferencedKeys(ec, s.cat().Tables[parent.OID], s.cat().Tables[nt.OID]); err != nil {
+			return "", err
+		}
 		return "CREATE TABLE", nil
 	}
 	return nil

@@ -156,7 +156,7 @@ func fitsPartition(cat *catalogState, t *TableDef, row []Datum) bool {
 
 func partitionViolation(t *TableDef, row []Datum) error {
 	return pgerr.New(pgerr.CheckViolation, "new row for relation \"%s\" violates partition constraint", t.Name).
-		WithDetail("Failing row contains " + failingRow(t, row) + ".")
+		WithDetail("Failing row contains " + failingRow(t, row) + ".").OnTable(t.Name)
 }
 
 // noPartitionError is ExecFindPartition's error, with
@@ -172,7 +172,8 @@ func noPartitionError(t *TableDef, d *partDesc, key []Datum) error {
 		}
 	}
 	return pgerr.New(pgerr.CheckViolation, "no partition of relation \"%s\" found for row", t.Name).
-		WithDetail("Partition key of the failing row contains (" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ").")
+		WithDetail("Partition key of the failing row contains (" + strings.Join(names, ", ") + ") = (" + strings.Join(vals, ", ") + ").").
+		OnTable(t.Name)
 }
 
 // clipValue shortens a value shown in an error detail to 64 bytes plus
@@ -219,10 +220,12 @@ func (pu *partUpdate) finish(s *Session) {
 	}
 }
 
-// partitionUpdate checks the new version of the row at tid in p.t and,
-// if it must move, deletes it there (marking it moved) and routes the new
-// row. moved reports that the deletion was attempted; out is its outcome.
-func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, newRow []Datum) (moved bool, out storage.UpdateOutcome, err error) {
+// partitionUpdate checks the new version newRow of the row at tid in p.t
+// (old its values) and, if it must move, deletes it there (marking it
+// moved) and routes the new row, queuing the foreign-key events of a
+// moved row (fkpart.go). moved reports that the deletion was attempted;
+// out is its outcome.
+func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, err error) {
 	cat := s.cat()
 	if fitsPartition(cat, p.t, newRow) {
 		return false, out, nil
@@ -239,8 +242,14 @@ func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, n
 	if err := s.eng.store.MarkMovedPartitions(s.proc, &s.txn, rel, tid); err != nil {
 		return true, out, err
 	}
+	if err := s.afterMoveDelete(p.t, old); err != nil {
+		return true, out, err
+	}
 	row := append([]Datum(nil), newRow...)
-	return true, out, router.insert(ec, row)
+	if err := router.insert(ec, row); err != nil {
+		return true, out, err
+	}
+	return true, out, s.afterMoveUpdate(p.t, p.part.root, p.set, old, row)
 }
 
 // movedError is what a transaction gets that waited for a row another

@@ -287,6 +287,10 @@ type conInfo struct {
 	// CHECK); notValid is NOT convalidated (constraint.go).
 	prettyDef string
 	notValid  bool
+	// inherited: the constraint comes from a parent constraint (NOT
+	// conislocal, coninhcount 1); noInherit is connoinherit.
+	inherited bool
+	noInherit bool
 }
 
 // constraints lists the constraints of the catalog: primary keys and
@@ -304,6 +308,12 @@ func (s *Session) constraints() []conInfo {
 			continue
 		}
 		c := conInfo{oid: ix.OID, name: ix.Name, kind: 'u', rel: t.OID, index: ix.OID}
+		// a partition's index of a partitioned key is that key's child
+		// constraint, inheriting from it
+		if pix := cat.Indexes[ix.Parent]; pix != nil && (pix.Primary || pix.IsConstraint) {
+			c.parent, c.inherited = pix.OID, true
+		}
+		c.noInherit = !c.inherited
 		word := "UNIQUE"
 		if ix.Primary {
 			c.kind, word = 'p', "PRIMARY KEY"

@@ -433,6 +433,14 @@ func pgPartitionedTableView() *view {
 	}
 }
 
+// inhCount is coninhcount: 1 for a constraint inherited from one parent.
+func inhCount(inherited bool) int64 {
+	if inherited {
+		return 1
+	}
+	return 0
+}
+
 func int2Array(vals []int16) Datum {
 	if vals == nil {
 		return NullDatum
@@ -457,7 +465,7 @@ func pgConstraintView() *view {
 					oidDatum(c.oid), textDatum(c.name), oidDatum(nspPublic), charDatum(c.kind), boolDatum(false),
 					boolDatum(false), boolDatum(!c.notValid), oidDatum(c.rel), oidDatum(0), oidDatum(c.index),
 					oidDatum(c.parent), oidDatum(c.refRel), charDatum(c.onUpdate), charDatum(c.onDelete),
-					charDatum(c.match), boolDatum(true), intDatum(0), boolDatum(false),
+					charDatum(c.match), boolDatum(!c.inherited), intDatum(inhCount(c.inherited)), boolDatum(c.noInherit),
 					int2Array(c.cols), int2Array(c.refCols),
 					NullDatum, NullDatum, NullDatum,
 					NullDatum, NullDatum, NullDatum,

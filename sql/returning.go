@@ -21,11 +21,19 @@ type returning struct {
 // compileReturning compiles list against table t under alias. A nil list
 // gives a nil *returning.
 func (s *Session) compileReturning(list []*pg.Node, t *TableDef, alias string, params *[]Type) (*returning, error) {
+	return s.compileReturningHiding(list, t, alias, params, nil)
+}
+
+// compileReturningHiding is compileReturning for a statement with names
+// RETURNING may not see (hidden, e.g. ON CONFLICT's excluded), which
+// errors then mention.
+func (s *Session) compileReturningHiding(list []*pg.Node, t *TableDef, alias string, params *[]Type, hidden *scope) (*returning, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
 	a := newAnalyzer(s, params)
 	a.singleTable(newTableSource(t, alias), alias)
+	a.sc.hidden = hidden
 	a.aggCtx = "RETURNING"
 	p := &selectPlan{}
 	if err := a.targetList(list, p); err != nil {

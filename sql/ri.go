@@ -38,7 +38,9 @@ import (
 // first six executions of each query in a session (PostgreSQL's plan
 // cache builds custom plans five times, then a generic plan, each planning
 // locking every index), on all its indexes; afterwards only on the index
-// the plan uses. CASCADE, SET NULL and SET DEFAULT run the UPDATE or
+// the plan uses (riPlan; plan_cache_mode forces either plan, as it does
+// in PostgreSQL). A partitioned referenced table is looked into as
+// fkpart.go describes. CASCADE, SET NULL and SET DEFAULT run the UPDATE or
 // DELETE PostgreSQL runs, compiled once per session; their own events fire
 // at their end, nested.
 
@@ -53,9 +55,17 @@ type fkRef struct {
 	// keyPos[i] is the position in con.Cols / con.RefCols of the index's
 	// column i
 	keyPos []int
-	// pk looks the referenced key up (keys holds its values)
-	pk   *tableSource
-	keys []*constExpr
+	// pk looks the referenced key up (keys holds its values, of keyTyps);
+	// for a partitioned referenced table leaves holds the lookup in each
+	// leaf partition, built when first used (fkpart.go)
+	pk      *tableSource
+	keys    []*constExpr
+	keyTyps []Type
+	leaves  map[uint32]*tableSource
+	parts   int // the partitions under a partitioned referenced table
+	// scratch of routeKey
+	row, pkey []Datum
+	path      []*TableDef
 }
 
 func (s *Session) newFKRef(con *ConstraintDef) (*fkRef, error) {
@@ -68,8 +78,6 @@ func (s *Session) newFKRef(con *ConstraintDef) (*fkRef, error) {
 		fk.fkTypes = append(fk.fkTypes, fk.child.Cols[con.Cols[i]].Type())
 		fk.pkTypes = append(fk.pkTypes, fk.parent.Cols[con.RefCols[i]].Type())
 	}
-	fk.pk = newTableSource(fk.parent, fk.parent.Name)
-	fk.pk.index = fk.index
 	for _, c := range fk.index.Cols {
 		for j, rc := range con.RefCols {
 			if rc == c {
@@ -78,6 +86,15 @@ func (s *Session) newFKRef(con *ConstraintDef) (*fkRef, error) {
 		}
 		k := &constExpr{t: fk.parent.Cols[c].Type()}
 		fk.keys = append(fk.keys, k)
+		fk.keyTyps = append(fk.keyTyps, k.t)
+	}
+	if fk.parent.Partitioned() {
+		fk.parts = len(cat.inheritors(fk.parent))
+		return fk, nil
+	}
+	fk.pk = newTableSource(fk.parent, fk.parent.Name)
+	fk.pk.index = fk.index
+	for _, k := range fk.keys {
 		fk.pk.keyArgs = append(fk.pk.keyArgs, k)
 		fk.pk.keyTyps = append(fk.pk.keyTyps, k.t)
 	}
@@ -103,11 +120,16 @@ func (fk *fkRef) pkKey(ec *evalCtx, vals []Datum, from []Type) ([]byte, bool) {
 	if !fk.setKey(ec, vals, from) {
 		return nil, false
 	}
+	return fk.keyBytes(), true
+}
+
+// keyBytes is the index key of the values in fk.keys.
+func (fk *fkRef) keyBytes() []byte {
 	ds := make([]Datum, len(fk.keys))
 	for i, k := range fk.keys {
 		ds[i] = k.d
 	}
-	return appendKey(nil, fk.pk.keyTyps, ds), true
+	return appendKey(nil, fk.keyTyps, ds)
 }
 
 // notPresent is the referencing side's violation (ri_ReportViolation).
@@ -175,7 +197,7 @@ func (s *Session) relConstraints(t *TableDef) (*relCons, error) {
 	}
 	rc := &relCons{checks: checks}
 	for _, con := range append(append([]*ConstraintDef(nil), cat.tableConstraintDefs(t.OID)...), cat.inheritedConstraints(t)...) {
-		if con.Kind != conForeign {
+		if con.Kind != conForeign || con.isClone() { // a clone acts for the referenced side only
 			continue
 		}
 		fk, err := s.newFKRef(con)
@@ -200,11 +222,21 @@ func (s *Session) relConstraints(t *TableDef) (*relCons, error) {
 
 // riState is a session's referential-integrity machinery.
 type riState struct {
-	ver   uint64              // catalog version rels was built for
-	rels  map[uint32]*relCons // by table OID
-	queue []riEvent           // the events of the running statement (and those it nests)
-	runs  map[riQuery]int     // executions of each RI query (plan cache custom → generic)
-	plans map[riQuery]*Stmt   // compiled CASCADE / SET NULL / SET DEFAULT statements
+	ver   uint64                   // catalog version rels was built for
+	rels  map[uint32]*relCons      // by table OID
+	queue []riEvent                // the events of the running statement (and those it nests)
+	runs  map[riQuery]*riPlanState // each RI query's plan cache entry
+	plans map[riQuery]*Stmt        // compiled CASCADE / SET NULL / SET DEFAULT statements
+}
+
+// riPlanState is what PostgreSQL's plan cache knows of one RI query
+// (SPI_prepare'd once per session and kept): how many custom plans it
+// made, whether a generic plan is cached, and what choose_custom_plan
+// settled on after the sixth execution.
+type riPlanState struct {
+	customs int
+	generic bool
+	choice  planChoice
 }
 
 // riQuery names one of a constraint's RI queries (ri_BuildQueryKey).
@@ -212,10 +244,6 @@ type riQuery struct {
 	con  uint32
 	kind byte // 'c' check, 'm' pk match, 'r' restrict, 'D' cascade delete, 'U' cascade update, 'N' set null, 'S' set default
 }
-
-// riCustomPlans is how many executions of an RI query plan it afresh:
-// five custom plans, then the generic plan is built (the sixth).
-const riCustomPlans = 6
 
 type riKind uint8
 
@@ -410,15 +438,43 @@ func (s *Session) riLatestSnapshot() (restore func()) {
 	return s.txn.UseLatestSnapshot()
 }
 
-// riCustom counts an execution of RI query q and reports whether it is
-// planned afresh (see the file comment).
-func (s *Session) riCustom(q riQuery) bool {
+// riPlan returns how PostgreSQL's plan cache plans this execution of RI
+// query q (choose_custom_plan, as planFor does for prepared statements):
+// five custom plans, then at the sixth a generic plan is planned, and kept
+// unless prunes — the generic plan holds partitions the custom plans
+// pruned, which its cost counts — sends it back to custom plans;
+// plan_cache_mode forces either.
+func (s *Session) riPlan(q riQuery, prunes bool) planKind {
 	if s.ri.runs == nil {
-		s.ri.runs = map[riQuery]int{}
+		s.ri.runs = map[riQuery]*riPlanState{}
 	}
-	n := s.ri.runs[q]
-	s.ri.runs[q] = n + 1
-	return n < riCustomPlans
+	st := s.ri.runs[q]
+	if st == nil {
+		st = &riPlanState{}
+		s.ri.runs[q] = st
+	}
+	switch mode := s.gucs.String("plan_cache_mode"); {
+	case mode == "force_custom_plan":
+		st.customs++
+		return customPlan
+	case mode == "force_generic_plan" || st.choice == choiceGeneric:
+		if st.generic {
+			return genericReuse
+		}
+		st.generic = true
+		return genericBuild
+	case st.choice == choiceCustom || st.customs < customPlansFirst:
+		st.customs++
+		return customPlan
+	}
+	st.generic = true
+	if prunes {
+		st.choice = choiceCustom // the generic plan was planned, a custom plan runs
+		st.customs++
+	} else {
+		st.choice = choiceGeneric
+	}
+	return genericBuild
 }
 
 // riLockRelation takes the relation locks of an RI query's plan over t:
@@ -462,21 +518,36 @@ func (s *Session) riCheck(ec *evalCtx, ev *riEvent) error {
 	if nulls > 0 {
 		return matchFullError(ev.rel, fk.con)
 	}
-	if err := s.riLockRelation(ec, fk.parent, locks.RowShareLock, fk.index, s.riCustom(riQuery{fk.con.OID, 'c'})); err != nil {
+	keyOK := fk.setKey(ec, ev.new, fk.fkTypes)
+	if err := s.riLockPK(ec, fk, riQuery{fk.con.OID, 'c'}, keyOK); err != nil {
 		return err
 	}
-	s.riSnapshot()
-	found, err := s.riLockReferenced(ec, fk, ev.new, fk.fkTypes)
+	var found bool
+	if fk.parent.Partitioned() {
+		// RI_FKey_check looks into a partitioned table with a snapshot as
+		// of now (detectNewRows), also under REPEATABLE READ
+		restore := s.riLatestSnapshot()
+		found, err = s.riLockReferenced(ec, fk, keyOK)
+		restore()
+	} else {
+		s.riSnapshot()
+		found, err = s.riLockReferenced(ec, fk, keyOK)
+	}
 	if err != nil || found {
 		return err
 	}
 	return fk.notPresent(ev.rel, ev.new)
 }
 
-// riLockReferenced looks vals up in the referenced table and locks the
-// row FOR KEY SHARE; false when no live row has the key.
-func (s *Session) riLockReferenced(ec *evalCtx, fk *fkRef, vals []Datum, from []Type) (bool, error) {
-	if !fk.setKey(ec, vals, from) {
+// riLockReferenced looks the key setKey loaded (keyOK: it could) up in the
+// referenced table — a partitioned one in the partition that can hold it
+// — and locks the row FOR KEY SHARE; false when no live row has the key.
+func (s *Session) riLockReferenced(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
+	if !keyOK {
+		return false, nil
+	}
+	rel, ts := fk.pkSource(s.cat())
+	if ts == nil {
 		return false, nil
 	}
 	want := make([]Datum, len(fk.keys))
@@ -484,10 +555,10 @@ func (s *Session) riLockReferenced(ec *evalCtx, fk *fkRef, vals []Datum, from []
 		want[i] = k.d
 	}
 	found := false
-	err := fk.pk.scanTIDs(ec, func(tid storage.TID, _ []Datum) error {
-		locked, _, _, err := s.lockRow(ec, fk.parent, tid, txn.LockTupleKeyShare, storage.WaitBlock, func(nrow []Datum) (bool, error) {
+	err := ts.scanTIDs(ec, func(tid storage.TID, _ []Datum) error {
+		locked, _, _, err := s.lockRow(ec, rel, tid, txn.LockTupleKeyShare, storage.WaitBlock, func(nrow []Datum) (bool, error) {
 			for i, c := range fk.index.Cols {
-				if nrow[c].Null || string(appendKey(nil, fk.pk.keyTyps[i:i+1], nrow[c:c+1])) != string(appendKey(nil, fk.pk.keyTyps[i:i+1], want[i:i+1])) {
+				if nrow[c].Null || string(appendKey(nil, fk.keyTyps[i:i+1], nrow[c:c+1])) != string(appendKey(nil, fk.keyTyps[i:i+1], want[i:i+1])) {
 					return false, nil
 				}
 			}
@@ -537,11 +608,12 @@ func (s *Session) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 		return err
 	}
 	if noAction {
-		if err := s.riLockRelation(ec, fk.parent, locks.RowShareLock, fk.index, s.riCustom(riQuery{fk.con.OID, 'm'})); err != nil {
+		keyOK := fk.setKey(ec, ev.old, fk.pkTypes)
+		if err := s.riLockPK(ec, fk, riQuery{fk.con.OID, 'm'}, keyOK); err != nil {
 			return err
 		}
 		restore := s.riLatestSnapshot()
-		found, err := s.riLockReferenced(ec, fk, ev.old, fk.pkTypes)
+		found, err := s.riLockReferenced(ec, fk, keyOK)
 		restore()
 		if err != nil || found {
 			return err
@@ -561,7 +633,7 @@ func (s *Session) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 	}
 	var sources []source
 	cat := s.cat()
-	custom := s.riCustom(riQuery{fk.con.OID, 'r'})
+	custom := s.riPlan(riQuery{fk.con.OID, 'r'}, false) != genericReuse
 	for _, leaf := range s.leafTables(fk.child) {
 		ts := newTableSource(leaf, leaf.Name)
 		eq := map[int]expr{}
@@ -642,7 +714,7 @@ func (s *Session) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
 	}
 	// the locks of PostgreSQL's plan for it: custom plans lock every index,
 	// the generic plan from the seventh execution on only those it reads
-	if err := s.lockRelations(ec.ctx, st.rels, !s.riCustom(riQuery{fk.con.OID, kind})); err != nil {
+	if err := s.lockRelations(ec.ctx, st.rels, s.riPlan(riQuery{fk.con.OID, kind}, false) == genericReuse); err != nil {
 		return err
 	}
 	restore := s.riLatestSnapshot()

@@ -87,12 +87,18 @@ func (s *Session) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.Tu
 			}
 			return false, tid, nil, nil
 		case txn.TMUpdated, txn.TMDeleted:
+			// a row an UPDATE moved to another partition counts as updated
+			// (its ctid is not its own), and cannot be followed
+			moved := out.Result == txn.TMDeleted && out.NextTID == storage.MovedPartitions
 			if s.txn.Isolation() != txn.ReadCommitted {
 				what := "update"
-				if out.Result == txn.TMDeleted {
+				if out.Result == txn.TMDeleted && !moved {
 					what = "delete"
 				}
 				return false, tid, nil, pgerr.New(pgerr.SerializationFailure, "could not serialize access due to concurrent %s", what)
+			}
+			if moved {
+				return false, tid, nil, movedError()
 			}
 			if out.Result == txn.TMDeleted {
 				return false, tid, nil, nil

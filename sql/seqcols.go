@@ -605,7 +605,13 @@ func (s *Session) identityUpdate(up *pg.UpdateStmt) error {
 	if err != nil {
 		return nil
 	}
-	for _, n := range up.TargetList {
+	return identitySetList(t, up.TargetList)
+}
+
+// identitySetList is identityUpdate's check of one SET list of table t
+// (UPDATE, or INSERT ... ON CONFLICT DO UPDATE).
+func identitySetList(t *TableDef, targets []*pg.Node) error {
+	for _, n := range targets {
 		rt := n.GetResTarget()
 		i := t.colIndex(rt.GetName())
 		if i < 0 || t.Cols[i].Identity != "a" {

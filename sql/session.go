@@ -131,6 +131,8 @@ type Session struct {
 	copySrc        CopySource
 	copySink       CopySink
 	rowBuf         []byte
+	specToken      uint32         // the last speculative insertion token (upsert.go)
+	uniqueTIDs     []storage.TID  // scratch of unique checks (unique.go)
 	describe       func([]Column) // ExecuteDescribed's, until the statement is described
 
 	fc         formatCtx

@@ -25,50 +25,25 @@ type modifyPlan struct {
 }
 
 func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
-	if len(up.FromClause) > 0 {
-		return pgerr.NotSupported("UPDATE ... FROM is not supported")
-	}
 	if up.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	if len(up.FromClause) > 0 { // dmljoin.go
+		return s.compileJoinModify(up.Relation, up.FromClause, up.WhereClause, up.TargetList, up.ReturningList, false, params, st)
 	}
 	p, a, err := s.modifyCommon(up.Relation, up.WhereClause, params)
 	if err != nil {
 		return err
 	}
-	p.set = map[int]expr{}
-	for _, n := range up.TargetList {
-		rt := n.GetResTarget()
-		if len(rt.Indirection) > 0 {
-			return pgerr.NotSupported("UPDATE of array elements or subfields is not supported")
-		}
-		i := p.t.colIndex(rt.Name)
-		if i < 0 {
-			return posErr(pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", rt.Name, p.t.Name), rt.Location)
-		}
-		if _, dup := p.set[i]; dup {
-			return posErr(pgerr.New(pgerr.SyntaxError, "multiple assignments to same column \"%s\"", rt.Name), rt.Location)
-		}
-		var e expr
-		if rt.Val.GetSetToDefault() != nil {
-			if p.t.Cols[i].Default != "" {
-				if e, err = s.compileDefault(a, &p.t.Cols[i]); err != nil {
-					return err
-				}
-			} else {
-				e = &constExpr{t: p.t.Cols[i].Type(), d: NullDatum}
-			}
-		} else {
-			if e, err = a.expr(rt.Val); err != nil {
-				return err
-			}
-			if e, err = a.assignTo(e, &p.t.Cols[i]); err != nil {
-				return err
-			}
-		}
-		p.set[i] = e
+	var dup error
+	if p.set, dup, err = s.compileSetList(a.noAggs("UPDATE"), p.t, up.TargetList); err != nil {
+		return err
 	}
 	if p.ret, err = s.compileReturning(up.ReturningList, p.t, p.src.alias, params); err != nil {
 		return err
+	}
+	if dup != nil {
+		return dup // found by PostgreSQL's rewriter, after parse analysis
 	}
 	if p.ret != nil {
 		st.cols = p.ret.cols
@@ -87,11 +62,11 @@ func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) err
 }
 
 func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
-	if len(del.UsingClause) > 0 {
-		return pgerr.NotSupported("DELETE ... USING is not supported")
-	}
 	if del.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	if len(del.UsingClause) > 0 { // dmljoin.go
+		return s.compileJoinModify(del.Relation, del.UsingClause, del.WhereClause, nil, del.ReturningList, true, params, st)
 	}
 	p, _, err := s.modifyCommon(del.Relation, del.WhereClause, params)
 	if err != nil {
@@ -218,7 +193,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					}
 				}
 				if p.part != nil { // a partition: the row may have to move (partroute.go)
-					if moved, out, err = s.partitionUpdate(ec, p, tid, newRow); err != nil {
+					if moved, out, err = s.partitionUpdate(ec, p, tid, row, newRow); err != nil {
 						return 0, err
 					}
 				}

@@ -14,8 +14,13 @@
 // (sizes come in Config; the relation extension policy — the settings
 // relation_extension_mode, _blocks, _max_blocks, _fallocate_threshold —
 // through Store.SetExtensionPolicy, which the server's SIGHUP hooks call). It
-// does not decide visibility itself — txn.Txn.Visible, SatisfiesUpdate and
-// txn.Manager.SatisfiesVacuum do — and the only heavyweight locks it takes
+// does not decide visibility itself — txn.Txn.Visible, SatisfiesUpdate,
+// SatisfiesDirty and txn.Manager.SatisfiesVacuum do; uniqueness is the
+// caller's judgement too (IndexInsertUnchanged inserts only if the
+// entries it judged are unchanged); speculative insertion
+// (speculative.go) keeps the caller's token
+// in the tuple but the token's lock is the caller's — and the only
+// heavyweight locks it takes
 // are the relation extension lock and, while Update, Delete or LockTuple
 // wait for a conflicting row locker or updater, the tuple lock and the
 // transaction-id waits PostgreSQL's heap_update, heap_delete and

@@ -71,6 +71,12 @@ func xidOf(t *txn.Txn) (txn.Xid, error) {
 // page with room through the free space map, filling pages only to
 // fillfactor percent (0 means 100), or extends the relation.
 func (s *Store) Insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, data []byte, fillfactor int) (TID, error) {
+	return s.insert(ctx, p, t, rel, data, fillfactor, TID{})
+}
+
+// insert is Insert; a valid spec (InsertSpeculative) is stored as the new
+// tuple's ctid instead of the tuple's own TID.
+func (s *Store) insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, data []byte, fillfactor int, spec TID) (TID, error) {
 	if len(data) > MaxTupleData {
 		return TID{}, errRowTooBig(len(data))
 	}
@@ -89,7 +95,11 @@ func (s *Store) Insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	}
 	d := s.pool.desc(id)
 	h := txn.TupleHeader{Xmin: xid, Cmin: t.CommandID(), Flags: txn.XmaxInvalid}
-	off := s.pool.page(id).addTuple(&h, true, TID{Block: blk}, data)
+	pg := s.pool.page(id)
+	off := pg.addTuple(&h, true, TID{Block: blk}, data)
+	if off != 0 && spec.Offset != 0 {
+		setTupleCtid(pg.tuple(off), spec)
+	}
 	d.setFlags(bmDirty)
 	d.content.Release(p)
 	d.unpin()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"lockd/locks"
 )
@@ -37,6 +38,10 @@ type index struct {
 	changes uint64
 	saved   uint64
 	dropped bool // guarded by lock
+	// vacuums counts VACUUM's index passes (bulkDelete): only after one
+	// can a heap TID an entry named come back in a new entry
+	// (IndexInsertUnchanged)
+	vacuums atomic.Uint64
 }
 
 const indexFileMagic = "LKDIDX01"
@@ -228,8 +233,8 @@ func (s *Store) TruncateIndex(idx RelID) error {
 }
 
 // IndexInsert adds (key, tid). Inserting an entry that is already there is
-// a no-op. Uniqueness is the caller's business (it looks the key up and
-// checks the versions' visibility first).
+// a no-op. It checks nothing: a unique index's entries go in with
+// IndexInsertUnchanged.
 func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error {
 	ix, err := s.index(idx)
 	if err != nil {
@@ -241,6 +246,61 @@ func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error
 	}
 	ix.lock.Release(p)
 	return nil
+}
+
+// IndexVacuums returns how many VACUUM index passes idx has had, for
+// IndexInsertUnchanged; 0 for an unknown index.
+func (s *Store) IndexVacuums(idx RelID) uint64 {
+	ix, err := s.index(idx)
+	if err != nil {
+		return 0
+	}
+	return ix.vacuums.Load()
+}
+
+// IndexInsertUnchanged adds (key, tid) provided the entries under key,
+// other than tid itself, are still exactly seen (in TID order): the TIDs a
+// caller's unique check found with IndexLookup and judged no conflict,
+// having read IndexVacuums (vacuums) before it looked. It reports false,
+// adding nothing, when an entry came or went meanwhile, or a VACUUM pass
+// (which may free a TID seen for a new tuple) ran; the caller checks
+// again. So the check (under the shared lock, with the heap reads it
+// needs) and the insertion (under the exclusive lock, with none) act as
+// one step: of two backends inserting one key only one gets in, as
+// PostgreSQL's _bt_check_unique and the insertion run under one leaf
+// page lock.
+func (s *Store) IndexInsertUnchanged(p *locks.Proc, idx RelID, key []byte, tid TID, seen []TID, vacuums uint64) (bool, error) {
+	ix, err := s.index(idx)
+	if err != nil {
+		return false, err
+	}
+	ix.lock.Acquire(p, locks.LWExclusive)
+	defer ix.lock.Release(p)
+	if ix.vacuums.Load() != vacuums {
+		return false, nil
+	}
+	i, same := 0, true
+	ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
+		if !bytes.Equal(e.key, key) {
+			return false
+		}
+		if e.tid == tid {
+			return true
+		}
+		if i >= len(seen) || seen[i] != e.tid {
+			same = false
+			return false
+		}
+		i++
+		return true
+	})
+	if !same || i != len(seen) {
+		return false, nil
+	}
+	if ix.tree.insert(key, tid) {
+		ix.changes++
+	}
+	return true, nil
 }
 
 // IndexDelete removes (key, tid) if present.
@@ -331,6 +391,7 @@ func (s *Store) IndexEntries(idx RelID) (int, error) {
 func (ix *index) bulkDelete(p *locks.Proc, dead []TID) uint64 {
 	ix.lock.Acquire(p, locks.LWExclusive)
 	defer ix.lock.Release(p)
+	ix.vacuums.Add(1)
 	var removed uint64
 	for n := ix.tree.first(); n != nil; n = n.next {
 		for i := 0; i < len(n.entries); {

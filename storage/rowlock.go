@@ -227,9 +227,9 @@ func (s *Store) LockTuple(ctx context.Context, p *locks.Proc, t *txn.Txn, rel Re
 	if tid.Block >= r.nblocks.Load() {
 		return UpdateOutcome{Result: txn.TMInvisible}, nil
 	}
-	if _, err := xidOf(t); err != nil {
-		return UpdateOutcome{}, err
-	}
+	// The xid is assigned only when the lock is written (as
+	// heap_lock_tuple's GetCurrentTransactionId comes after its waits): a
+	// locker waiting for another transaction holds no xid of its own yet.
 	b, _ := s.backend(p)
 	id, err := s.readBuffer(p, &b.stats, r, tid.Block)
 	if err != nil {
@@ -390,6 +390,9 @@ l3:
 			_ = res
 		}
 		// Lock it.
+		if _, err := xidOf(t); err != nil {
+			return UpdateOutcome{}, err
+		}
 		xmax, f, f2, err := t.NewXmax(&h, mode, false)
 		if err != nil {
 			return UpdateOutcome{}, err
@@ -411,6 +414,9 @@ l3:
 func (s *Store) lockUpdatedChain(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, priorXmax txn.Xid, mode txn.TupleLockMode, wait RowWait) (UpdateOutcome, error) {
 	r, err := s.relation(rel)
 	if err != nil {
+		return UpdateOutcome{}, err
+	}
+	if _, err := xidOf(t); err != nil {
 		return UpdateOutcome{}, err
 	}
 	b, _ := s.backend(p)

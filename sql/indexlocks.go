@@ -1,0 +1,35 @@
+package sql
+
+import "lockd/locks"
+
+// execIndexLocks are the index locks the executor of an INSERT or COPY
+// FROM into a table with storage holds while the statement runs: every
+// index of the table in RowExclusiveLock, taken before the first row
+// (ExecOpenIndices) and given back at the end (ExecCloseIndices), so that
+// after the statement only the table's lock remains — the planner opens
+// no index for these statements. (A partitioned table's partitions and
+// their indexes are locked by tuple routing, partroute.go.)
+type execIndexLocks struct {
+	held []uint32 // index OIDs locked by this execution
+}
+
+// open locks t's indexes for the execution.
+func (l *execIndexLocks) open(ec *evalCtx, t *TableDef) error {
+	l.held = l.held[:0]
+	s := ec.s
+	for _, ix := range s.cat().tableIndexes(t) {
+		if err := s.lockNow(ec, ix.OID, locks.RowExclusiveLock); err != nil {
+			return err
+		}
+		l.held = append(l.held, ix.OID)
+	}
+	return nil
+}
+
+// close releases what open took.
+func (l *execIndexLocks) close(s *Session) {
+	for _, oid := range l.held {
+		s.eng.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
+	}
+	l.held = l.held[:0]
+}
