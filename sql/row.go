@@ -43,15 +43,18 @@ func decodeRow(data []byte, t *TableDef, dst []Datum) error {
 	if l != nil {
 		attrs, pos = l.attrs, l.pos
 	}
-	n := len(attrs)
+	n, natts := len(attrs), len(attrs)
 	if t.RowFormat != 0 {
 		v, k := binary.Uvarint(data)
-		if k <= 0 || v > uint64(n) {
+		if k <= 0 || v > 1600 {
 			return errCorruptRow
 		}
-		n, data = int(v), data[k:]
+		// a row longer than its table was written by a transaction that
+		// added a column and aborted: only the attributes the table has
+		// count (heap_deform_tuple's Min(natts, tupdesc->natts))
+		natts, n, data = int(v), min(n, int(v)), data[k:]
 	}
-	if err := decodeAttrs(data, attrs[:n], pos, dst); err != nil {
+	if err := decodeAttrs(data, natts, attrs[:n], pos, dst); err != nil {
 		return err
 	}
 	for k := n; k < len(attrs); k++ { // added after the row was written
@@ -118,10 +121,11 @@ func appendAttrs(buf []byte, cols []ColumnDef, pos []int, row []Datum) []byte {
 	return buf
 }
 
-// decodeAttrs decodes attributes cols into dst as pos maps them (see
-// appendAttrs; a dropped column's value is skipped).
-func decodeAttrs(data []byte, cols []ColumnDef, pos []int, dst []Datum) error {
-	nb := (len(cols) + 7) / 8
+// decodeAttrs decodes the first attributes of a row of natts, cols, into
+// dst as pos maps them (see appendAttrs; a dropped column's value is
+// skipped).
+func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []Datum) error {
+	nb := (natts + 7) / 8
 	if len(data) < nb {
 		return errCorruptRow
 	}

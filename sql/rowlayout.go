@@ -105,7 +105,7 @@ func encodeMissing(c *ColumnDef, v Datum) []byte {
 
 func decodeMissing(c *ColumnDef) (Datum, error) {
 	dst := []Datum{NullDatum}
-	err := decodeAttrs(c.Missing, []ColumnDef{*c}, nil, dst)
+	err := decodeAttrs(c.Missing, 1, []ColumnDef{*c}, nil, dst)
 	return dst[0], err
 }
 
