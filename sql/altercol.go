@@ -774,3 +774,34 @@ func (s *Session) prettyDefault(c *ColumnDef) (string, bool) {
 	}
 	return printRx(x, true), true
 }
+
+// alterWrongKind is ATWrongRelkindError for ALTER TABLE of an index or a
+// sequence with subcommand sub, or nil when rv names neither.
+func (s *Session) alterWrongKind(rv *pg.RangeVar, sub pg.AlterTableType) error {
+	if rv.Schemaname != "" && rv.Schemaname != "public" {
+		return nil
+	}
+	kind := s.cat().relationKind(rv.Relname)
+	if kind != "index" && kind != "sequence" {
+		return nil
+	}
+	action, ok := map[pg.AlterTableType]string{
+		pg.AlterTableType_AT_AddColumn:          "ADD COLUMN",
+		pg.AlterTableType_AT_DropColumn:         "DROP COLUMN",
+		pg.AlterTableType_AT_ColumnDefault:      "ALTER COLUMN ... SET DEFAULT",
+		pg.AlterTableType_AT_AlterColumnType:    "ALTER COLUMN ... SET DATA TYPE",
+		pg.AlterTableType_AT_SetNotNull:         "ALTER COLUMN ... SET NOT NULL",
+		pg.AlterTableType_AT_DropNotNull:        "ALTER COLUMN ... DROP NOT NULL",
+		pg.AlterTableType_AT_AddConstraint:      "ADD CONSTRAINT",
+		pg.AlterTableType_AT_DropConstraint:     "DROP CONSTRAINT",
+		pg.AlterTableType_AT_ValidateConstraint: "VALIDATE CONSTRAINT",
+		pg.AlterTableType_AT_SetLogged:          "SET LOGGED",
+		pg.AlterTableType_AT_SetUnLogged:        "SET UNLOGGED",
+	}[sub]
+	if !ok {
+		return pgerr.NotSupported("ALTER TABLE ... %s of %s \"%s\" is not supported", alterCmdName(&pg.AlterTableCmd{Subtype: sub}), kind, rv.Relname)
+	}
+	plural := map[string]string{"index": "indexes", "sequence": "sequences"}[kind]
+	return pgerr.New(pgerr.WrongObjectType, "ALTER action %s cannot be performed on relation \"%s\"", action, rv.Relname).
+		WithDetail("This operation is not supported for " + plural + ".")
+}

@@ -385,10 +385,14 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 	slices.SortStableFunc(cmds, func(a, b alterCmd) int { return a.pass - b.pass })
 	rv := at.Relation
 	missingOK := at.MissingOk
+	first := at.Cmds[0].GetAlterTableCmd().GetSubtype()
 	st.Tag = "ALTER TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 		t, err := s.resolveTable(rv)
 		if err != nil {
+			if werr := s.alterWrongKind(rv, first); werr != nil { // an index or a sequence (altercol.go)
+				return "", werr
+			}
 			if missingOK {
 				s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("relation \"%s\" does not exist, skipping", rv.Relname))
 				return "ALTER TABLE", nil

@@ -81,6 +81,9 @@ func (s *Session) compileRename(rs *pg.RenameStmt, st *Stmt) error {
 func (s *Session) lockRenameTarget(ec *evalCtx, rv *pg.RangeVar) (*TableDef, error) {
 	t, err := s.resolveTable(rv)
 	if err != nil {
+		if kind := s.cat().relationKind(rv.Relname); kind == "index" || kind == "sequence" {
+			return nil, pgerr.NotSupported("RENAME COLUMN or CONSTRAINT of %s \"%s\" is not supported", kind, rv.Relname)
+		}
 		return nil, noPosition(err)
 	}
 	if err := s.lockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
