@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -124,34 +123,7 @@ func TestAlterTableOldDataDirectory(t *testing.T) {
 	if old.RowFormat != 0 {
 		t.Fatalf("reloaded table has RowFormat %d", old.RowFormat)
 	}
-	query := func(q string) string {
-		t.Helper()
-		sts, params, err := s2.Parse(q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		defer s2.Sync()
-		st, err := s2.Resolve(sts[0])
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		var out []string
-		if _, err := s2.Execute(context.Background(), st, params, func(row []Datum) error {
-			var f []string
-			for i, c := range st.Columns() {
-				if row[i].Null {
-					f = append(f, "NULL")
-				} else {
-					f = append(f, string(appendText(nil, c.Type, row[i], nil)))
-				}
-			}
-			out = append(out, strings.Join(f, ","))
-			return nil
-		}); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return strings.Join(out, "|")
-	}
+	query := func(q string) string { return queryString(t, s2, q) }
 	if got := query("select count(*), sum(a), sum(c), max(b) from old"); got != "50,1275,12750,b9" {
 		t.Errorf("old rows: %s", got)
 	}
