@@ -479,13 +479,17 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 		b.sendError(pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block"))
 		return false
 	}
-	cols := st.Columns()
-	if cols != nil {
-		b.send(rowDescription(cols, nil))
+	// described once its locks are held: a statement that waited behind
+	// DDL shows the table as it is now (sql.Session.ExecuteDescribed)
+	var cols []sql.Column
+	describe := func(c []sql.Column) {
+		if cols = c; cols != nil {
+			b.send(rowDescription(cols, nil))
+		}
 	}
 	sink := b.prepareCopy(st)
 	ctx, done := b.statementContext()
-	tag, err := b.sess.Execute(ctx, st, params, func(row []sql.Datum) error {
+	tag, err := b.sess.ExecuteDescribed(ctx, st, params, describe, func(row []sql.Datum) error {
 		return b.sendRow(cols, formats, row)
 	})
 	done()

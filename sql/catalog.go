@@ -33,6 +33,13 @@ type ColumnDef struct {
 	// (BY DEFAULT); Default then holds the nextval of its sequence, which
 	// the catalogs do not show (sequence.go).
 	Identity string `json:"identity,omitempty"`
+	// Attnum is pg_attribute.attnum, the column's place in the rows on
+	// disk; 0 means its position + 1 (always so until a column is
+	// dropped). Missing is attmissingval: the value, encoded as a
+	// one-column row, that rows written before ADD COLUMN read
+	// (rowlayout.go).
+	Attnum  int16  `json:"attnum,omitempty"`
+	Missing []byte `json:"missing,omitempty"`
 }
 
 // Type returns the column's SQL type.
@@ -59,6 +66,10 @@ type IndexDef struct {
 	// partition of.
 	RelKind string `json:"relkind,omitempty"`
 	Parent  uint32 `json:"parent,omitempty"`
+	// ColNames are the names of the index's attributes where a column
+	// was renamed since the index was made (PostgreSQL renames the
+	// table's attribute only); nil: the columns' names.
+	ColNames []string `json:"colnames,omitempty"`
 }
 
 // TableDef is a table.
@@ -78,6 +89,13 @@ type TableDef struct {
 	PartKey      []int      `json:"partkey,omitempty"`
 	Parent       uint32     `json:"parent,omitempty"`
 	Bound        *PartBound `json:"partbound,omitempty"`
+	// Columns dropped by ALTER TABLE DROP COLUMN: their values stay in
+	// the rows written before (rowlayout.go). RowFormat 1: every row
+	// starts with its number of attributes (tables made before ALTER
+	// TABLE ADD COLUMN existed have 0); layout is derived.
+	Dropped   []DroppedColumn `json:"dropped,omitempty"`
+	RowFormat int             `json:"rowformat,omitempty"`
+	layout    *rowLayout
 }
 
 func (t *TableDef) colIndex(name string) int {
@@ -122,6 +140,7 @@ func (c *catalogState) clone() *catalogState {
 		t.Cols = append([]ColumnDef(nil), v.Cols...)
 		t.Indexes = append([]uint32(nil), v.Indexes...)
 		t.PartKey = append([]int(nil), v.PartKey...)
+		t.Dropped = append([]DroppedColumn(nil), v.Dropped...)
 		n.Tables[k] = &t
 	}
 	for k, v := range c.Indexes {
@@ -139,6 +158,7 @@ func (c *catalogState) reindexNames() {
 	c.byName = map[string]uint32{}
 	for _, t := range c.Tables {
 		c.byName[t.Name] = t.OID
+		t.layout = buildLayout(t) // rowlayout.go
 	}
 	for _, i := range c.Indexes {
 		c.byName[i.Name] = i.OID
@@ -169,13 +189,13 @@ func (c *catalogState) tableIndexes(t *TableDef) []*IndexDef {
 
 // catOp is one catalog change made by a transaction.
 type catOp struct {
-	kind    string // "create", "drop", "truncate", "addindex", "dropindex", "settable", "setindex", "addcon", "setcon", "dropcon"
+	kind    string // "create", "drop", "truncate", "rewrite", "addindex", "dropindex", "settable", "setindex", "addcon", "setcon", "dropcon"
 	table   *TableDef
 	index   *IndexDef
 	seq     *SequenceDef // createseq, setseq (sequence.go)
 	oid     uint32
-	relfile uint32 // truncate: the new relfile
-	oldFile uint32 // truncate/drop: files to remove at commit
+	relfile uint32 // truncate/rewrite: the new relfile
+	oldFile uint32 // truncate/rewrite/drop: files to remove at commit
 	oldIdx  map[uint32]uint32
 	newIdx  map[uint32]uint32
 	con     *ConstraintDef // "addcon", "setcon", "dropcon" (constraint.go)
@@ -194,7 +214,7 @@ func (c *catalogState) apply(op *catOp) {
 			delete(c.Tables, op.oid)
 		}
 		c.dropTableConstraints(op.oid) // constraint.go
-	case "truncate":
+	case "truncate", "rewrite": // a rewrite also gives the table new storage (rewrite.go)
 		if t := c.Tables[op.oid]; t != nil {
 			t.RelFile = op.relfile
 			for ixOID, f := range op.newIdx {

@@ -107,6 +107,9 @@ func (s *Session) compileChecks(t *TableDef) ([]checkCons, error) {
 // validateCheck scans t (every leaf partition of it) for a row the new
 // check e fails (ALTER TABLE ADD CHECK, VALIDATE CONSTRAINT).
 func (s *Session) validateCheck(ec *evalCtx, t *TableDef, name string, n *pg.Node) error {
+	// validateCheckConstraint reads with GetLatestSnapshot: rows committed
+	// while the locks were awaited are checked too
+	defer s.txn.UseLatestSnapshot()()
 	for _, leaf := range s.leafTables(t) {
 		e, err := s.compileCheck(leaf, n)
 		if err != nil {

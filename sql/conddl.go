@@ -280,13 +280,15 @@ func (s *Session) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols
 
 // alterCmd is one compiled ALTER TABLE subcommand.
 type alterCmd struct {
-	pass int // PostgreSQL's AT_PASS order: drops, column attributes, index constraints, checks and foreign keys, validation
+	pass int // PostgreSQL's AT_PASS (altercol.go): drops, ALTER TYPE, ADD COLUMN, column attributes, index constraints, checks and foreign keys, validation
 	run  func(ec *evalCtx, t *TableDef, st *alterState) error
 }
 
 // alterState is shared by the subcommands of one ALTER TABLE.
 type alterState struct {
 	checkNames, indexNames, fkNames []string
+	skippedCols                     map[string]bool           // ADD COLUMN IF NOT EXISTS found these (altercol.go)
+	phase3                          []func(ec *evalCtx) error // checks after every pass (ATRewriteTables)
 }
 
 // strongerLock is the stronger of two lock modes (ALTER TABLE takes the
@@ -299,11 +301,12 @@ func strongerLock(a, b locks.LockMode) locks.LockMode {
 }
 
 // compileAlterConstraints compiles ALTER TABLE subcommands that add, drop
-// or validate constraints (everything but ATTACH/DETACH PARTITION). The
+// or validate constraints, and through compileAlterColumn (altercol.go)
+// the column forms: everything but ATTACH/DETACH PARTITION. The
 // table is locked in the strongest mode a subcommand needs
 // (AlterTableGetLockLevel): ShareRowExclusiveLock for ADD FOREIGN KEY,
-// ShareUpdateExclusiveLock for VALIDATE CONSTRAINT, AccessExclusiveLock
-// for the rest.
+// ShareUpdateExclusiveLock for VALIDATE CONSTRAINT and SET (fillfactor),
+// AccessExclusiveLock for the rest.
 func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error {
 	var cmds []alterCmd
 	mode := locks.LockMode(0)
@@ -323,7 +326,7 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 				mode = strongerLock(mode, locks.AccessExclusiveLock)
 				primary := con.Contype == pg.ConstrType_CONSTR_PRIMARY
 				cols, name := names(con.Keys), con.Conname
-				cmds = append(cmds, alterCmd{pass: 2, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
+				cmds = append(cmds, alterCmd{pass: passAddIndexConstr, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					if primary {
 						return s.addIndexConstraint(ec, t, name, cols, true)
 					}
@@ -331,13 +334,13 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 				}})
 			case pg.ConstrType_CONSTR_CHECK:
 				mode = strongerLock(mode, locks.AccessExclusiveLock)
-				cmds = append(cmds, alterCmd{pass: 3, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
+				cmds = append(cmds, alterCmd{pass: passAddOtherConstr, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					_, err := s.addCheck(ec, t, con, &as.checkNames, false)
 					return err
 				}})
 			case pg.ConstrType_CONSTR_FOREIGN:
 				mode = strongerLock(mode, locks.ShareRowExclusiveLock)
-				cmds = append(cmds, alterCmd{pass: 3, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
+				cmds = append(cmds, alterCmd{pass: passAddOtherConstr, run: func(ec *evalCtx, t *TableDef, as *alterState) error {
 					spec := &fkeySpec{con: con, fkCols: names(con.FkAttrs)}
 					if err := s.defineForeignKey(ec, t, spec, as.fkNames, false); err != nil {
 						return err
@@ -351,15 +354,15 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 		case pg.AlterTableType_AT_DropConstraint:
 			mode = strongerLock(mode, locks.AccessExclusiveLock)
 			name, missingOK, cascade := cmd.Name, cmd.MissingOk, cmd.Behavior == pg.DropBehavior_DROP_CASCADE
-			cmds = append(cmds, alterCmd{pass: 0, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
+			cmds = append(cmds, alterCmd{pass: passDrop, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
 				return s.dropConstraint(ec, t, name, missingOK, cascade)
 			}})
 		case pg.AlterTableType_AT_SetNotNull, pg.AlterTableType_AT_DropNotNull:
 			mode = strongerLock(mode, locks.AccessExclusiveLock)
 			col, set := cmd.Name, cmd.Subtype == pg.AlterTableType_AT_SetNotNull
-			pass := 0
+			pass := passDrop
 			if set {
-				pass = 1
+				pass = passColAttrs
 			}
 			cmds = append(cmds, alterCmd{pass: pass, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
 				return s.setNotNull(ec, t, col, set)
@@ -367,20 +370,29 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 		case pg.AlterTableType_AT_ValidateConstraint:
 			mode = strongerLock(mode, locks.ShareUpdateExclusiveLock)
 			name := cmd.Name
-			cmds = append(cmds, alterCmd{pass: 4, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
+			cmds = append(cmds, alterCmd{pass: passMisc, run: func(ec *evalCtx, t *TableDef, _ *alterState) error {
 				return s.validateConstraint(ec, t, name)
 			}})
-		default:
-			return pgerr.NotSupported("this form of ALTER TABLE is not supported yet (only ADD, DROP and VALIDATE CONSTRAINT, SET and DROP NOT NULL)")
+		default: // the column forms and the rest (altercol.go)
+			more, m, err := s.compileAlterColumn(at, cmd)
+			if err != nil {
+				return err
+			}
+			mode = strongerLock(mode, m)
+			cmds = append(cmds, more...)
 		}
 	}
 	slices.SortStableFunc(cmds, func(a, b alterCmd) int { return a.pass - b.pass })
 	rv := at.Relation
 	missingOK := at.MissingOk
+	first := at.Cmds[0].GetAlterTableCmd().GetSubtype()
 	st.Tag = "ALTER TABLE"
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 		t, err := s.resolveTable(rv)
 		if err != nil {
+			if werr := s.alterWrongKind(rv, first); werr != nil { // an index or a sequence (altercol.go)
+				return "", werr
+			}
 			if missingOK {
 				s.notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("relation \"%s\" does not exist, skipping", rv.Relname))
 				return "ALTER TABLE", nil
@@ -393,6 +405,9 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 		if t, err = s.resolveTable(rv); err != nil {
 			return "", noPosition(err)
 		}
+		// what the subcommands read of the rows (validation, index
+		// builds) includes what was committed while the lock was awaited
+		defer s.txn.UseLatestSnapshot()()
 		as := &alterState{}
 		for _, c := range cmds {
 			if err := c.run(ec, t, as); err != nil {
@@ -400,6 +415,11 @@ func (s *Session) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 			}
 			if t = s.cat().Tables[t.OID]; t == nil {
 				return "", pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", rv.Relname)
+			}
+		}
+		for _, check := range as.phase3 { // altercol.go
+			if err := check(ec); err != nil {
+				return "", err
 			}
 		}
 		return "ALTER TABLE", nil
@@ -540,6 +560,7 @@ func (s *Session) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) err
 		}
 		if set && !tab.Partitioned() {
 			found := false
+			restore := s.txn.UseLatestSnapshot() // the partition's lock may have been awaited
 			err := newTableSource(tab, tab.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
 				if row[i].Null {
 					found = true
@@ -547,6 +568,7 @@ func (s *Session) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) err
 				}
 				return nil
 			})
+			restore()
 			if err != nil && err != errStopScan {
 				return err
 			}

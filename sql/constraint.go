@@ -350,8 +350,12 @@ func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
 			c.noInherit = !t.Partitioned()
 		}
 	}
+	t := cat.Tables[rel] // a partition shows its ancestor's constraint with its own attnums
+	if t == nil {
+		t = cat.Tables[con.Table]
+	}
 	for _, k := range con.Cols {
-		c.cols = append(c.cols, int16(k+1))
+		c.cols = append(c.cols, t.attnum(k))
 	}
 	switch con.Kind {
 	case conCheck:
@@ -360,7 +364,7 @@ func conRow(cat *catalogState, con *ConstraintDef, rel uint32) conInfo {
 		c.refRel, c.index = con.RefTable, con.RefIndex
 		c.onUpdate, c.onDelete, c.match = con.OnUpdate, con.OnDelete, con.Match
 		for _, k := range con.RefCols {
-			c.refCols = append(c.refCols, int16(k+1))
+			c.refCols = append(c.refCols, cat.Tables[con.RefTable].attnum(k))
 		}
 		c.def = fkeyDef(cat, con)
 	}

@@ -54,7 +54,7 @@ func (s *Session) commitCatalog() error {
 			for _, f := range op.oldIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
 			}
-		case "truncate":
+		case "truncate", "rewrite":
 			_ = s.eng.store.DropRelation(storage.RelID(op.oldFile))
 			for _, f := range op.oldIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
@@ -80,7 +80,7 @@ func (s *Session) removeNewFiles(ops []*catOp) {
 		switch op.kind {
 		case "create":
 			_ = s.eng.store.DropRelation(storage.RelID(op.table.RelFile))
-		case "truncate":
+		case "truncate", "rewrite":
 			_ = s.eng.store.DropRelation(storage.RelID(op.relfile))
 			for _, f := range op.newIdx {
 				_ = s.eng.store.DropIndex(storage.RelID(f))
@@ -108,7 +108,8 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", cs.Relation.Schemaname)
 	}
 	name := cs.Relation.Relname
-	t := &TableDef{Name: name, Unlogged: cs.Relation.Relpersistence == "u"}
+	// RowFormat 1: rows record their number of attributes (rowlayout.go)
+	t := &TableDef{Name: name, Unlogged: cs.Relation.Relpersistence == "u", RowFormat: 1}
 	for _, o := range cs.Options {
 		de := o.GetDefElem()
 		switch de.Defname {
@@ -157,7 +158,9 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					if err != nil {
 						return err
 					}
-					col.Default = text
+					if !rawNullDefault(con.RawExpr) { // altercol.go
+						col.Default = text
+					}
 				case pg.ConstrType_CONSTR_PRIMARY:
 					pk = []string{cd.Colname}
 					pkName = con.Conname
@@ -373,8 +376,11 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		if err := checkNotNull(nt, r.row); err != nil {
-			return err
+		for _, c := range cols { // a primary key's SET NOT NULL, checked as ATRewriteTables does
+			if primary && r.row[c].Null {
+				name := nt.Cols[c].Name
+				return pgerr.New(pgerr.NotNullViolation, "column \"%s\" of relation \"%s\" contains null values", name, nt.Name).OnColumn(nt.Name, name)
+			}
 		}
 		key := s.indexKey(nt, ix, r.row)
 		if key == nil {
@@ -697,6 +703,9 @@ func (s *Session) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
 		if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
 			return "", err
 		}
+		// the build reads every row committed, also while the lock was
+		// awaited (index_build reads with SnapshotAny)
+		defer s.txn.UseLatestSnapshot()()
 		if name != "" {
 			if _, exists := s.cat().byName[name]; exists && ifNotExists {
 				s.notice(pgerr.SeverityNotice, pgerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))

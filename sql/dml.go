@@ -353,7 +353,7 @@ func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row [
 	if _, err := s.txn.AssignXid(); err != nil {
 		return storage.TID{}, err
 	}
-	s.rowBuf = appendRow(s.rowBuf[:0], t.Cols, row)
+	s.rowBuf = appendRow(s.rowBuf[:0], t, row)
 	tid, err := s.eng.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), s.rowBuf, fillfactor(t))
 	if err != nil {
 		return storage.TID{}, err

@@ -355,7 +355,7 @@ func (s *Session) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 				if err := s.checkConstraints(ec, t, newRow); err != nil { // check.go
 					return false, err
 				}
-				s.rowBuf = appendRow(s.rowBuf[:0], t.Cols, newRow)
+				s.rowBuf = appendRow(s.rowBuf[:0], t, newRow)
 				out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(t),
 					l.mp.keysChanged(old, newRow), s.rowWait(storage.WaitBlock, t))
 			}

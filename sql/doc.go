@@ -16,10 +16,14 @@
 // docs/partitions.md); constraints: CHECK, UNIQUE and FOREIGN KEY
 // definitions, their enforcement, and the referential-integrity triggers
 // with their row and relation locks (constraint.go, conddl.go, check.go,
-// fkey.go, ri.go, docs/constraints.md); and sequences with serial and
+// fkey.go, ri.go, docs/constraints.md); sequences with serial and
 // identity columns: their catalog, DDL, the non-transactional values (kept
 // in the Engine, written at checkpoints) and the sequence functions
-// (sequence.go, seq*.go, docs/sql-compat.md).
+// (sequence.go, seq*.go, docs/sql-compat.md); and ALTER TABLE's column
+// forms, RENAME and CREATE TABLE AS, with the row layout that lets ADD
+// and DROP COLUMN leave the rows as they are, and table rewrites
+// (altercol.go, altertype.go, rename.go, createas.go, rowlayout.go,
+// rewrite.go, docs/altertable.md).
 // Anything it cannot execute is a 0A000 error naming the construct.
 //
 // What it must not do: touch the network or write protocol messages

@@ -26,7 +26,7 @@ func (t *TableDef) partitionKey(cat *catalogState) (byte, []int16, uint32) {
 	}
 	keys := make([]int16, len(t.PartKey))
 	for i, k := range t.PartKey {
-		keys[i] = int16(k + 1)
+		keys[i] = t.attnum(k)
 	}
 	return t.PartStrategy[0], keys, cat.defaultPartition(t)
 }

@@ -209,6 +209,10 @@ func (s *Session) compileCreatePartition(cs *pg.CreateStmt, t *TableDef, st *Stm
 		nt.Cols = make([]ColumnDef, len(parent.Cols))
 		copy(nt.Cols, parent.Cols)
 		stripIdentity(nt.Cols) // seqcols.go
+		for i := range nt.Cols {
+			// a new table's attributes are its columns (rowlayout.go)
+			nt.Cols[i].Attnum, nt.Cols[i].Missing = 0, nil
+		}
 		nt.Parent, nt.Bound = parent.OID, bound
 		if partspec != nil {
 			if err := partitionSpec(&nt, partspec); err != nil {

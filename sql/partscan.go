@@ -73,7 +73,7 @@ type partNode struct {
 func newPartitionedSource(t *TableDef, alias string, mode locks.LockMode) *partitionedSource {
 	ps := &partitionedSource{root: t.OID, alias: alias, mode: mode}
 	for i := range t.Cols {
-		ps.cols = append(ps.cols, Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: int16(i + 1)})
+		ps.cols = append(ps.cols, Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: t.attnum(i)})
 	}
 	// the partitions' rows carry their ctid and tableoid
 	ps.cols = append(ps.cols,

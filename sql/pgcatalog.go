@@ -320,7 +320,7 @@ func (s *Session) constraints() []conInfo {
 		}
 		var names []string
 		for _, col := range ix.Cols {
-			c.cols = append(c.cols, int16(col+1))
+			c.cols = append(c.cols, t.attnum(col))
 			names = append(names, quoteIdent(t.Cols[col].Name))
 		}
 		c.def = word + " (" + strings.Join(names, ", ") + ")"

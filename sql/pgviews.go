@@ -140,7 +140,7 @@ func pgClassView() *view {
 						row[15] = charDatum('u')
 					}
 					row[13] = boolDatum(len(t.Indexes) > 0)
-					row[17] = intDatum(int64(len(t.Cols)))
+					row[17] = intDatum(int64(t.natts()))
 					checks, triggers := 0, false
 					for _, c := range cons {
 						if c.rel == t.OID && c.kind == 'c' {
@@ -212,6 +212,8 @@ type attrRow struct {
 	num     int16
 	notNull bool
 	hasDef  bool
+	dropped bool   // attisdropped: t is the type the attribute had
+	missing *Datum // attmissingval, atthasmissing
 
 	identity byte // attidentity
 }
@@ -221,25 +223,14 @@ func (s *Session) attributes() []attrRow {
 	for _, r := range s.relations() {
 		switch {
 		case r.table != nil:
-			for i, c := range r.table.Cols {
-				a := attrRow{rel: r.oid, name: c.Name, t: c.Type(), num: int16(i + 1), notNull: c.NotNull, hasDef: c.Default != ""}
-				if c.Identity != "" { // an identity column's default is not a default (sequence.go)
-					a.hasDef, a.identity = false, c.Identity[0]
-				}
-				out = append(out, a)
-			}
-			if !r.table.isPartitioned() {
-				out = append(out,
-					attrRow{rel: r.oid, name: "tableoid", t: TypeOid, num: -6, notNull: true},
-					attrRow{rel: r.oid, name: "ctid", t: TypeTid, num: -1, notNull: true})
-			}
+			out = append(out, tableAttributes(r.table)...) // rowlayout.go
 		case r.index != nil:
 			t := s.cat().Tables[r.index.Table]
 			if t == nil {
 				continue
 			}
 			for i, c := range r.index.Cols {
-				out = append(out, attrRow{rel: r.oid, name: t.Cols[c].Name, t: t.Cols[c].Type(), num: int16(i + 1)})
+				out = append(out, attrRow{rel: r.oid, name: r.index.colName(t, i), t: t.Cols[c].Type(), num: int16(i + 1)})
 			}
 		case r.view != nil:
 			for i, c := range r.view.cols {
@@ -261,7 +252,8 @@ func pgAttributeView() *view {
 			"attalign", TypeChar, "attstorage", TypeChar, "attcompression", TypeChar, "attnotnull", TypeBool,
 			"atthasdef", TypeBool, "atthasmissing", TypeBool, "attidentity", TypeChar, "attgenerated", TypeChar,
 			"attisdropped", TypeBool, "attislocal", TypeBool, "attinhcount", TypeInt4, "attcollation", TypeOid,
-			"attacl", typeAclArray, "attoptions", TypeTextArray, "attfdwoptions", TypeTextArray),
+			"attacl", typeAclArray, "attoptions", TypeTextArray, "attfdwoptions", TypeTextArray,
+			"attmissingval", TypeTextArray), // anyarray in PostgreSQL
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
 			colls := map[uint32]uint32{}
 			for _, tr := range pgTypes() {
@@ -274,13 +266,21 @@ func pgAttributeView() *view {
 				}
 				byval := a.t.Len > 0 && a.t.Len <= 8
 				align, storage := typeAlignStorage(a.t)
+				typ, stattarget := a.t.OID, int64(-1)
+				if a.dropped { // RemoveAttributeById keeps the storage properties only
+					typ, stattarget = 0, 0
+				}
+				missing := NullDatum
+				if a.missing != nil {
+					missing = Datum{A: []Datum{textDatum(string(appendText(nil, a.t, *a.missing, nil)))}}
+				}
 				row := []Datum{
-					oidDatum(a.rel), textDatum(a.name), oidDatum(a.t.OID), intDatum(-1), intDatum(int64(a.t.Len)),
+					oidDatum(a.rel), textDatum(a.name), oidDatum(typ), intDatum(stattarget), intDatum(int64(a.t.Len)),
 					intDatum(int64(a.num)), intDatum(ndims), intDatum(-1), intDatum(int64(a.t.Mod)), boolDatum(byval),
 					charDatum(align), charDatum(storage), charDatum(0), boolDatum(a.notNull),
-					boolDatum(a.hasDef), boolDatum(false), charDatum(a.identity), charDatum(0),
-					boolDatum(false), boolDatum(true), intDatum(0), oidDatum(colls[a.t.OID]),
-					NullDatum, NullDatum, NullDatum,
+					boolDatum(a.hasDef), boolDatum(a.missing != nil), charDatum(a.identity), charDatum(0),
+					boolDatum(a.dropped), boolDatum(true), intDatum(0), oidDatum(colls[a.t.OID]),
+					NullDatum, NullDatum, NullDatum, missing,
 				}
 				if err := emit(row); err != nil {
 					return err
@@ -346,7 +346,7 @@ func pgIndexView() *view {
 				coll := Datum{A: []Datum{}}
 				class := Datum{A: []Datum{}}
 				for _, c := range ix.Cols {
-					keys = append(keys, int16(c+1))
+					keys = append(keys, t.attnum(c))
 					opts = append(opts, 0)
 					coll.A = append(coll.A, oidDatum(pgTypeCollation(t.Cols[c].TypeOID)))
 					class.A = append(class.A, oidDatum(0))
@@ -418,9 +418,9 @@ func pgPartitionedTableView() *view {
 				strat, keys, def := t.partitionKey(cat)
 				class := Datum{A: []Datum{}}
 				coll := Datum{A: []Datum{}}
-				for _, k := range keys {
+				for _, k := range t.PartKey {
 					class.A = append(class.A, oidDatum(0))
-					coll.A = append(coll.A, oidDatum(pgTypeCollation(t.Cols[k-1].TypeOID)))
+					coll.A = append(coll.A, oidDatum(pgTypeCollation(t.Cols[k].TypeOID)))
 				}
 				row := []Datum{oidDatum(t.OID), charDatum(strat), intDatum(int64(len(keys))), oidDatum(def),
 					int2Vector(keys), class, coll, NullDatum}
@@ -556,8 +556,9 @@ func pgAttrdefView() *view {
 						continue
 					}
 					// A stable OID per default: lockd keeps no OID for it.
-					oid := r.oid<<8 | uint32(i+1)&0xff
-					row := []Datum{oidDatum(oid), oidDatum(r.oid), intDatum(int64(i + 1)), textDatum(ec.s.defaultText(&r.table.Cols[i]))}
+					n := r.table.attnum(i)
+					oid := r.oid<<8 | uint32(n)&0xff
+					row := []Datum{oidDatum(oid), oidDatum(r.oid), intDatum(int64(n)), textDatum(ec.s.defaultText(&r.table.Cols[i]))}
 					if err := emit(row); err != nil {
 						return err
 					}
@@ -662,6 +663,9 @@ func pgIndexesView() *view {
 
 // defaultText is how pg_get_expr prints a column default.
 func (s *Session) defaultText(c *ColumnDef) string {
+	if text, ok := s.prettyDefault(c); ok { // altercol.go
+		return text
+	}
 	return strings.TrimSpace(c.Default)
 }
 

@@ -25,6 +25,9 @@ func readOnlyName(n *pg.Node, st *Stmt) string {
 	case n.GetDeleteStmt() != nil:
 		return "DELETE"
 	case n.GetSelectStmt() != nil:
+		if n.GetSelectStmt().IntoClause != nil {
+			return "SELECT INTO"
+		}
 		if st.writes { // a data-modifying WITH
 			return "SELECT"
 		}

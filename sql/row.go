@@ -7,20 +7,83 @@ import (
 	"unicode/utf8"
 )
 
-// Heap tuple data as the SQL layer stores it: a null bitmap, then each
-// non-NULL column in column order. Fixed-width types take their width;
-// variable-width ones a uvarint length and the bytes.
+// Heap tuple data as the SQL layer stores it: the number of attributes
+// the row has (a uvarint, PostgreSQL's HeapTupleHeaderGetNatts; tables
+// made before ALTER TABLE ADD COLUMN existed, TableDef.RowFormat 0, leave
+// it out), a null bitmap, then each non-NULL attribute in attribute
+// number order. Fixed-width types take their width; variable-width ones a
+// uvarint length and the bytes. The attributes are the table's physical
+// ones (rowlayout.go): dropped columns keep their place (NULL in rows
+// written since), and a row written before ADD COLUMN is shorter than the
+// table, the missing attributes reading as their attmissingval.
 
 var errCorruptRow = errors.New("sql: corrupt row data")
 
-func appendRow(buf []byte, cols []ColumnDef, row []Datum) []byte {
+// appendRow encodes row, t's columns in column order, as a tuple of t.
+func appendRow(buf []byte, t *TableDef, row []Datum) []byte {
+	l := t.layout
+	if l == nil {
+		if t.RowFormat != 0 {
+			buf = binary.AppendUvarint(buf, uint64(len(t.Cols)))
+		}
+		return appendAttrs(buf, t.Cols, nil, row)
+	}
+	if t.RowFormat != 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(l.attrs)))
+	}
+	return appendAttrs(buf, l.attrs, l.pos, row)
+}
+
+// decodeRow fills dst (len(t.Cols)) from a tuple of t. Strings are
+// copied, so dst stays valid after the page is released.
+func decodeRow(data []byte, t *TableDef, dst []Datum) error {
+	l := t.layout
+	attrs := t.Cols
+	var pos []int
+	if l != nil {
+		attrs, pos = l.attrs, l.pos
+	}
+	n, natts := len(attrs), len(attrs)
+	if t.RowFormat != 0 {
+		v, k := binary.Uvarint(data)
+		if k <= 0 || v > 1600 {
+			return errCorruptRow
+		}
+		// a row longer than its table was written by a transaction that
+		// added a column and aborted: only the attributes the table has
+		// count (heap_deform_tuple's Min(natts, tupdesc->natts))
+		natts, n, data = int(v), min(n, int(v)), data[k:]
+	}
+	if err := decodeAttrs(data, natts, attrs[:n], pos, dst); err != nil {
+		return err
+	}
+	for k := n; k < len(attrs); k++ { // added after the row was written
+		switch {
+		case pos == nil:
+			dst[k] = NullDatum
+		case pos[k] >= 0:
+			dst[pos[k]] = l.missing[pos[k]]
+		}
+	}
+	return nil
+}
+
+// appendAttrs encodes attributes cols; pos maps each to its column in
+// row (-1: a dropped column, stored NULL), nil meaning the same position.
+func appendAttrs(buf []byte, cols []ColumnDef, pos []int, row []Datum) []byte {
 	nb := (len(cols) + 7) / 8
 	start := len(buf)
 	for i := 0; i < nb; i++ {
 		buf = append(buf, 0)
 	}
 	for i := range cols {
-		d := row[i]
+		d := NullDatum
+		switch {
+		case pos == nil:
+			d = row[i]
+		case pos[i] >= 0:
+			d = row[pos[i]]
+		}
 		if d.Null {
 			buf[start+i/8] |= 1 << (i % 8)
 			continue
@@ -58,17 +121,26 @@ func appendRow(buf []byte, cols []ColumnDef, row []Datum) []byte {
 	return buf
 }
 
-// decodeRow fills dst (len(cols)) from data. Strings are copied, so dst
-// stays valid after the page is released.
-func decodeRow(data []byte, cols []ColumnDef, dst []Datum) error {
-	nb := (len(cols) + 7) / 8
+// decodeAttrs decodes the first attributes of a row of natts, cols, into
+// dst as pos maps them (see appendAttrs; a dropped column's value is
+// skipped).
+func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []Datum) error {
+	nb := (natts + 7) / 8
 	if len(data) < nb {
 		return errCorruptRow
 	}
 	bitmap, p := data[:nb], data[nb:]
+	var skip Datum
 	for i := range cols {
+		out := &skip
+		switch {
+		case pos == nil:
+			out = &dst[i]
+		case pos[i] >= 0:
+			out = &dst[pos[i]]
+		}
 		if bitmap[i/8]&(1<<(i%8)) != 0 {
-			dst[i] = NullDatum
+			*out = NullDatum
 			continue
 		}
 		var need int
@@ -92,7 +164,9 @@ func decodeRow(data []byte, cols []ColumnDef, dst []Datum) error {
 					v = v[:len(v)-1]
 				}
 			}
-			dst[i] = Datum{S: string(v)}
+			if out != &skip {
+				*out = Datum{S: string(v)}
+			}
 			p = p[k+int(n):]
 			continue
 		}
@@ -101,22 +175,22 @@ func decodeRow(data []byte, cols []ColumnDef, dst []Datum) error {
 		}
 		switch need {
 		case 1:
-			dst[i] = Datum{I: int64(p[0])}
+			*out = Datum{I: int64(p[0])}
 		case 2:
-			dst[i] = Datum{I: int64(int16(binary.LittleEndian.Uint16(p)))}
+			*out = Datum{I: int64(int16(binary.LittleEndian.Uint16(p)))}
 		case 4:
 			v := binary.LittleEndian.Uint32(p)
 			if cols[i].TypeOID == OIDOid || cols[i].TypeOID == OIDXid {
-				dst[i] = Datum{I: int64(v)}
+				*out = Datum{I: int64(v)}
 			} else {
-				dst[i] = Datum{I: int64(int32(v))}
+				*out = Datum{I: int64(int32(v))}
 			}
 		case 8:
 			v := binary.LittleEndian.Uint64(p)
 			if t := cols[i].TypeOID; t == OIDFloat4 || t == OIDFloat8 {
-				dst[i] = Datum{F: math.Float64frombits(v)}
+				*out = Datum{F: math.Float64frombits(v)}
 			} else {
-				dst[i] = Datum{I: int64(v)}
+				*out = Datum{I: int64(v)}
 			}
 		}
 		p = p[need:]

@@ -630,6 +630,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 				r.level = append([]Datum(nil), row...)
 			}
 			if len(p.sort) > 0 || len(p.distinctOn) > 0 {
+				prevOut := ec.outVals
 				ec.outVals = r.out
 				for _, k := range p.sort {
 					v, err := k.e.eval(ec, row)
@@ -645,7 +646,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 					}
 					r.keys = append(r.keys, v)
 				}
-				ec.outVals = nil
+				ec.outVals = prevOut
 			}
 			if p.rowLocks != nil {
 				r.level = append([]Datum(nil), row...)
@@ -938,7 +939,10 @@ func (p *selectPlan) runGroups(ec *evalCtx, scan func(func() error) error, buf [
 		}
 		order = append(order, gr)
 	}
-	defer func() { ec.aggVals, ec.groupVals = nil, nil }()
+	// A subquery evaluated inside this query's projection runs on the
+	// same evalCtx: put back what the enclosing level had.
+	prevAggs, prevGroups := ec.aggVals, ec.groupVals
+	defer func() { ec.aggVals, ec.groupVals = prevAggs, prevGroups }()
 	for _, gr := range order {
 		av := make([]Datum, len(gr.states))
 		for i := range gr.states {

@@ -131,8 +131,9 @@ type Session struct {
 	copySrc        CopySource
 	copySink       CopySink
 	rowBuf         []byte
-	specToken      uint32        // the last speculative insertion token (upsert.go)
-	uniqueTIDs     []storage.TID // scratch of unique checks (unique.go)
+	specToken      uint32         // the last speculative insertion token (upsert.go)
+	uniqueTIDs     []storage.TID  // scratch of unique checks (unique.go)
+	describe       func([]Column) // ExecuteDescribed's, until the statement is described
 
 	fc         formatCtx
 	tzName     string
@@ -504,6 +505,19 @@ func parseError(err error) error {
 // an implicit transaction starts if none is open; in a failed block only
 // COMMIT/ROLLBACK run.
 func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit func([]Datum) error) (string, error) {
+	return s.ExecuteDescribed(ctx, st, params, nil, emit)
+}
+
+// ExecuteDescribed is Execute for a statement not described to the
+// client yet (the simple query protocol): describe gets its result
+// columns once its relation locks are held, before any row. A statement
+// that waited for a lock behind DDL is planned again and described as it
+// is now, as PostgreSQL's parse analysis, which takes those locks, would
+// see it: a SELECT * queued behind ALTER TABLE ADD COLUMN returns the new
+// column.
+func (s *Session) ExecuteDescribed(ctx context.Context, st *Stmt, params []Datum, describe func([]Column), emit func([]Datum) error) (string, error) {
+	s.describe = describe
+	defer func() { s.describe = nil }()
 	if st.run == nil {
 		return "", nil
 	}
@@ -555,8 +569,13 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 			// The catalog changed since the plan was made (also by this
 			// transaction's own DDL, or its rollback): plan again
 			// (PostgreSQL re-plans a cached plan on invalidation too).
-			fresh, err := s.replan(st)
+			fresh, err := s.replan(st, s.describe != nil)
 			if err != nil {
+				if s.describe == nil {
+					// a prepared statement's text is not the query the
+					// client sent now: no position into it
+					err = noPosition(err)
+				}
 				return "", err
 			}
 			if err := s.lockRelations(ctx, fresh.rels, false); err != nil {
@@ -567,6 +586,10 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 			}
 			run = fresh.run
 		}
+	}
+	if d := s.describe; d != nil {
+		s.describe = nil // once: an EXECUTE's prepared statement is not described again
+		d(st.cols)
 	}
 	if !st.noSnapshot {
 		s.txn.StatementSnapshot()
@@ -583,8 +606,9 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 	return tag, nil
 }
 
-// replan analyses st's text again against the current catalog.
-func (s *Session) replan(st *Stmt) (*Stmt, error) {
+// replan analyses st's text again against the current catalog;
+// newColumns: the client has not been told st's result columns yet.
+func (s *Session) replan(st *Stmt, newColumns bool) (*Stmt, error) {
 	tree, err := pg.Parse(st.Text)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil, parseError(err)
@@ -594,7 +618,7 @@ func (s *Session) replan(st *Stmt) (*Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !sameColumns(fresh.cols, st.cols) {
+	if !newColumns && !sameColumns(fresh.cols, st.cols) {
 		return nil, pgerr.NotSupported("cached plan must not change result type")
 	}
 	named, customPlans, genericPlans, choice := st.named, st.customPlans, st.genericPlans, st.choice

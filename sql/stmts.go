@@ -23,6 +23,18 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		return nil, err
 	}
 	switch {
+	case n.GetSelectStmt() != nil && n.GetSelectStmt().IntoClause != nil: // SELECT INTO (createas.go)
+		sel := *n.GetSelectStmt()
+		into := sel.IntoClause
+		sel.IntoClause = nil
+		if err := s.compileCreateTableAs(into, &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &sel}}, false, params, st); err != nil {
+			return nil, err
+		}
+	case n.GetCreateTableAsStmt() != nil && n.GetCreateTableAsStmt().Objtype == pg.ObjectType_OBJECT_TABLE:
+		ct := n.GetCreateTableAsStmt()
+		if err := s.compileCreateTableAs(ct.Into, ct.Query, ct.IfNotExists, params, st); err != nil { // createas.go
+			return nil, err
+		}
 	case n.GetSelectStmt() != nil:
 		p, err := s.compileSelect(n.GetSelectStmt(), params)
 		if err != nil {
@@ -96,6 +108,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		}
 	case n.GetIndexStmt() != nil:
 		if err := s.compileCreateIndex(n.GetIndexStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetRenameStmt() != nil:
+		if err := s.compileRename(n.GetRenameStmt(), st); err != nil { // rename.go
 			return nil, err
 		}
 	case n.GetLockStmt() != nil:
@@ -522,6 +538,16 @@ func commandName(n *pg.Node) string {
 		return "TRUNCATE TABLE"
 	case n.GetAlterTableStmt() != nil:
 		return "ALTER TABLE"
+	case n.GetRenameStmt() != nil:
+		// CreateCommandTag: a column's relation names the command
+		switch rs := n.GetRenameStmt(); rs.RenameType {
+		case pg.ObjectType_OBJECT_COLUMN:
+			return "ALTER " + objectTypeName(rs.RelationType)
+		case pg.ObjectType_OBJECT_TABCONSTRAINT:
+			return "ALTER TABLE"
+		default:
+			return "ALTER " + objectTypeName(rs.RenameType)
+		}
 	case n.GetIndexStmt() != nil:
 		return "CREATE INDEX"
 	case n.GetVacuumStmt() != nil:

@@ -55,7 +55,7 @@ func (ts *tableSource) readsLevel() bool  { return ts.keysReadLevel }
 func newTableSource(t *TableDef, alias string) *tableSource {
 	ts := &tableSource{t: t, alias: alias, defs: t.Cols}
 	for i := range t.Cols {
-		ts.cols = append(ts.cols, Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: int16(i + 1)})
+		ts.cols = append(ts.cols, Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: t.attnum(i)})
 	}
 	ts.cols = append(ts.cols,
 		Column{Name: "ctid", Type: TypeTid, TableOID: t.OID, Attnum: -1},
@@ -111,7 +111,7 @@ func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storag
 		for _, tid := range tids {
 			var derr error
 			visible, err := st.Fetch(s.proc, &s.txn, relfile, tid, func(_ *txnHeader, data []byte) {
-				derr = decodeRow(data, ts.defs, row)
+				derr = decodeRow(data, ts.t, row)
 			})
 			if err != nil {
 				return err
@@ -146,7 +146,7 @@ func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storag
 		return nil
 	}
 	return st.Scan(ec.ctx, s.proc, &s.txn, relfile, func(tid storage.TID, data []byte) error {
-		if err := decodeRow(data, ts.defs, row); err != nil {
+		if err := decodeRow(data, ts.t, row); err != nil {
 			return err
 		}
 		return fn(tid, row)

@@ -204,7 +204,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					if err := s.checkConstraints(ec, p.t, newRow); err != nil { // check.go
 						return 0, err
 					}
-					s.rowBuf = appendRow(s.rowBuf[:0], p.t.Cols, newRow)
+					s.rowBuf = appendRow(s.rowBuf[:0], p.t, newRow)
 					out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
 						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock, p.t))
 				}
@@ -305,7 +305,7 @@ func (s *Session) latestVersion(ec *evalCtx, t *TableDef, tid storage.TID) (stor
 				next = ctid
 				return
 			}
-			derr = decodeRow(data, t.Cols, row)
+			derr = decodeRow(data, t, row)
 			row[len(t.Cols)+sysColCtid] = tidDatum(tid)
 		})
 		if err != nil || derr != nil {

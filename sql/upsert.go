@@ -497,7 +497,7 @@ func (s *Session) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexe
 	var derr error
 	found, err := st.FetchAny(s.proc, rel, tid, func(h *txn.TupleHeader, _ storage.TID, data []byte) {
 		xmin = h.Xmin
-		derr = decodeRow(data, t.Cols, level[:nc])
+		derr = decodeRow(data, t, level[:nc])
 	})
 	if err = firstErr(err, derr); err != nil {
 		return false, false, err
@@ -549,7 +549,7 @@ func (s *Session) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexe
 		return false, false, err
 	}
 	mp := modifyPlan{t: t, indexes: indexes, set: oc.set}
-	s.rowBuf = appendRow(s.rowBuf[:0], t.Cols, newRow)
+	s.rowBuf = appendRow(s.rowBuf[:0], t, newRow)
 	out, err = st.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(t), mp.keysChanged(level[:nc], newRow), s.rowWait(storage.WaitBlock, t))
 	if err != nil {
 		return false, false, err
@@ -590,7 +590,7 @@ func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters 
 	// aborts: waiters then find the tuple's inserter aborted.
 	rel := storage.RelID(t.RelFile)
 	st := s.eng.store
-	s.rowBuf = appendRow(s.rowBuf[:0], t.Cols, row)
+	s.rowBuf = appendRow(s.rowBuf[:0], t, row)
 	if tid, err = st.InsertSpeculative(ec.ctx, s.proc, &s.txn, rel, s.rowBuf, fillfactor(t), token); err != nil {
 		return tid, false, err
 	}
