@@ -258,7 +258,7 @@ func (m *Manager) waitOnLock(ctx context.Context, p *Proc, ll *localLock, part *
 	elapsed := time.Since(start)
 	st.waits.Add(1)
 	if timing {
-		st.waitTimeNs.Add(uint64(elapsed))
+		st.waitTime.observe(elapsed)
 	}
 	logWaits := checked && m.logLockWaits.Load()
 	if granted {

@@ -273,7 +273,7 @@ func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
 			p.waitEvent.Store(prevWait)
 			st.waits.Add(1)
 			if timing {
-				st.waitTimeNs.Add(uint64(time.Since(start)))
+				st.waitTime.observe(time.Since(start))
 			}
 		}
 		p.pushLW(l, mode)

@@ -99,6 +99,9 @@ func TestLWLockWaitEvent(t *testing.T) {
 	if st.Waits != 1 || st.Acquisitions != 1 || st.Wakeups < 1 || st.WaitTimeNs == 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	if b := waitBucket(time.Duration(st.WaitTimeNs)); st.WaitBuckets[b] != 1 {
+		t.Fatalf("wait of %v not in bucket %d: %v", time.Duration(st.WaitTimeNs), b, st.WaitBuckets)
+	}
 }
 
 // lwTestWaiter queues a backend on l in mode and reports when it has the lock.

@@ -154,6 +154,11 @@ func TestLockTimeoutAndStats(t *testing.T) {
 	if st.LockTimeouts != 1 || st.Waits != 1 || st.WaitTimeNs < uint64(10*time.Millisecond) {
 		t.Fatalf("stats %+v", st)
 	}
+	// The one wait lands in the bucket its duration falls in: above the
+	// 10 ms lock_timeout, so in one of the buckets past 10 ms.
+	if b := waitBucket(time.Duration(st.WaitTimeNs)); st.WaitBuckets[b] != 1 || WaitBucketBounds[b] <= 10*time.Millisecond {
+		t.Fatalf("wait of %v: buckets %v", time.Duration(st.WaitTimeNs), st.WaitBuckets)
+	}
 	before := m.Stats()
 	ps[1].Close()
 	after := m.Stats()
@@ -174,8 +179,33 @@ func TestTrackTimingOff(t *testing.T) {
 	must(t, m.Lock(t.Context(), ps[0], tag, ExclusiveLock, LockOptions{}))
 	_ = m.Lock(t.Context(), ps[1], tag, ShareLock, LockOptions{LockTimeout: 5 * time.Millisecond})
 	st := ps[1].Stats().Lock[LockTagTransaction][ShareLock]
-	if st.Waits != 1 || st.WaitTimeNs != 0 {
+	if st.Waits != 1 || st.WaitTimeNs != 0 || st.WaitBuckets != [NumWaitBuckets]uint64{} {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestWaitBucket(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, 0},
+		{time.Microsecond, 0},
+		{time.Microsecond + 1, 1},
+		{3 * time.Microsecond, 2},
+		{time.Millisecond, 9},
+		{10 * time.Second, len(WaitBucketBounds) - 1},
+		{10*time.Second + 1, len(WaitBucketBounds)},
+		{time.Hour, NumWaitBuckets - 1},
+	} {
+		if got := waitBucket(c.d); got != c.want {
+			t.Errorf("waitBucket(%v) = %d, want %d", c.d, got, c.want)
+		}
+	}
+	for i := 1; i < len(WaitBucketBounds); i++ {
+		if WaitBucketBounds[i] <= WaitBucketBounds[i-1] {
+			t.Fatalf("bounds not increasing at %d: %v", i, WaitBucketBounds)
+		}
 	}
 }
 

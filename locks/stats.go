@@ -1,16 +1,65 @@
 package locks
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Counters live in each backend's Proc (one writer, atomic fields) and are
 // summed only when somebody reads them, so a lock experiment never measures
 // the contention of its own counters. Closed procs fold their counters into
 // the Manager's totals, so sums never go backwards.
 
+// WaitBucketBounds are the upper bounds (inclusive) of the wait-time
+// histogram buckets, 1 µs to 10 s in 1-2.5-5 steps; a longer wait falls
+// in the last bucket, WaitBuckets[len(WaitBucketBounds)].
+var WaitBucketBounds = [...]time.Duration{
+	1 * time.Microsecond, 2500 * time.Nanosecond, 5 * time.Microsecond,
+	10 * time.Microsecond, 25 * time.Microsecond, 50 * time.Microsecond,
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	1 * time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	1 * time.Second, 2500 * time.Millisecond, 5 * time.Second,
+	10 * time.Second,
+}
+
+// NumWaitBuckets is the number of wait-time buckets, the open-ended one
+// included.
+const NumWaitBuckets = len(WaitBucketBounds) + 1
+
+// waitBucket returns the index of the bucket d falls in.
+func waitBucket(d time.Duration) int {
+	for i, b := range WaitBucketBounds {
+		if d <= b {
+			return i
+		}
+	}
+	return len(WaitBucketBounds)
+}
+
+// waitTiming is the time and the distribution of timed waits.
+type waitTiming struct {
+	ns      atomic.Uint64
+	buckets [NumWaitBuckets]atomic.Uint64
+}
+
+func (w *waitTiming) observe(d time.Duration) {
+	w.ns.Add(uint64(d))
+	w.buckets[waitBucket(d)].Add(1)
+}
+
+func (w *waitTiming) addTo(ns *uint64, buckets *[NumWaitBuckets]uint64) {
+	*ns += w.ns.Load()
+	for i := range w.buckets {
+		buckets[i] += w.buckets[i].Load()
+	}
+}
+
 type lwCounters struct {
 	acquisitions  atomic.Uint64
 	waits         atomic.Uint64
-	waitTimeNs    atomic.Uint64
+	waitTime      waitTiming
 	wakeups       atomic.Uint64
 	futileWakeups atomic.Uint64
 	spinDelays    atomic.Uint64
@@ -20,7 +69,7 @@ type lockCounters struct {
 	fastPath     atomic.Uint64
 	shared       atomic.Uint64
 	waits        atomic.Uint64
-	waitTimeNs   atomic.Uint64
+	waitTime     waitTiming
 	deadlocks    atomic.Uint64
 	lockTimeouts atomic.Uint64
 }
@@ -42,9 +91,13 @@ type procStats struct {
 
 // LWLockStats are counters for one tranche and mode.
 type LWLockStats struct {
-	Acquisitions  uint64 // successful acquisitions (conditional ones included)
-	Waits         uint64 // acquisitions that slept at least once
-	WaitTimeNs    uint64 // time slept, when SetTrackTiming(true)
+	Acquisitions uint64 // successful acquisitions (conditional ones included)
+	Waits        uint64 // acquisitions that slept at least once
+	WaitTimeNs   uint64 // time slept, when SetTrackTiming(true)
+	// WaitBuckets counts the timed waits by duration, one count per
+	// bucket of WaitBucketBounds (not cumulative); their sum is the
+	// number of waits that WaitTimeNs covers.
+	WaitBuckets   [NumWaitBuckets]uint64
 	Wakeups       uint64 // wake-ups received (summed over backends = wake-ups issued)
 	FutileWakeups uint64 // wake-ups after which the lock was found taken again
 	SpinDelays    uint64 // yields while spinning on the wait-list lock bit
@@ -52,12 +105,13 @@ type LWLockStats struct {
 
 // LockStats are heavyweight-lock counters for one lock type and mode.
 type LockStats struct {
-	FastPath     uint64 // grants through the fast path
-	Shared       uint64 // grants through the shared lock table (immediate or after a wait)
-	Waits        uint64 // requests that had to sleep
-	WaitTimeNs   uint64 // time slept, when SetTrackTiming(true)
-	Deadlocks    uint64 // requests aborted with 40P01
-	LockTimeouts uint64 // requests aborted by lock_timeout
+	FastPath     uint64                 // grants through the fast path
+	Shared       uint64                 // grants through the shared lock table (immediate or after a wait)
+	Waits        uint64                 // requests that had to sleep
+	WaitTimeNs   uint64                 // time slept, when SetTrackTiming(true)
+	WaitBuckets  [NumWaitBuckets]uint64 // timed waits by duration, as in LWLockStats
+	Deadlocks    uint64                 // requests aborted with 40P01
+	LockTimeouts uint64                 // requests aborted by lock_timeout
 }
 
 // FastPathStats are a backend's fast-path counters.
@@ -85,6 +139,7 @@ func (s *Stats) Add(o *Stats) {
 			a.Acquisitions += b.Acquisitions
 			a.Waits += b.Waits
 			a.WaitTimeNs += b.WaitTimeNs
+			addBuckets(&a.WaitBuckets, &b.WaitBuckets)
 			a.Wakeups += b.Wakeups
 			a.FutileWakeups += b.FutileWakeups
 			a.SpinDelays += b.SpinDelays
@@ -97,6 +152,7 @@ func (s *Stats) Add(o *Stats) {
 			a.Shared += b.Shared
 			a.Waits += b.Waits
 			a.WaitTimeNs += b.WaitTimeNs
+			addBuckets(&a.WaitBuckets, &b.WaitBuckets)
 			a.Deadlocks += b.Deadlocks
 			a.LockTimeouts += b.LockTimeouts
 		}
@@ -108,6 +164,12 @@ func (s *Stats) Add(o *Stats) {
 	s.FastPath.TransfersOut += o.FastPath.TransfersOut
 }
 
+func addBuckets(a, b *[NumWaitBuckets]uint64) {
+	for i := range a {
+		a[i] += b[i]
+	}
+}
+
 // addTo adds the live counters of ps into dst (atomic loads; safe while the
 // owner keeps counting).
 func (ps *procStats) addTo(dst *Stats) {
@@ -116,7 +178,7 @@ func (ps *procStats) addTo(dst *Stats) {
 			c, d := &ps.lw[t][m], &dst.LWLock[t][m]
 			d.Acquisitions += c.acquisitions.Load()
 			d.Waits += c.waits.Load()
-			d.WaitTimeNs += c.waitTimeNs.Load()
+			c.waitTime.addTo(&d.WaitTimeNs, &d.WaitBuckets)
 			d.Wakeups += c.wakeups.Load()
 			d.FutileWakeups += c.futileWakeups.Load()
 			d.SpinDelays += c.spinDelays.Load()
@@ -128,7 +190,7 @@ func (ps *procStats) addTo(dst *Stats) {
 			d.FastPath += c.fastPath.Load()
 			d.Shared += c.shared.Load()
 			d.Waits += c.waits.Load()
-			d.WaitTimeNs += c.waitTimeNs.Load()
+			c.waitTime.addTo(&d.WaitTimeNs, &d.WaitBuckets)
 			d.Deadlocks += c.deadlocks.Load()
 			d.LockTimeouts += c.lockTimeouts.Load()
 		}
