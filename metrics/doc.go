@@ -14,11 +14,10 @@
 // contention of its own counters. The package keeps no globals and
 // registers nothing in init: New registers into the Registerer it is given.
 //
-// Wait times: the lock statistics keep sums, not buckets, so lock waits
-// are exported as counter pairs (lockd_lwlock_waits_total and
-// lockd_lwlock_wait_seconds_total, likewise for heavyweight locks) whose
-// rate ratio is the mean wait; statement durations and ProcArray group
-// sizes are histograms.
+// Wait times: each backend counts its timed lock waits in the buckets of
+// locks.WaitBucketBounds, so LWLock and heavyweight lock waits are
+// histograms (lockd_lwlock_wait_seconds, lockd_lock_wait_seconds), as are
+// statement durations, ProcArray group sizes and pages per extension.
 //
 // Concurrency: collectors are safe for concurrent scrapes; each Collect
 // reads its source's counters with atomic loads (the sums are not a

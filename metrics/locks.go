@@ -36,8 +36,8 @@ func newLocksCollector(m *locks.Manager) *locksCollector {
 			"LWLock acquisitions (conditional ones included), by tranche and mode.", lw...),
 		lwWaits: newDesc("lwlock", "waits_total",
 			"LWLock acquisitions that had to sleep at least once.", lw...),
-		lwWaitSeconds: newDesc("lwlock", "wait_seconds_total",
-			"Time spent sleeping on LWLocks (measured while track_lock_timing is on).", lw...),
+		lwWaitSeconds: newDesc("lwlock", "wait_seconds",
+			"Time LWLock acquisitions slept, by tranche and mode; only waits that began while track_lock_timing was on are observed. Present once the tranche and mode have had a wait.", lw...),
 		lwWakeups: newDesc("lwlock", "wakeups_total",
 			"Wake-ups received by LWLock waiters.", lw...),
 		lwFutileWakeups: newDesc("lwlock", "futile_wakeups_total",
@@ -50,8 +50,8 @@ func newLocksCollector(m *locks.Manager) *locksCollector {
 			"locktype", "mode", "path"),
 		lockWaits: newDesc("lock", "waits_total",
 			"Heavyweight lock requests that had to sleep.", hw...),
-		lockWaitSeconds: newDesc("lock", "wait_seconds_total",
-			"Time spent sleeping on heavyweight locks (measured while track_lock_timing is on).", hw...),
+		lockWaitSeconds: newDesc("lock", "wait_seconds",
+			"Time heavyweight lock requests slept, by lock type and mode; only waits that began while track_lock_timing was on are observed. Present once the lock type and mode have had a wait.", hw...),
 		lockDeadlocks: newDesc("lock", "deadlocks_total",
 			"Heavyweight lock requests aborted because of a deadlock (SQLSTATE 40P01).", hw...),
 		lockTimeouts: newDesc("lock", "timeouts_total",
@@ -96,7 +96,9 @@ func (c *locksCollector) Collect(ch chan<- prometheus.Metric) {
 			tr, mode := locks.Tranche(t).String(), locks.LWMode(md).String()
 			counter(ch, c.lwAcquisitions, st.Acquisitions, tr, mode)
 			counter(ch, c.lwWaits, st.Waits, tr, mode)
-			ch <- prometheus.MustNewConstMetric(c.lwWaitSeconds, prometheus.CounterValue, float64(st.WaitTimeNs)/1e9, tr, mode)
+			if st.Waits > 0 {
+				waitHistogram(ch, c.lwWaitSeconds, st.WaitTimeNs, &st.WaitBuckets, tr, mode)
+			}
 			counter(ch, c.lwWakeups, st.Wakeups, tr, mode)
 			counter(ch, c.lwFutileWakeups, st.FutileWakeups, tr, mode)
 			counter(ch, c.lwSpinDelays, st.SpinDelays, tr, mode)
@@ -112,7 +114,9 @@ func (c *locksCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(ch, c.lockAcquisitions, st.FastPath, lt, mode, "fastpath")
 			counter(ch, c.lockAcquisitions, st.Shared, lt, mode, "shared")
 			counter(ch, c.lockWaits, st.Waits, lt, mode)
-			ch <- prometheus.MustNewConstMetric(c.lockWaitSeconds, prometheus.CounterValue, float64(st.WaitTimeNs)/1e9, lt, mode)
+			if st.Waits > 0 {
+				waitHistogram(ch, c.lockWaitSeconds, st.WaitTimeNs, &st.WaitBuckets, lt, mode)
+			}
 			counter(ch, c.lockDeadlocks, st.Deadlocks, lt, mode)
 			counter(ch, c.lockTimeouts, st.LockTimeouts, lt, mode)
 		}
@@ -136,4 +140,19 @@ func (c *locksCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, typ := range waitEventTypes {
 		gauge(ch, c.procsWaiting, float64(waiting[typ]), typ)
 	}
+}
+
+// waitHistogram sends a wait-time histogram built from the per-bucket
+// counts of locks.WaitBucketBounds. A (tranche, mode) or (locktype, mode)
+// that never waited gets none: 23 buckets of zeros for each combination
+// that only ever took its lock at once would triple the scrape.
+func waitHistogram(ch chan<- prometheus.Metric, d *prometheus.Desc, ns uint64, counts *[locks.NumWaitBuckets]uint64, labels ...string) {
+	buckets := make(map[float64]uint64, len(locks.WaitBucketBounds))
+	var cum uint64
+	for i, b := range locks.WaitBucketBounds {
+		cum += counts[i]
+		buckets[b.Seconds()] = cum
+	}
+	cum += counts[len(locks.WaitBucketBounds)]
+	ch <- prometheus.MustNewConstHistogram(d, cum, float64(ns)/1e9, buckets, labels...)
 }

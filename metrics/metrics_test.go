@@ -151,6 +151,29 @@ lockd_procs 1
 		"lockd_lock_acquisitions_total", "lockd_lock_deadlocks_total", "lockd_lock_waits_total", "lockd_procs"); err != nil {
 		t.Error(err)
 	}
+	// The advisory wait is one observation of the wait-time histogram;
+	// the relation lock never waited, so it has no histogram.
+	if n := testutil.CollectAndCount(reg, "lockd_lock_wait_seconds"); n != 1 {
+		t.Errorf("lockd_lock_wait_seconds has %d series, want 1 (advisory ExclusiveLock)", n)
+	}
+	h := histogram(t, reg, "lockd_lock_wait_seconds", map[string]string{"locktype": "advisory", "mode": "ExclusiveLock"})
+	if h == nil || h.GetSampleCount() != 1 || h.GetSampleSum() <= 0 {
+		t.Fatalf("advisory wait histogram: %v", h)
+	}
+	bs := h.GetBucket()
+	if len(bs) != 22 || bs[0].GetUpperBound() != 1e-6 || bs[len(bs)-1].GetUpperBound() != 10 {
+		t.Errorf("buckets: %v", bs)
+	}
+	for i, b := range bs {
+		// Cumulative: the one wait counts from the first bound not below it.
+		var want uint64
+		if b.GetUpperBound() >= h.GetSampleSum() {
+			want = 1
+		}
+		if b.GetCumulativeCount() != want {
+			t.Errorf("bucket %d (le %g): %d, want %d (wait %gs)", i, b.GetUpperBound(), b.GetCumulativeCount(), want, h.GetSampleSum())
+		}
+	}
 	if n := testutil.CollectAndCount(reg, "lockd_lwlock_acquisitions_total"); n == 0 {
 		t.Error("no lockd_lwlock_acquisitions_total series after lock activity")
 	}
@@ -279,7 +302,7 @@ func TestServer(t *testing.T) {
 		labels map[string]string
 	}{
 		{"lockd_lock_waits_total", map[string]string{"locktype": "advisory", "mode": "ExclusiveLock"}},
-		{"lockd_lock_wait_seconds_total", map[string]string{"locktype": "advisory", "mode": "ExclusiveLock"}},
+		{"lockd_lock_wait_seconds", map[string]string{"locktype": "advisory", "mode": "ExclusiveLock"}},
 		{"lockd_lock_acquisitions_total", map[string]string{"locktype": "relation", "path": "fastpath"}},
 		{"lockd_fastpath_hits_total", nil},
 		{"lockd_lwlock_acquisitions_total", map[string]string{"tranche": "LockManager"}},
@@ -331,20 +354,19 @@ func TestServer(t *testing.T) {
 	}
 }
 
-// sum adds the values of the series of metric whose labels include
-// labels: counter and gauge values, histogram sample counts.
-func sum(t *testing.T, g prometheus.Gatherer, metric string, labels map[string]string) float64 {
+// series returns the series of metric whose labels include labels.
+func series(t *testing.T, g prometheus.Gatherer, metric string, labels map[string]string) []*dto.Metric {
 	t.Helper()
 	mfs, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total float64
+	var out []*dto.Metric
 	for _, mf := range mfs {
 		if mf.GetName() != metric {
 			continue
 		}
-	series:
+	next:
 		for _, m := range mf.GetMetric() {
 			for k, v := range labels {
 				found := false
@@ -354,20 +376,41 @@ func sum(t *testing.T, g prometheus.Gatherer, metric string, labels map[string]s
 					}
 				}
 				if !found {
-					continue series
+					continue next
 				}
 			}
-			switch {
-			case m.Counter != nil:
-				total += m.Counter.GetValue()
-			case m.Gauge != nil:
-				total += m.Gauge.GetValue()
-			case m.Histogram != nil:
-				total += float64(m.Histogram.GetSampleCount())
-			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sum adds the values of the series of metric whose labels include
+// labels: counter and gauge values, histogram sample counts.
+func sum(t *testing.T, g prometheus.Gatherer, metric string, labels map[string]string) float64 {
+	t.Helper()
+	var total float64
+	for _, m := range series(t, g, metric, labels) {
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			total += float64(m.Histogram.GetSampleCount())
 		}
 	}
 	return total
+}
+
+// histogram returns the histogram of the first series of metric whose
+// labels include labels, or nil.
+func histogram(t *testing.T, g prometheus.Gatherer, metric string, labels map[string]string) *dto.Histogram {
+	t.Helper()
+	if ms := series(t, g, metric, labels); len(ms) > 0 {
+		return ms[0].GetHistogram()
+	}
+	return nil
 }
 
 func gaugeValue(t *testing.T, g prometheus.Gatherer, metric, labelValue string) float64 {

@@ -136,7 +136,6 @@ subst = {
     "$__rate_interval": "20s", "${__rate_interval}": "20s",
     "$__interval": "5s", "${__interval}": "5s",
     "$__range": "5m", "${__range}": "5m",
-    "$instance": ".*", "${instance}": ".*",
 }
 
 def query(expr):
@@ -160,6 +159,12 @@ for f in files:
     d = json.load(open(f))
     name = f.rsplit("/", 1)[-1]
     items = []
+    # Each variable with an "All" value ($instance, $tranche, $locktype)
+    # stands for everything, as when a user leaves it on All.
+    vsubst = dict(subst)
+    for v in d.get("templating", {}).get("list", []):
+        if "allValue" in v:
+            vsubst[f"${v['name']}"] = vsubst[f"${{{v['name']}}}"] = v["allValue"]
     for v in d.get("templating", {}).get("list", []):
         q = v.get("definition", "")
         if q.startswith("label_values("):
@@ -171,8 +176,8 @@ for f in files:
                 items.append((f"{p.get('title')} [{t.get('refId')}]", t["expr"], None))
     for title, expr, label in items:
         concrete = expr
-        for k in sorted(subst, key=len, reverse=True):
-            concrete = concrete.replace(k, subst[k])
+        for k in sorted(vsubst, key=len, reverse=True):
+            concrete = concrete.replace(k, vsubst[k])
         if "$" in concrete:
             print(f"FAIL {name}: {title}: unsubstituted variable in {concrete}")
             failed += 1
