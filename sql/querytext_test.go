@@ -8,7 +8,7 @@ import (
 
 // queryString runs one query and returns its rows as text: fields joined
 // by ",", rows by "|", NULL as NULL.
-func queryString(t *testing.T, s *Session, q string) string {
+func queryString(t testing.TB, s *Session, q string) string {
 	t.Helper()
 	sts, params, err := s.Parse(q)
 	if err != nil {
