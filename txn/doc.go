@@ -92,7 +92,8 @@
 // Checkpoint as PostgreSQL-style 32-page segment files in DataDir/pg_xact,
 // each replaced atomically. The next-xid bound (pg_xact/nextxid) is
 // written and fsynced before assignment passes it, 8192 xids at a time, so
-// a crash never reuses an xid. Open marks every xid below the bound that
+// a crash never reuses an xid; the write runs in the background once half
+// of the 8192 are used, outside XidGenLock. Open marks every xid below the bound that
 // the log shows in progress as aborted. There is no WAL: commits after the
 // last Checkpoint read as aborted after a crash, matching storage/, which
 // is not crash-safe either.

@@ -27,6 +27,11 @@ func newEnv(t testing.TB, cfg Config) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { // no write of the next-xid bound outlives the test's directory
+		m.xidGen.Acquire(nil, locks.LWExclusive)
+		m.waitRefill()
+		m.xidGen.Release(nil)
+	})
 	return &testEnv{m: m, lm: cfg.Locks, nextPID: 1000}
 }
 

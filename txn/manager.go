@@ -17,12 +17,15 @@ import (
 // as the adjacent-line prefetcher pulls pairs; same as locks/).
 const cacheLine = 128
 
-// xidReserve is how far ahead of the next xid the persisted bound is moved
-// each time assignment reaches it, so the next-xid file is written (and
-// fsynced) once per xidReserve assignments, not per transaction. After a
-// crash assignment resumes at the bound, so no xid is ever handed out
-// twice. PostgreSQL prefetches OIDs the same way (VAR_OID_PREFETCH = 8192);
-// its xids are protected by WAL instead.
+// xidReserve is how far ahead of the next xid the persisted bound is
+// moved, so the next-xid file is written (and fsynced) once per xidReserve
+// assignments, not per transaction. After a crash assignment resumes at
+// the bound, so no xid is ever handed out twice. PostgreSQL prefetches
+// OIDs the same way (VAR_OID_PREFETCH = 8192); its xids are protected by
+// WAL instead. The write happens in the background once half the reserve
+// is used, so that no assignment waits for an fsync under XidGenLock —
+// which PostgreSQL's GetNewTransactionId never does — unless assignment
+// outruns the write.
 const xidReserve = 8192
 
 // DefaultMaxProcs is Config.MaxProcs when zero.
@@ -67,6 +70,10 @@ type Manager struct {
 	// xidLimit bounds every xid assigned so far and is what the next-xid
 	// file holds (durably) when the Manager is persistent. Guarded by xidGen.
 	xidLimit Xid
+	// refill is closed when the background write of the next bound ends;
+	// nil when none runs. At most one write of the file runs at a time:
+	// whoever else would write it waits for this one. Guarded by xidGen.
+	refill chan struct{}
 
 	_                  [cacheLine]byte
 	procArrayLock      locks.LWLock // ProcArrayLock
@@ -270,6 +277,7 @@ func (m *Manager) Close() error {
 		return err
 	}
 	m.xidGen.Acquire(nil, locks.LWExclusive)
+	m.waitRefill()
 	defer m.xidGen.Release(nil)
 	next := Xid(m.nextXid.Load())
 	if err := writeNextXid(m.dir, next); err != nil {

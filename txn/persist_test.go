@@ -238,3 +238,48 @@ func TestCheckpointConcurrent(t *testing.T) {
 		t.Fatalf("NextXid %d after restart, was %d", m2.NextXid(), e.m.NextXid())
 	}
 }
+
+// TestNextXidBoundAhead: the next-xid bound moves in the background before
+// assignment reaches it, so the file always covers every xid handed out,
+// assignment never has to write it itself once it runs, and a restart
+// without Close resumes beyond everything assigned.
+func TestNextXidBoundAhead(t *testing.T) {
+	dir := t.TempDir()
+	e := newEnv(t, Config{DataDir: dir})
+	p := e.proc(t)
+	var highest Xid
+	for i := range 3 * xidReserve {
+		var tx Txn
+		e.m.Begin(&tx, p, ReadCommitted)
+		highest = mustAssign(t, &tx)
+		e.commit(t, &tx)
+		if i%512 == 0 {
+			bound, ok, err := readNextXid(e.m.dir)
+			if err != nil || !ok || !Precedes(highest, bound) {
+				t.Fatalf("after xid %d the file holds %d (ok %v, err %v)", highest, bound, ok, err)
+			}
+		}
+	}
+	e.m.xidGen.Acquire(nil, locks.LWExclusive)
+	e.m.waitRefill()
+	limit := e.m.xidLimit
+	e.m.xidGen.Release(nil)
+	// Written ahead: more than half the reserve is left. Writing only when
+	// assignment reached the bound would leave it anywhere from 0 to the
+	// whole reserve (after 3 × xidReserve assignments: 1 past the last).
+	if !Precedes(highest+xidReserve/2, limit) {
+		t.Fatalf("bound %d only %d past the last xid %d", limit, limit-highest, highest)
+	}
+	if bound, _, _ := readNextXid(e.m.dir); bound != limit {
+		t.Fatalf("file holds %d, memory %d", bound, limit)
+	}
+
+	lm2, _ := locks.NewManager(locks.Config{})
+	m2, err := Open(Config{DataDir: dir, Locks: lm2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Follows(m2.NextXid(), highest) {
+		t.Fatalf("after crash NextXid = %d, not beyond %d", m2.NextXid(), highest)
+	}
+}

@@ -196,19 +196,35 @@ func (t *Txn) lockXid(xid Xid) error {
 func (m *Manager) newXid(p *locks.Proc, parent Xid) (Xid, error) {
 	m.xidGen.Acquire(p, locks.LWExclusive)
 	xid := Xid(m.nextXid.Load())
+	for m.dir != "" && !Precedes(xid, m.xidLimit) && m.refill != nil {
+		// Assignment outran the background write of the bound: wait for
+		// it rather than write the file concurrently.
+		done := m.refill
+		m.xidGen.Release(p)
+		<-done
+		m.xidGen.Acquire(p, locks.LWExclusive)
+		xid = Xid(m.nextXid.Load())
+	}
 	if !Precedes(xid, xidStopLimit) {
 		m.xidGen.Release(p)
 		return InvalidXid, pgerr.New(pgerr.ProgramLimitExceeded,
 			"database is not accepting commands that assign new transaction IDs to avoid wraparound data loss").
 			WithHint("lockd does not freeze tuples; dump the data and initialize a new data directory.")
 	}
-	if m.dir != "" && !Precedes(xid, m.xidLimit) {
-		limit := xid + xidReserve
-		if err := writeNextXid(m.dir, limit); err != nil {
-			m.xidGen.Release(p)
-			return InvalidXid, err
+	if m.dir != "" {
+		if !Precedes(xid, m.xidLimit) {
+			// The first assignment after Open or Close, or a failed
+			// background write: move the bound now.
+			limit := xid + xidReserve
+			if err := writeNextXid(m.dir, limit); err != nil {
+				m.xidGen.Release(p)
+				return InvalidXid, err
+			}
+			m.xidLimit = limit
 		}
-		m.xidLimit = limit
+		if m.refill == nil && !Precedes(xid+xidReserve/2, m.xidLimit) {
+			m.startRefill(m.xidLimit + xidReserve)
+		}
 	}
 	m.clog.extend(p, xid)
 	// Publish before advancing nextXid: a snapshot that loads nextXid >
@@ -222,6 +238,39 @@ func (m *Manager) newXid(p *locks.Proc, parent Xid) (Xid, error) {
 	m.nextXid.Store(uint32(xid + 1))
 	m.xidGen.Release(p)
 	return xid, nil
+}
+
+// waitRefill returns once no background write of the bound runs. Caller
+// holds XidGenLock exclusive (as the nil proc); waitRefill releases it
+// while it waits and holds it again when it returns.
+func (m *Manager) waitRefill() {
+	for m.refill != nil {
+		done := m.refill
+		m.xidGen.Release(nil)
+		<-done
+		m.xidGen.Acquire(nil, locks.LWExclusive)
+	}
+}
+
+// startRefill writes limit as the next-xid bound in the background and
+// then raises xidLimit to it. Caller holds XidGenLock exclusive. A failed
+// write is logged and leaves xidLimit where it was, so the assignment
+// that reaches it writes the bound itself and reports the error.
+func (m *Manager) startRefill(limit Xid) {
+	done := make(chan struct{})
+	m.refill = done
+	go func() {
+		err := writeNextXid(m.dir, limit)
+		m.xidGen.Acquire(nil, locks.LWExclusive)
+		if err != nil {
+			m.logger.Warn("could not persist the next-xid bound", "next_xid", uint32(limit), "error", err)
+		} else if Precedes(m.xidLimit, limit) {
+			m.xidLimit = limit
+		}
+		m.refill = nil
+		close(done)
+		m.xidGen.Release(nil)
+	}()
 }
 
 // Commit ends the transaction as committed (CommitTransaction's xact part):
