@@ -277,6 +277,40 @@ SELECT 3 AS c, 'x' AS d;
 var failedRE = regexp.MustCompile(`(?m)^number of failed transactions: (\d+)`)
 var processedRE = regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`)
 
+// pgbenchEveryMode runs 3 s of pgbench's tpcb-like script with 8 clients
+// in each protocol mode on the tables pgbench -i made, and checks what a
+// user would: exit 0, 0 failed transactions, and the balances consistent
+// (sum(abalance) = sum(bbalance) = sum(tbalance) = the sum of the
+// history's deltas over the runs). With history, every history row must
+// also have its account. sum runs a query that returns one integer.
+func pgbenchEveryMode(t *testing.T, pgbench string, conn []string, sum func(string) int64, history bool) {
+	t.Helper()
+	balance := int64(0)
+	for _, mode := range []string{"simple", "extended", "prepared"} {
+		o := run(t, 30*time.Second, pgbench, append([]string{"-M", mode, "-c", "8", "-j", "2", "-T", "3"}, conn...)...)
+		if o.code != 0 {
+			t.Fatalf("pgbench -M %s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, o.code, o.stdout, o.stderr)
+		}
+		if m := failedRE.FindStringSubmatch(o.stdout); m == nil || m[1] != "0" {
+			t.Errorf("-M %s: want \"number of failed transactions: 0\"\nstdout:\n%s\nstderr:\n%s", mode, o.stdout, o.stderr)
+		}
+		if p := processedRE.FindStringSubmatch(o.stdout); p == nil || p[1] == "0" {
+			t.Errorf("-M %s: no transactions processed\nstdout:\n%s", mode, o.stdout)
+		}
+		// each run starts with truncate pgbench_history
+		balance += sum("select sum(delta) from pgbench_history")
+		a, b, tl := sum("select sum(abalance) from pgbench_accounts"), sum("select sum(bbalance) from pgbench_branches"), sum("select sum(tbalance) from pgbench_tellers")
+		if a != balance || b != balance || tl != balance {
+			t.Errorf("-M %s: sum(abalance)=%d sum(bbalance)=%d sum(tbalance)=%d, sum of deltas %d", mode, a, b, tl, balance)
+		}
+		if history {
+			if n := sum("select count(*) from pgbench_history h where not exists (select 1 from pgbench_accounts a where a.aid = h.aid)"); n != 0 {
+				t.Errorf("-M %s: %d history rows reference no account", mode, n)
+			}
+		}
+	}
+}
+
 func TestPgbench(t *testing.T) {
 	pgbench := need(t, "pgbench")
 	inst := lockdtest.Start(t, lockdtest.Options{})

@@ -67,25 +67,7 @@ func TestPgbenchPartitions(t *testing.T) {
 			if total != 200000 || sum("select count(*) from pgbench_accounts") != 200000 {
 				t.Fatalf("accounts: %d in the partitions", total)
 			}
-			balance := int64(0)
-			for _, mode := range []string{"simple", "extended", "prepared"} {
-				o := run(t, 30*time.Second, pgbench, append([]string{"-M", mode, "-c", "8", "-j", "2", "-T", "3"}, conn...)...)
-				if o.code != 0 {
-					t.Fatalf("pgbench -M %s: exit %d\nstdout:\n%s\nstderr:\n%s", mode, o.code, o.stdout, o.stderr)
-				}
-				if m := failedRE.FindStringSubmatch(o.stdout); m == nil || m[1] != "0" {
-					t.Errorf("-M %s: want \"number of failed transactions: 0\"\nstdout:\n%s\nstderr:\n%s", mode, o.stdout, o.stderr)
-				}
-				if p := processedRE.FindStringSubmatch(o.stdout); p == nil || p[1] == "0" {
-					t.Errorf("-M %s: no transactions processed\nstdout:\n%s", mode, o.stdout)
-				}
-				// each run starts with truncate pgbench_history
-				balance += sum("select sum(delta) from pgbench_history")
-				a, b, tl := sum("select sum(abalance) from pgbench_accounts"), sum("select sum(bbalance) from pgbench_branches"), sum("select sum(tbalance) from pgbench_tellers")
-				if a != balance || b != balance || tl != balance {
-					t.Errorf("-M %s: sum(abalance)=%d sum(bbalance)=%d sum(tbalance)=%d, sum of deltas %d", mode, a, b, tl, balance)
-				}
-			}
+			pgbenchEveryMode(t, pgbench, conn, sum, false)
 		})
 	}
 }
