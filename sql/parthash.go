@@ -144,7 +144,7 @@ func extendedHash(t Type, d Datum, seed uint64) uint64 {
 	case OIDTimestamp, OIDTimestamptz: // timestamp_hash_extended = hashint8extended of PostgreSQL's int64
 		return hashInt8Extended(d.I-pgEpochMicros, seed)
 	case OIDBpchar: // hashbpcharextended ignores trailing blanks
-		return hashBytesExtended([]byte(trimRightSpaces(d.S)), seed)
+		return hashBytesExtended([]byte(trimBlanks(d.S)), seed)
 	}
 	// hashtextextended (text, varchar, name under a deterministic collation)
 	return hashBytesExtended([]byte(d.S), seed)

@@ -335,7 +335,7 @@ func appendHashKey(dst []byte, t Type, v Datum) []byte {
 	}
 	s := v.S
 	if t.OID == OIDBpchar {
-		s = trimRightSpaces(s)
+		s = trimBlanks(s)
 	}
 	if isArray(t) {
 		s = string(appendText(nil, t, v, nil))
