@@ -157,6 +157,8 @@ func (s *Server) closeStorage(clean bool) {
 			}
 			_ = s.store.Close(s.ckptProc)
 			_ = s.txns.Close()
+		} else {
+			s.txns.WaitWrites()
 		}
 	})
 }

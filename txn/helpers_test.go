@@ -27,11 +27,7 @@ func newEnv(t testing.TB, cfg Config) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { // no write of the next-xid bound outlives the test's directory
-		m.xidGen.Acquire(nil, locks.LWExclusive)
-		m.waitRefill()
-		m.xidGen.Release(nil)
-	})
+	t.Cleanup(m.WaitWrites) // no write of the next-xid bound outlives the test's directory
 	return &testEnv{m: m, lm: cfg.Locks, nextPID: 1000}
 }
 

@@ -240,6 +240,15 @@ func (m *Manager) newXid(p *locks.Proc, parent Xid) (Xid, error) {
 	return xid, nil
 }
 
+// WaitWrites returns once no background write of the next-xid bound is
+// running. An immediate shutdown, which does not Close the Manager, calls
+// it so that no write outlives the server (or the test's data directory).
+func (m *Manager) WaitWrites() {
+	m.xidGen.Acquire(nil, locks.LWExclusive)
+	m.waitRefill()
+	m.xidGen.Release(nil)
+}
+
 // waitRefill returns once no background write of the bound runs. Caller
 // holds XidGenLock exclusive (as the nil proc); waitRefill releases it
 // while it waits and holds it again when it returns.
