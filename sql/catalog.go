@@ -320,14 +320,21 @@ func (c *catalog) commit(ops []*catOp) error {
 }
 
 func (c *catalog) write(st *catalogState) error {
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
-		return err
-	}
 	data, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return err
 	}
-	tmp := c.path + ".tmp"
+	return replaceFile(c.path, data)
+}
+
+// replaceFile makes path hold data: written and fsynced under a temporary
+// name beside it (its directory created if missing), then renamed over
+// it, so a reader finds the old contents or the new, never a mix.
+func replaceFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -343,7 +350,7 @@ func (c *catalog) write(st *catalogState) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, c.path)
+	return os.Rename(tmp, path)
 }
 
 // flush persists the current state (after OID allocation, at checkpoint).

@@ -149,26 +149,7 @@ func (st *seqStore) write(cat *catalogState) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
-		return err
-	}
-	tmp := st.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(raw); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, st.path)
+	return replaceFile(st.path, raw)
 }
 
 // commitSequences runs after the catalog of a committing transaction is
