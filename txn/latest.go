@@ -23,24 +23,7 @@ func (t *Txn) UseLatestSnapshot() (restore func()) {
 	saved.Xip = slices.Clone(t.snap.Xip)
 	m, s := t.m, &t.snap
 	m.procArrayLock.Acquire(t.p, locks.LWShared)
-	xmax := Xid(m.nextXid.Load())
-	xmin := xmax
-	own := int(t.p.Number())
-	xip := s.Xip[:0]
-	for i := range m.xids {
-		x := Xid(m.xids[i].Load())
-		if x == InvalidXid || i == own || !Precedes(x, xmax) {
-			continue
-		}
-		if Precedes(x, xmin) {
-			xmin = x
-		}
-		xip = append(xip, x)
-	}
-	slices.Sort(xip)
-	s.Xmin, s.Xmax, s.Xip = xmin, xmax, xip
-	s.completions = m.completions
-	s.sub = &m.subtrans
+	m.fillSnapshot(s, t.p)
 	m.procArrayLock.Release(t.p)
 	t.slot.stats.snapshots.Add(1)
 	return func() {

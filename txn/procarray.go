@@ -96,6 +96,16 @@ func (m *Manager) getSnapshot(t *Txn) {
 		t.slot.stats.snapshotsReused.Add(1)
 		return
 	}
+	m.fillSnapshot(s, p)
+	// PGPROC.xmin: never behind a concurrently computed OldestXmin, since
+	// both see the same running xids under the shared lock.
+	t.slot.xmin.Store(uint32(s.Xmin))
+	m.procArrayLock.Release(p)
+}
+
+// fillSnapshot sets s to the xids running now but p's own, reusing s.Xip's
+// array. Caller holds ProcArrayLock (shared suffices).
+func (m *Manager) fillSnapshot(s *Snapshot, p *locks.Proc) {
 	xmax := Xid(m.nextXid.Load())
 	xmin := xmax
 	own := int(p.Number())
@@ -116,10 +126,6 @@ func (m *Manager) getSnapshot(t *Txn) {
 	s.Xmin, s.Xmax, s.Xip = xmin, xmax, xip
 	s.completions = m.completions
 	s.sub = &m.subtrans
-	// PGPROC.xmin: never behind a concurrently computed OldestXmin, since
-	// both see the same running xids under the shared lock.
-	t.slot.xmin.Store(uint32(xmin))
-	m.procArrayLock.Release(p)
 }
 
 // IsRunning reports whether xid belongs to a transaction in the ProcArray
