@@ -277,6 +277,28 @@ SELECT 3 AS c, 'x' AS d;
 var failedRE = regexp.MustCompile(`(?m)^number of failed transactions: (\d+)`)
 var processedRE = regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`)
 
+// startForPgbench starts a lockd for a pgbench test and returns it,
+// pgbench's connection arguments, and sum, which runs a query returning
+// one integer (NULL read as 0) and fails the test on an error.
+func startForPgbench(t *testing.T) (inst *lockdtest.Instance, conn []string, sum func(string) int64) {
+	t.Helper()
+	inst = lockdtest.Start(t, lockdtest.Options{})
+	c := inst.Connect(t)
+	conn = []string{"-h", "127.0.0.1", "-p", strconv.Itoa(inst.Port), "-U", "postgres", "postgres"}
+	sum = func(sql string) int64 {
+		t.Helper()
+		var v *int64
+		if err := c.QueryRow(context.Background(), sql).Scan(&v); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if v == nil {
+			return 0
+		}
+		return *v
+	}
+	return inst, conn, sum
+}
+
 // pgbenchEveryMode runs 3 s of pgbench's tpcb-like script with 8 clients
 // in each protocol mode on the tables pgbench -i made, and checks what a
 // user would: exit 0, 0 failed transactions, and the balances consistent

@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"lockd/internal/lockdtest"
 )
 
 // TestPgbenchForeignKeys initialises pgbench's tables with --foreign-keys
@@ -18,21 +14,7 @@ import (
 // must add up.
 func TestPgbenchForeignKeys(t *testing.T) {
 	pgbench := need(t, "pgbench")
-	inst := lockdtest.Start(t, lockdtest.Options{})
-	c := inst.Connect(t)
-	ctx := context.Background()
-	conn := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(inst.Port), "-U", "postgres", "postgres"}
-	sum := func(sql string) int64 {
-		t.Helper()
-		var v *int64
-		if err := c.QueryRow(ctx, sql).Scan(&v); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		if v == nil {
-			return 0
-		}
-		return *v
-	}
+	inst, conn, sum := startForPgbench(t)
 	o := run(t, 60*time.Second, pgbench, append([]string{"-i", "-s", "2", "--foreign-keys"}, conn...)...)
 	if o.code != 0 || !strings.Contains(o.stderr, "creating foreign keys...") || !strings.Contains(o.stderr, "done in") {
 		t.Fatalf("pgbench -i --foreign-keys: exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)

@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"lockd/internal/lockdtest"
 )
 
 // TestPgbenchPartitionedForeignKeys initialises pgbench's tables with
@@ -25,21 +21,7 @@ func TestPgbenchPartitionedForeignKeys(t *testing.T) {
 	need(t, "psql")
 	for _, method := range []string{"range", "hash"} {
 		t.Run(method, func(t *testing.T) {
-			inst := lockdtest.Start(t, lockdtest.Options{})
-			c := inst.Connect(t)
-			ctx := context.Background()
-			conn := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(inst.Port), "-U", "postgres", "postgres"}
-			sum := func(sql string) int64 {
-				t.Helper()
-				var v *int64
-				if err := c.QueryRow(ctx, sql).Scan(&v); err != nil {
-					t.Fatalf("%s: %v", sql, err)
-				}
-				if v == nil {
-					return 0
-				}
-				return *v
-			}
+			inst, conn, sum := startForPgbench(t)
 			args := []string{"-i", "-s", "1", "--partitions=10", "--partition-method=" + method, "--foreign-keys"}
 			o := run(t, 60*time.Second, pgbench, append(args, conn...)...)
 			if o.code != 0 || !strings.Contains(o.stderr, "creating foreign keys...") || !strings.Contains(o.stderr, "done in") {

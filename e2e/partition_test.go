@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,21 +23,7 @@ var pgHashCounts = []int64{19982, 20199, 19770, 20147, 20068, 19866, 20030, 2013
 // PostgreSQL's holds.
 func TestPgbenchPartitions(t *testing.T) {
 	pgbench := need(t, "pgbench")
-	inst := lockdtest.Start(t, lockdtest.Options{})
-	c := inst.Connect(t)
-	ctx := context.Background()
-	conn := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(inst.Port), "-U", "postgres", "postgres"}
-	sum := func(sql string) int64 {
-		t.Helper()
-		var v *int64
-		if err := c.QueryRow(ctx, sql).Scan(&v); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		if v == nil {
-			return 0
-		}
-		return *v
-	}
+	_, conn, sum := startForPgbench(t)
 	for _, init := range []struct {
 		method string
 		args   []string
