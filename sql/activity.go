@@ -74,7 +74,7 @@ func textOrNull(s string) Datum {
 	return textDatum(s)
 }
 
-func statActivityView() *view {
+func (e *Engine) statActivityView() *view {
 	return &view{
 		name: "pg_stat_activity",
 		oid:  oidPgStatActivity,
@@ -86,13 +86,13 @@ func statActivityView() *view {
 			"wait_event_type", TypeText, "wait_event", TypeText, "state", TypeText, "backend_xid", TypeXid,
 			"backend_xmin", TypeXid, "query_id", TypeInt8, "query", TypeText, "backend_type", TypeText),
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			for _, s := range ec.s.eng.sessions() {
+			for _, s := range e.sessions() {
 				a := &s.act
 				a.mu.Lock()
 				state, query := a.state, a.query
 				qs, xs, sc, bs := a.queryStart, a.xactStart, a.stateChange, a.backendStart
 				app, addr := s.gucs.String("application_name"), a.clientAddr
-				if s != ec.s {
+				if s.pid != ec.s.pid {
 					app = a.app
 				}
 				a.mu.Unlock()
@@ -132,7 +132,7 @@ func pgLocksView() *view {
 			"objid", TypeOid, "objsubid", TypeInt2, "virtualtransaction", TypeText, "pid", TypeInt4,
 			"mode", TypeText, "granted", TypeBool, "fastpath", TypeBool, "waitstart", TypeTimestamptz),
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			for _, st := range ec.s.eng.locks.Status() {
+			for _, st := range ec.s.locks.Status() {
 				row := make([]Datum, 16)
 				for i := range row {
 					row[i] = NullDatum
@@ -202,7 +202,7 @@ func extensionView() *view {
 			for _, t := range cat.Tables {
 				byFile[t.RelFile] = t
 			}
-			for _, st := range ec.s.eng.store.ExtensionStats() {
+			for _, st := range ec.s.store.ExtensionStats() {
 				t := byFile[uint32(st.Rel)]
 				if t == nil {
 					continue // an index, or a file of a dropped table
@@ -216,4 +216,12 @@ func extensionView() *view {
 			return nil
 		},
 	}
+}
+
+// session returns the live session with the given pid (the caller's own:
+// views that show a session's private state ask for it by pid).
+func (e *Engine) session(pid int32) *Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.live[pid]
 }

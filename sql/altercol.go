@@ -41,7 +41,7 @@ const (
 // compileAlterColumn compiles an ALTER TABLE subcommand other than the
 // constraint ones (conddl.go) and ATTACH/DETACH PARTITION (partddl.go),
 // returning what runs in which pass and the lock the table needs.
-func (s *Session) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd) ([]alterCmd, locks.LockMode, error) {
+func (s *Backend) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd) ([]alterCmd, locks.LockMode, error) {
 	recurse := at.Relation.Inh // false: ONLY
 	switch cmd.Subtype {
 	case pg.AlterTableType_AT_AddColumn:
@@ -181,7 +181,7 @@ func checkDefaultExpr(n *pg.Node) error {
 
 // compileColumnDefault compiles default text for column c, as cookDefault
 // does: 42804 when it cannot be assigned to c's type.
-func (s *Session) compileColumnDefault(c *ColumnDef, text string) (expr, error) {
+func (s *Backend) compileColumnDefault(c *ColumnDef, text string) (expr, error) {
 	tree, err := pg.Parse("SELECT " + text)
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ type addColumnSpec struct {
 	recurse     bool
 }
 
-func (s *Session) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd, recurse bool) ([]alterCmd, locks.LockMode, error) {
+func (s *Backend) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd, recurse bool) ([]alterCmd, locks.LockMode, error) {
 	cd := cmd.GetDef().GetColumnDef()
 	if cd == nil {
 		return nil, 0, pgerr.NotSupported("this form of ADD COLUMN is not supported")
@@ -332,7 +332,7 @@ func (s *Session) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd,
 
 // addColumn adds spec's column to t and, recursing, to its partitions.
 // skipped: IF NOT EXISTS found the column there.
-func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *alterState, recursing bool) (skipped bool, err error) {
+func (s *Backend) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *alterState, recursing bool) (skipped bool, err error) {
 	cat := s.cat()
 	col := spec.col
 	switch {
@@ -447,7 +447,7 @@ func (s *Session) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *a
 
 // checkEmptyForNotNull: a NOT NULL column added without a default has
 // NULL in every row already there (23502 if there is one).
-func (s *Session) checkEmptyForNotNull(ec *evalCtx, t *TableDef, col string) error {
+func (s *Backend) checkEmptyForNotNull(ec *evalCtx, t *TableDef, col string) error {
 	restore := s.txn.UseLatestSnapshot()
 	defer restore()
 	found := false
@@ -469,7 +469,7 @@ func (s *Session) checkEmptyForNotNull(ec *evalCtx, t *TableDef, col string) err
 // dropColumn drops column name of t: the indexes and constraints that
 // use it go with it; foreign keys of other tables that reference it need
 // CASCADE. The rows are left as they are (rowlayout.go).
-func (s *Session) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, cascade, recurse, recursing bool) error {
+func (s *Backend) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, cascade, recurse, recursing bool) error {
 	if isSystemColumn(name) {
 		return pgerr.NotSupported("cannot drop system column \"%s\"", name)
 	}
@@ -598,7 +598,7 @@ func (s *Session) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, c
 // dropIndexWithColumn drops an index (and a partitioned index's tree)
 // whose column is dropped: an automatic dependency, whatever the index
 // implements.
-func (s *Session) dropIndexWithColumn(ec *evalCtx, ix *IndexDef) error {
+func (s *Backend) dropIndexWithColumn(ec *evalCtx, ix *IndexDef) error {
 	if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
 		return err
 	}
@@ -618,7 +618,7 @@ func (s *Session) dropIndexWithColumn(ec *evalCtx, ix *IndexDef) error {
 
 // setColumnDefault is ALTER COLUMN SET DEFAULT text (set) or DROP DEFAULT, on t
 // and, unless ONLY, its partitions.
-func (s *Session) setColumnDefault(ec *evalCtx, t *TableDef, name, text string, set, recurse bool) error {
+func (s *Backend) setColumnDefault(ec *evalCtx, t *TableDef, name, text string, set, recurse bool) error {
 	if isSystemColumn(name) {
 		return pgerr.NotSupported("cannot alter system column \"%s\"", name)
 	}
@@ -706,7 +706,7 @@ var heapRelOptions = []string{"autovacuum_enabled", "autovacuum_vacuum_threshold
 // setFillfactor is SET (fillfactor = n) / RESET (fillfactor). A
 // partitioned table has no storage parameters (22023, as PostgreSQL's
 // partitioned reloptions know none).
-func (s *Session) setFillfactor(t *TableDef, ff int) error {
+func (s *Backend) setFillfactor(t *TableDef, ff int) error {
 	if t.Partitioned() {
 		return pgerr.New(pgerr.InvalidParameterValue, "unrecognized parameter \"fillfactor\"")
 	}
@@ -720,7 +720,7 @@ func (s *Session) setFillfactor(t *TableDef, ff int) error {
 // as PostgreSQL makes one (nothing happens for a table already so, or a
 // partitioned table). lockd writes no WAL either way; the flag is what
 // pg_class.relpersistence and psql show.
-func (s *Session) setPersistence(ec *evalCtx, t *TableDef, unlogged bool) error {
+func (s *Backend) setPersistence(ec *evalCtx, t *TableDef, unlogged bool) error {
 	if t.Partitioned() || t.Unlogged == unlogged {
 		return nil
 	}
@@ -754,7 +754,7 @@ func (s *Session) setPersistence(ec *evalCtx, t *TableDef, unlogged bool) error 
 // default, as ruleutils prints the analysed expression — the literal
 // typed ('x'::text), coerced to the column's type with the assignment
 // cast hidden — when checkdeparse.go models it.
-func (s *Session) prettyDefault(c *ColumnDef) (string, bool) {
+func (s *Backend) prettyDefault(c *ColumnDef) (string, bool) {
 	raw, err := parseExprText(c.Default)
 	if err != nil || checkDefaultExpr(raw) != nil {
 		return "", false
@@ -777,7 +777,7 @@ func (s *Session) prettyDefault(c *ColumnDef) (string, bool) {
 
 // alterWrongKind is ATWrongRelkindError for ALTER TABLE of an index or a
 // sequence with subcommand sub, or nil when rv names neither.
-func (s *Session) alterWrongKind(rv *pg.RangeVar, sub pg.AlterTableType) error {
+func (s *Backend) alterWrongKind(rv *pg.RangeVar, sub pg.AlterTableType) error {
 	if rv.Schemaname != "" && rv.Schemaname != "public" {
 		return nil
 	}

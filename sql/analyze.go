@@ -22,7 +22,7 @@ type Column struct {
 // analyzer compiles parse-tree expressions into typed exprs over a
 // query level's scope.
 type analyzer struct {
-	s        *Session
+	s        *Backend
 	params   *[]Type
 	sc       *scope       // the level's names; nil outside a query
 	parentSc *scope       // the enclosing level of a query being compiled
@@ -45,7 +45,7 @@ type analyzer struct {
 	inheritLock *lockSpec
 }
 
-func newAnalyzer(s *Session, params *[]Type) *analyzer {
+func newAnalyzer(s *Backend, params *[]Type) *analyzer {
 	a := &analyzer{s: s, params: params}
 	a.fold.s = s
 	return a

@@ -72,7 +72,7 @@ func (*deparseError) Error() string { return "sql: expression not modelled for p
 
 // checkDefs returns pg_get_constraintdef's text of a CHECK on t, plain and
 // pretty.
-func (s *Session) checkDefs(t *TableDef, n *pg.Node) (def, pretty string) {
+func (s *Backend) checkDefs(t *TableDef, n *pg.Node) (def, pretty string) {
 	d := &rxAnalyzer{s: s, t: t}
 	x, err := d.analyze(n)
 	if err != nil {
@@ -88,7 +88,7 @@ func (s *Session) checkDefs(t *TableDef, n *pg.Node) (def, pretty string) {
 // --- analysis
 
 type rxAnalyzer struct {
-	s *Session
+	s *Backend
 	t *TableDef
 }
 

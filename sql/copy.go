@@ -164,14 +164,14 @@ type copyPlan struct {
 
 // dataPath resolves a server-side COPY file name: relative names are
 // relative to the data directory, as PostgreSQL's are.
-func (s *Session) dataPath(name string) string {
+func (s *Backend) dataPath(name string) string {
 	if filepath.IsAbs(name) {
 		return name
 	}
-	return filepath.Join(s.eng.dataDir, name)
+	return filepath.Join(s.dataDir, name)
 }
 
-func (s *Session) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
+func (s *Backend) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 	if c.IsProgram {
 		return pgerr.NotSupported("COPY to or from a program is not supported")
 	}
@@ -282,7 +282,7 @@ func fileSource(f *os.File) CopySource {
 	}
 }
 
-func (s *Session) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
+func (s *Backend) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 	var src CopySource
 	if p.file != "" {
 		f, err := os.Open(s.dataPath(p.file))
@@ -777,7 +777,7 @@ func (r *copyReader) nextBinary(out []copyField) ([]copyField, bool, error) {
 }
 
 // execCopyTo writes a table's rows or a query's result.
-func (s *Session) execCopyTo(ec *evalCtx, p *copyPlan) (int64, error) {
+func (s *Backend) execCopyTo(ec *evalCtx, p *copyPlan) (int64, error) {
 	var w io.Writer
 	var bw *bufio.Writer
 	if p.file != "" {
@@ -873,7 +873,7 @@ func (w sinkWriter) Write(b []byte) (int, error) {
 }
 
 // appendCopyRow formats one row in the plan's format.
-func (s *Session) appendCopyRow(buf []byte, p *copyPlan, row []Datum) ([]byte, error) {
+func (s *Backend) appendCopyRow(buf []byte, p *copyPlan, row []Datum) ([]byte, error) {
 	if p.opts.format == 'b' {
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(row)))
 		for i, d := range row {

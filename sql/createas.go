@@ -23,7 +23,7 @@ import (
 
 // compileCreateTableAs compiles CREATE TABLE AS (query is its query) and
 // SELECT INTO (query is the SELECT without its INTO clause).
-func (s *Session) compileCreateTableAs(into *pg.IntoClause, query *pg.Node, ifNotExists bool, params *[]Type, st *Stmt) error {
+func (s *Backend) compileCreateTableAs(into *pg.IntoClause, query *pg.Node, ifNotExists bool, params *[]Type, st *Stmt) error {
 	rv := into.Rel
 	switch {
 	case rv.Relpersistence == "t":
@@ -87,9 +87,9 @@ func (s *Session) compileCreateTableAs(into *pg.IntoClause, query *pg.Node, ifNo
 		}
 		nt := *t
 		nt.Cols = slices.Clone(t.Cols)
-		nt.OID = s.eng.cat.allocOID()
+		nt.OID = s.catalog.allocOID()
 		nt.RelFile = nt.OID
-		if err := s.eng.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
+		if err := s.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
 			return "", err
 		}
 		if err := s.lockNow(ec, nt.OID, locks.AccessExclusiveLock); err != nil {

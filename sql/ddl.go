@@ -15,88 +15,88 @@ import (
 
 // cat is the catalog as this session sees it: its own uncommitted DDL
 // applied to the published catalog.
-func (s *Session) cat() *catalogState {
+func (s *Backend) cat() *catalogState {
 	if s.pendingCat != nil {
 		return s.pendingCat
 	}
-	return s.eng.cat.state()
+	return s.catalog.state()
 }
 
 // addCatOp records a DDL change in the current transaction.
-func (s *Session) addCatOp(op *catOp) {
+func (s *Backend) addCatOp(op *catOp) {
 	if s.pendingCat == nil {
-		s.pendingCat = s.eng.cat.state().clone()
+		s.pendingCat = s.catalog.state().clone()
 	}
 	s.pendingCat.apply(op)
 	// A private catalog gets a version no published one has, so plans
 	// cached against it are never taken for plans of another state (such
 	// as the same DDL run again after a rollback).
-	s.pendingCat.Version = s.eng.cat.privateVersion()
+	s.pendingCat.Version = s.catalog.privateVersion()
 	s.catOps = append(s.catOps, op)
 }
 
 // commitCatalog publishes the transaction's DDL and removes files that
 // dropped or truncated relations no longer use.
-func (s *Session) commitCatalog() error {
+func (s *Backend) commitCatalog() error {
 	if len(s.catOps) == 0 {
 		return nil
 	}
 	ops := s.catOps
 	s.catOps, s.pendingCat = nil, nil
-	if err := s.eng.cat.commit(ops); err != nil {
+	if err := s.catalog.commit(ops); err != nil {
 		return err
 	}
 	s.commitSequences(ops) // seqstore.go
 	for _, op := range ops {
 		switch op.kind {
 		case "drop":
-			_ = s.eng.store.DropRelation(storage.RelID(op.oldFile))
+			_ = s.store.DropRelation(storage.RelID(op.oldFile))
 			for _, f := range op.oldIdx {
-				_ = s.eng.store.DropIndex(storage.RelID(f))
+				_ = s.store.DropIndex(storage.RelID(f))
 			}
 		case "truncate", "rewrite":
-			_ = s.eng.store.DropRelation(storage.RelID(op.oldFile))
+			_ = s.store.DropRelation(storage.RelID(op.oldFile))
 			for _, f := range op.oldIdx {
-				_ = s.eng.store.DropIndex(storage.RelID(f))
+				_ = s.store.DropIndex(storage.RelID(f))
 			}
 		case "dropindex":
-			_ = s.eng.store.DropIndex(storage.RelID(op.oldFile))
+			_ = s.store.DropIndex(storage.RelID(op.oldFile))
 		}
 	}
 	return nil
 }
 
 // abortCatalog forgets the transaction's DDL and removes files it made.
-func (s *Session) abortCatalog() {
+func (s *Backend) abortCatalog() {
 	s.removeNewFiles(s.catOps)
 	s.catOps, s.pendingCat = nil, nil
 }
 
 // removeNewFiles removes the files that ops made, whose (sub)transaction
 // is being rolled back.
-func (s *Session) removeNewFiles(ops []*catOp) {
+func (s *Backend) removeNewFiles(ops []*catOp) {
 	s.abortSequences(ops) // seqstore.go
 	for _, op := range ops {
 		switch op.kind {
 		case "create":
-			_ = s.eng.store.DropRelation(storage.RelID(op.table.RelFile))
+			_ = s.store.DropRelation(storage.RelID(op.table.RelFile))
 		case "truncate", "rewrite":
-			_ = s.eng.store.DropRelation(storage.RelID(op.relfile))
+			_ = s.store.DropRelation(storage.RelID(op.relfile))
 			for _, f := range op.newIdx {
-				_ = s.eng.store.DropIndex(storage.RelID(f))
+				_ = s.store.DropIndex(storage.RelID(f))
 			}
 		case "addindex":
-			_ = s.eng.store.DropIndex(storage.RelID(op.index.RelFile))
+			_ = s.store.DropIndex(storage.RelID(op.index.RelFile))
 		}
 	}
 }
 
 // lockNow takes a relation lock during execution.
-func (s *Session) lockNow(ec *evalCtx, oid uint32, mode locks.LockMode) error {
-	return s.eng.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, oid), mode, s.lockOptions(false, false))
+func (s *Backend) lockNow(ec *evalCtx, oid uint32, mode locks.LockMode) error {
+	return s.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, oid), mode, s.lockOptions(false, false))
 }
 
-func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
+func (s *Backend) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	switch {
 	case cs.Partbound != nil && len(cs.TableElts) > 0:
 		return pgerr.NotSupported("column definitions and constraints in CREATE TABLE ... PARTITION OF are not supported")
@@ -222,10 +222,10 @@ func (s *Session) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		if err != nil {
 			return "", err
 		}
-		nt.OID = s.eng.cat.allocOID()
+		nt.OID = s.catalog.allocOID()
 		if !nt.Partitioned() { // a partitioned table has no storage
 			nt.RelFile = nt.OID
-			if err := s.eng.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
+			if err := s.store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
 				return "", err
 			}
 		}
@@ -295,7 +295,7 @@ func deparseExpr(n *pg.Node) (string, error) {
 
 // addPrimaryKey builds a unique index over existing rows (23505 on
 // duplicates, 23502 on NULLs) and records it.
-func (s *Session) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, name string) error {
+func (s *Backend) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, name string) error {
 	cat := s.cat()
 	for _, ixOID := range t.Indexes {
 		if ix := cat.Indexes[ixOID]; ix != nil && ix.Primary {
@@ -324,7 +324,7 @@ func defaultIndexName(cat *catalogState, table string, cols []string, primary bo
 // addIndex builds an index over the existing rows and records it. A
 // unique index refuses duplicates (23505); a primary key also makes its
 // columns NOT NULL (23502 on existing NULLs).
-func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
+func (s *Backend) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
 	if t.Partitioned() { // partddl.go
 		return s.addPartitionedIndex(ec, t, colNames, name, unique, primary, 0)
 	}
@@ -347,9 +347,9 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
 	}
 	ix := &IndexDef{Name: name, Table: t.OID, Cols: cols, Unique: unique, Primary: primary}
-	ix.OID = s.eng.cat.allocOID()
+	ix.OID = s.catalog.allocOID()
 	ix.RelFile = ix.OID
-	if err := s.eng.store.CreateIndex(storage.RelID(ix.RelFile)); err != nil {
+	if err := s.store.CreateIndex(storage.RelID(ix.RelFile)); err != nil {
 		return err
 	}
 	s.addCatOp(&catOp{kind: "addindex", index: ix})
@@ -392,14 +392,14 @@ func (s *Session) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 				OnConstraint(nt.Name, name)
 		}
 		seen[string(key)] = true
-		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, r.tid); err != nil {
+		if err := s.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, r.tid); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
+func (s *Backend) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
 	}
@@ -409,7 +409,7 @@ func (s *Session) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	return s.compileAlterConstraints(at, st) // ADD, DROP and VALIDATE CONSTRAINT (conddl.go)
 }
 
-func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
+func (s *Backend) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	if d.RemoveType == pg.ObjectType_OBJECT_INDEX {
 		return s.compileDropIndex(d, st)
 	}
@@ -479,7 +479,7 @@ func (s *Session) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
+func (s *Backend) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	var rvs []*pg.RangeVar
 	for _, r := range tr.Relations {
 		rvs = append(rvs, r.GetRangeVar())
@@ -524,14 +524,14 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 			}
 			t = s.cat().Tables[t.OID]
 			op := &catOp{kind: "truncate", oid: t.OID, oldFile: t.RelFile, oldIdx: map[uint32]uint32{}, newIdx: map[uint32]uint32{}}
-			op.relfile = s.eng.cat.allocOID()
-			if err := s.eng.store.CreateRelation(storage.RelID(op.relfile)); err != nil {
+			op.relfile = s.catalog.allocOID()
+			if err := s.store.CreateRelation(storage.RelID(op.relfile)); err != nil {
 				return "", err
 			}
 			for _, ix := range s.cat().tableIndexes(t) {
 				op.oldIdx[ix.OID] = ix.RelFile
-				f := s.eng.cat.allocOID()
-				if err := s.eng.store.CreateIndex(storage.RelID(f)); err != nil {
+				f := s.catalog.allocOID()
+				if err := s.store.CreateIndex(storage.RelID(f)); err != nil {
 					return "", err
 				}
 				op.newIdx[ix.OID] = f
@@ -548,7 +548,7 @@ func (s *Session) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Session) compileLock(ls *pg.LockStmt, st *Stmt) error {
+func (s *Backend) compileLock(ls *pg.LockStmt, st *Stmt) error {
 	mode := locks.LockMode(ls.Mode)
 	if !mode.Valid() {
 		return pgerr.New(pgerr.SyntaxError, "invalid lock mode")
@@ -590,7 +590,7 @@ func (s *Session) compileLock(ls *pg.LockStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
+func (s *Backend) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 	full, analyzeOnly := false, !v.IsVacuumcmd
 	for _, o := range v.Options {
 		de := o.GetDefElem()
@@ -649,7 +649,7 @@ func (s *Session) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 			for _, ix := range s.cat().tableIndexes(t) {
 				idx = append(idx, storage.RelID(ix.RelFile))
 			}
-			if _, err := s.eng.store.Vacuum(ec.ctx, s.proc, storage.RelID(t.RelFile), s.eng.txns.OldestXmin(), idx); err != nil {
+			if _, err := s.store.Vacuum(ec.ctx, s.proc, storage.RelID(t.RelFile), s.txns.OldestXmin(), idx); err != nil {
 				return "", err
 			}
 		}
@@ -673,7 +673,7 @@ func parserVersion() int32 {
 	return parserVersionOnce.v
 }
 
-func (s *Session) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
+func (s *Backend) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
 	switch {
 	case is.Concurrent:
 		return pgerr.NotSupported("CREATE INDEX CONCURRENTLY is not supported")
@@ -720,7 +720,7 @@ func (s *Session) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Session) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
+func (s *Backend) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 	var names []string
 	for _, o := range d.Objects {
 		schema, name := qualifiedName(o.GetList().GetItems())

@@ -17,7 +17,7 @@ type txnHeader = txn.TupleHeader
 const boolAnd = pg.BoolExprType_AND_EXPR
 
 // resolveTable finds a table by RangeVar in the session's catalog view.
-func (s *Session) resolveTable(rv *pg.RangeVar) (*TableDef, error) {
+func (s *Backend) resolveTable(rv *pg.RangeVar) (*TableDef, error) {
 	if rv.Schemaname != "" && rv.Schemaname != "public" {
 		return nil, tableNotFound(rv.Schemaname+"."+rv.Relname, rv.Location)
 	}
@@ -42,7 +42,7 @@ type insertPlan struct {
 	ixLocks  execIndexLocks
 }
 
-func (s *Session) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
+func (s *Backend) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
 	if ins.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -206,7 +206,7 @@ func (a *analyzer) assignTo(e expr, c *ColumnDef) (expr, error) {
 	return a.castTo(e, t, false)
 }
 
-func (s *Session) compileDefault(a *analyzer, c *ColumnDef) (expr, error) {
+func (s *Backend) compileDefault(a *analyzer, c *ColumnDef) (expr, error) {
 	tree, err := pg.Parse("SELECT " + c.Default)
 	if err != nil {
 		return nil, err
@@ -244,7 +244,7 @@ func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
 	return row, nil
 }
 
-func (s *Session) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
+func (s *Backend) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
 	var n int64
 	if p.route != nil {
 		p.route.begin()
@@ -343,7 +343,7 @@ func failingRow(t *TableDef, row []Datum) string {
 
 // insertRow writes a row and its index entries, enforcing NOT NULL, CHECK
 // constraints and unique indexes.
-func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
+func (s *Backend) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
 	if err := checkNotNull(t, row); err != nil {
 		return storage.TID{}, err
 	}
@@ -354,7 +354,7 @@ func (s *Session) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row [
 		return storage.TID{}, err
 	}
 	s.rowBuf = appendRow(s.rowBuf[:0], t, row)
-	tid, err := s.eng.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), s.rowBuf, fillfactor(t))
+	tid, err := s.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), s.rowBuf, fillfactor(t))
 	if err != nil {
 		return storage.TID{}, err
 	}
@@ -371,7 +371,7 @@ func fillfactor(t *TableDef) int {
 	return t.Fillfactor
 }
 
-func (s *Session) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum, tid storage.TID) error {
+func (s *Backend) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum, tid storage.TID) error {
 	for _, ix := range indexes {
 		key := s.indexKey(t, ix, row)
 		if key == nil {
@@ -383,7 +383,7 @@ func (s *Session) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexD
 			}
 			continue
 		}
-		if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
+		if err := s.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
 			return err
 		}
 	}
@@ -391,7 +391,7 @@ func (s *Session) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexD
 }
 
 // indexKey encodes row's key for ix; nil when a key column is NULL.
-func (s *Session) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
+func (s *Backend) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
 	var typs [4]Type
 	var vals [4]Datum
 	ts, vs := typs[:0], vals[:0]
@@ -405,7 +405,7 @@ func (s *Session) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
 	return appendKey(nil, ts, vs)
 }
 
-func (s *Session) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {
+func (s *Backend) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {
 	var names, vals []string
 	for _, c := range ix.Cols {
 		names = append(names, t.Cols[c].Name)

@@ -59,7 +59,7 @@ type joinLeaf struct {
 
 // compileJoinModify compiles UPDATE (del false) or DELETE with FROM (or
 // USING) items.
-func (s *Session) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.Node, setList, retList []*pg.Node, del bool, params *[]Type, st *Stmt) error {
+func (s *Backend) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.Node, setList, retList []*pg.Node, del bool, params *[]Type, st *Stmt) error {
 	t, err := s.resolveTable(rv)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (s *Session) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 // column. Two assignments to one column are reported in dup, which the
 // caller raises after the rest of the statement is analysed (PostgreSQL's
 // rewriter finds them, after parse analysis).
-func (s *Session) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set map[int]expr, dup error, err error) {
+func (s *Backend) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set map[int]expr, dup error, err error) {
 	set = map[int]expr{}
 	for _, n := range list {
 		rt := n.GetResTarget()
@@ -262,7 +262,7 @@ func (p *joinModifyPlan) leaf(cat *catalogState, oid uint32) (*joinLeaf, error) 
 	return l, nil
 }
 
-func (s *Session) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Datum) error) (int64, error) {
+func (s *Backend) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Datum) error) (int64, error) {
 	if ok, err := passes(ec, p.oneTime, nil); err != nil || !ok {
 		return 0, err
 	}
@@ -309,7 +309,7 @@ func (s *Session) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Dat
 // to its newest version under READ COMMITTED; done is false when the row
 // was skipped (changed by this command already, gone, or no longer
 // qualifying).
-func (s *Session) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, emit func([]Datum) error) (done bool, err error) {
+func (s *Backend) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, emit func([]Datum) error) (done bool, err error) {
 	nc := len(p.t.Cols)
 	ctid, toid := level[p.off+nc+sysColCtid], level[p.off+nc+sysColTableoid]
 	if ctid.Null || toid.Null {
@@ -329,7 +329,7 @@ func (s *Session) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 		var movedTID storage.TID
 		var movedTo *TableDef
 		if p.delete {
-			out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, t))
+			out, err = s.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, t))
 		} else {
 			old := level[p.off : p.off+nc]
 			for i := range newRow {
@@ -356,7 +356,7 @@ func (s *Session) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 					return false, err
 				}
 				s.rowBuf = appendRow(s.rowBuf[:0], t, newRow)
-				out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(t),
+				out, err = s.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(t),
 					l.mp.keysChanged(old, newRow), s.rowWait(storage.WaitBlock, t))
 			}
 		}
@@ -421,7 +421,7 @@ func (s *Session) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 // deleted there and newRow routed to its partition (movedTID and movedTo
 // say where it went); moved reports that the deletion was attempted and
 // out is its outcome.
-func (s *Session) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, movedTID storage.TID, movedTo *TableDef, err error) {
+func (s *Backend) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, movedTID storage.TID, movedTo *TableDef, err error) {
 	if fitsPartition(s.cat(), mp.t, newRow) {
 		return false, out, movedTID, nil, nil
 	}
@@ -430,11 +430,11 @@ func (s *Session) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, new
 		return false, out, movedTID, nil, partitionViolation(mp.t, newRow)
 	}
 	rel := storage.RelID(mp.t.RelFile)
-	out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, mp.t))
+	out, err = s.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, mp.t))
 	if err != nil || out.Result != txn.TMOk {
 		return true, out, movedTID, nil, err
 	}
-	if err := s.eng.store.MarkMovedPartitions(s.proc, &s.txn, rel, tid); err != nil {
+	if err := s.store.MarkMovedPartitions(s.proc, &s.txn, rel, tid); err != nil {
 		return true, out, movedTID, nil, err
 	}
 	if err := s.afterMoveDelete(mp.t, old); err != nil { // foreign keys (fkpart.go)

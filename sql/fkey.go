@@ -38,7 +38,7 @@ type fkeySpec struct {
 
 // defineForeignKey makes the constraint of spec on t. newTable: t was
 // created by this statement, so there is nothing to validate.
-func (s *Session) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, others []string, newTable bool) error {
+func (s *Backend) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, others []string, newTable bool) error {
 	con := spec.con
 	cat := s.cat()
 	name := con.Conname
@@ -129,7 +129,7 @@ func (s *Session) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, oth
 			return err
 		}
 	}
-	def.OID = s.eng.cat.allocOID()
+	def.OID = s.catalog.allocOID()
 	s.addCatOp(&catOp{kind: "addcon", con: def})
 	spec.created = def
 	// a partitioned referenced table: a clone for each partition (fkpart.go)
@@ -214,7 +214,7 @@ func fkTypesCompatible(fk, pk Type) bool {
 // validateForeignKey checks every row of t (each leaf partition) against
 // the new constraint (RI_Initial_Check): no row locks, the tables being
 // held in ShareRowExclusiveLock.
-func (s *Session) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDef) error {
+func (s *Backend) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDef) error {
 	cat := s.cat()
 	rt := cat.Tables[con.RefTable]
 	if err := s.lockNow(ec, rt.OID, locks.RowShareLock); err != nil {
@@ -293,7 +293,7 @@ func (s *Session) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDe
 // pkVisible reports whether the referenced table — a partitioned one: the
 // partition the key routes to — has a row visible to the snapshot under
 // the key setKey loaded (keyOK: it could) in its unique index.
-func (s *Session) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
+func (s *Backend) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
 	if !keyOK {
 		return false, nil
 	}
@@ -302,7 +302,7 @@ func (s *Session) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
 		return false, nil
 	}
 	var tids []storage.TID
-	if err := s.eng.store.IndexLookup(s.proc, storage.RelID(ts.index.RelFile), fk.keyBytes(), func(tid storage.TID) bool {
+	if err := s.store.IndexLookup(s.proc, storage.RelID(ts.index.RelFile), fk.keyBytes(), func(tid storage.TID) bool {
 		tids = append(tids, tid)
 		return true
 	}); err != nil {
@@ -310,7 +310,7 @@ func (s *Session) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
 	}
 	rel := storage.RelID(t.RelFile)
 	for _, tid := range tids {
-		visible, err := s.eng.store.Fetch(s.proc, &s.txn, rel, tid, func(*txnHeader, []byte) {})
+		visible, err := s.store.Fetch(s.proc, &s.txn, rel, tid, func(*txnHeader, []byte) {})
 		if err != nil {
 			return false, err
 		}

@@ -147,11 +147,11 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (planNode, error) {
 
 // lookupView finds a system view named by rv: unqualified or pg_catalog
 // names only (pg_catalog is searched before public, as in PostgreSQL).
-func (s *Session) lookupView(rv *pg.RangeVar) (*view, bool) {
+func (s *Backend) lookupView(rv *pg.RangeVar) (*view, bool) {
 	if rv.Schemaname != "" && rv.Schemaname != "pg_catalog" {
 		return nil, false
 	}
-	v, ok := s.eng.views[rv.Relname]
+	v, ok := s.views[rv.Relname]
 	return v, ok
 }
 

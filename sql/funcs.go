@@ -48,7 +48,7 @@ func init() {
 		},
 		"set_config": {{args: []Type{TypeText, TypeText, TypeBool}, result: fixed(TypeText), volatile: true, nonStrict: true, fn: fnSetConfig}},
 		"pg_reload_conf": {{result: fixed(TypeBool), volatile: true, fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
-			return boolDatum(ec.s.eng.host().ReloadConfig()), nil
+			return boolDatum(ec.s.host.ReloadConfig()), nil
 		}}},
 		"pg_sleep": {{args: []Type{TypeFloat8}, result: fixed(TypeVoid), volatile: true, fn: fnSleep}},
 		"pg_backend_pid": {{result: fixed(TypeInt4), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
@@ -260,7 +260,7 @@ func init() {
 			return textDatum(ec.s.user), nil
 		}}},
 		"pg_postmaster_start_time": {{result: fixed(TypeTimestamptz), fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
-			return intDatum(ec.s.eng.started.UnixMicro()), nil
+			return intDatum(ec.s.started.UnixMicro()), nil
 		}}},
 	}
 }
@@ -434,7 +434,7 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 	}
 	cands, ok := builtins[name]
 	if !ok {
-		if e, ok, err := a.s.eng.lockFunc(a, name, args, fc.Location); ok || err != nil {
+		if e, ok, err := lockFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
 		if e, ok, err := a.seqFunc(name, args, fc); ok || err != nil { // seqfuncs.go
@@ -446,7 +446,7 @@ func (a *analyzer) funcCall(fc *pg.FuncCall) (expr, error) {
 		if e, ok, err := a.catalogFunc(name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
-		if e, ok, err := a.s.eng.relSizeFunc(a, name, args, fc.Location); ok || err != nil {
+		if e, ok, err := relSizeFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
 		return nil, noFunction(name, args, fc.Location)

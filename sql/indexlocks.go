@@ -27,9 +27,9 @@ func (l *execIndexLocks) open(ec *evalCtx, t *TableDef) error {
 }
 
 // close releases what open took.
-func (l *execIndexLocks) close(s *Session) {
+func (l *execIndexLocks) close(s *Backend) {
 	for _, oid := range l.held {
-		s.eng.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
+		s.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
 	}
 	l.held = l.held[:0]
 }

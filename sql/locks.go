@@ -13,13 +13,13 @@ import (
 const DatabaseOID = 5
 
 // lockTimeout is the session's lock_timeout.
-func (s *Session) lockTimeout() time.Duration {
+func (s *Backend) lockTimeout() time.Duration {
 	return time.Duration(s.gucs.Int("lock_timeout")) * time.Millisecond
 }
 
 // lockOptions are the session's heavyweight-lock wait options: its
 // lock_timeout and deadlock_timeout (both per session, as in PostgreSQL).
-func (s *Session) lockOptions(session, nowait bool) locks.LockOptions {
+func (s *Backend) lockOptions(session, nowait bool) locks.LockOptions {
 	return locks.LockOptions{
 		NoWait: nowait, Session: session, LockTimeout: s.lockTimeout(),
 		DeadlockTimeout: time.Duration(s.gucs.Int("deadlock_timeout")) * time.Millisecond,
@@ -29,8 +29,8 @@ func (s *Session) lockOptions(session, nowait bool) locks.LockOptions {
 // acquire takes a heavyweight lock for this session, waiting as
 // PostgreSQL does (cancel, statement_timeout, lock_timeout, deadlock
 // detection). With nowait it reports false instead of waiting.
-func (s *Session) acquire(ec *evalCtx, tag locks.LockTag, mode locks.LockMode, session, nowait bool) (bool, error) {
-	err := s.eng.locks.Lock(ec.ctx, s.proc, tag, mode, s.lockOptions(session, nowait))
+func (s *Backend) acquire(ec *evalCtx, tag locks.LockTag, mode locks.LockMode, session, nowait bool) (bool, error) {
+	err := s.locks.Lock(ec.ctx, s.proc, tag, mode, s.lockOptions(session, nowait))
 	if errors.Is(err, locks.ErrLockNotAvailable) {
 		return false, nil
 	}
@@ -59,14 +59,14 @@ var advisoryFns = map[string]advisoryFn{
 
 // lockFunc resolves the lock-related SQL functions: the advisory-lock
 // family (bigint and (int, int) keys) and pg_blocking_pids.
-func (e *Engine) lockFunc(a *analyzer, name string, args []expr, loc int32) (expr, bool, error) {
+func lockFunc(a *analyzer, name string, args []expr, loc int32) (expr, bool, error) {
 	switch name {
 	case "pg_advisory_unlock_all":
 		if len(args) != 0 {
 			return nil, true, noFunction(name, args, loc)
 		}
 		return &funcExpr{name: name, t: TypeVoid, volatile: true, fn: func(ec *evalCtx, _ []Datum) (Datum, error) {
-			ec.s.eng.locks.ReleaseSessionLocks(ec.s.proc, true)
+			ec.s.locks.ReleaseSessionLocks(ec.s.proc, true)
 			return Datum{}, nil
 		}}, true, nil
 	case "pg_blocking_pids":
@@ -78,7 +78,7 @@ func (e *Engine) lockFunc(a *analyzer, name string, args []expr, loc int32) (exp
 			return nil, true, err
 		}
 		return &funcExpr{name: name, t: TypeInt4Array, args: []expr{arg}, volatile: true, fn: func(ec *evalCtx, v []Datum) (Datum, error) {
-			pids := ec.s.eng.locks.BlockingPIDs(int32(v[0].I))
+			pids := ec.s.locks.BlockingPIDs(int32(v[0].I))
 			out := Datum{A: make([]Datum, len(pids))}
 			for i, p := range pids {
 				out.A[i] = intDatum(int64(p))
@@ -126,7 +126,7 @@ func (e *Engine) lockFunc(a *analyzer, name string, args []expr, loc int32) (exp
 		s := ec.s
 		tag := tagOf(v)
 		if fn.unlock {
-			if !s.eng.locks.Unlock(s.proc, tag, mode, true) {
+			if !s.locks.Unlock(s.proc, tag, mode, true) {
 				s.notice(pgerr.SeverityWarning, pgerr.Warning, "you don't own a lock of type "+mode.String())
 				return boolDatum(false), nil
 			}

@@ -48,9 +48,9 @@ func (r *partRouter) begin() {
 }
 
 // end releases the statement-level index locks.
-func (r *partRouter) end(s *Session) {
+func (r *partRouter) end(s *Backend) {
 	for _, oid := range r.stmtLocks {
-		s.eng.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
+		s.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
 	}
 	r.stmtLocks = r.stmtLocks[:0]
 	clear(r.leaves)
@@ -214,7 +214,7 @@ func (pu *partUpdate) mover() *partRouter {
 }
 
 // finish ends an execution that may have moved rows.
-func (pu *partUpdate) finish(s *Session) {
+func (pu *partUpdate) finish(s *Backend) {
 	if pu.router != nil {
 		pu.router.end(s)
 	}
@@ -225,7 +225,7 @@ func (pu *partUpdate) finish(s *Session) {
 // moved) and routes the new row, queuing the foreign-key events of a
 // moved row (fkpart.go). moved reports that the deletion was attempted;
 // out is its outcome.
-func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, err error) {
+func (s *Backend) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, err error) {
 	cat := s.cat()
 	if fitsPartition(cat, p.t, newRow) {
 		return false, out, nil
@@ -235,11 +235,11 @@ func (s *Session) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, o
 		return false, out, partitionViolation(p.t, newRow)
 	}
 	rel := storage.RelID(p.t.RelFile)
-	out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
+	out, err = s.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
 	if err != nil || out.Result != txn.TMOk {
 		return true, out, err
 	}
-	if err := s.eng.store.MarkMovedPartitions(s.proc, &s.txn, rel, tid); err != nil {
+	if err := s.store.MarkMovedPartitions(s.proc, &s.txn, rel, tid); err != nil {
 		return true, out, err
 	}
 	if err := s.afterMoveDelete(p.t, old); err != nil {

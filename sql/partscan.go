@@ -263,7 +263,7 @@ func (ps *partitionedSource) scan(ec *evalCtx, fn func(row []Datum) error) error
 // execModifyPartitioned runs an UPDATE or DELETE of a partitioned table:
 // each partition not pruned is modified as a table of its own, and rows
 // whose partition key an UPDATE changes move to their new partition.
-func (s *Session) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
+func (s *Backend) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
 	leaves, err := p.parts.open(ec)
 	if err != nil {
 		return 0, err

@@ -61,16 +61,16 @@ type relInfo struct {
 
 // relations lists every relation the session can see: user tables and
 // indexes, then the system views, in OID order.
-func (s *Session) relations() []relInfo {
+func (s *Backend) relations() []relInfo {
 	cat := s.cat()
-	out := make([]relInfo, 0, len(cat.Tables)+len(cat.Indexes)+len(s.eng.views))
+	out := make([]relInfo, 0, len(cat.Tables)+len(cat.Indexes)+len(s.views))
 	for _, t := range cat.Tables {
 		out = append(out, relInfo{oid: t.OID, name: t.Name, nsp: nspPublic, kind: t.relkind(), table: t})
 	}
 	for _, ix := range cat.Indexes {
 		out = append(out, relInfo{oid: ix.OID, name: ix.Name, nsp: nspPublic, kind: ix.relkind(cat), index: ix})
 	}
-	for _, v := range s.eng.views {
+	for _, v := range s.views {
 		out = append(out, relInfo{oid: v.oid, name: v.name, nsp: nspPgCatalog, kind: 'v', view: v})
 	}
 	for _, q := range cat.Sequences {
@@ -80,7 +80,7 @@ func (s *Session) relations() []relInfo {
 	return out
 }
 
-func (s *Session) relationByOID(oid uint32) (relInfo, bool) {
+func (s *Backend) relationByOID(oid uint32) (relInfo, bool) {
 	cat := s.cat()
 	if t := cat.Tables[oid]; t != nil {
 		return relInfo{oid: t.OID, name: t.Name, nsp: nspPublic, kind: t.relkind(), table: t}, true
@@ -91,7 +91,7 @@ func (s *Session) relationByOID(oid uint32) (relInfo, bool) {
 	if q := cat.Sequences[oid]; q != nil {
 		return relInfo{oid: q.OID, name: q.Name, nsp: nspPublic, kind: 'S', seq: q}, true
 	}
-	for _, v := range s.eng.views {
+	for _, v := range s.views {
 		if v.oid == oid {
 			return relInfo{oid: v.oid, name: v.name, nsp: nspPgCatalog, kind: 'v', view: v}, true
 		}
@@ -101,9 +101,9 @@ func (s *Session) relationByOID(oid uint32) (relInfo, bool) {
 
 // relationOID resolves a relation name as the search path does
 // (pg_catalog, then public).
-func (s *Session) relationOID(schema, name string) (uint32, bool) {
+func (s *Backend) relationOID(schema, name string) (uint32, bool) {
 	if schema == "" || schema == "pg_catalog" {
-		if v, ok := s.eng.views[name]; ok {
+		if v, ok := s.views[name]; ok {
 			return v.oid, true
 		}
 	}
@@ -296,7 +296,7 @@ type conInfo struct {
 // constraints lists the constraints of the catalog: primary keys and
 // unique constraints from their indexes, then the table's own check and
 // foreign-key constraints.
-func (s *Session) constraints() []conInfo {
+func (s *Backend) constraints() []conInfo {
 	cat := s.cat()
 	var out []conInfo
 	for _, ix := range cat.Indexes {
@@ -333,7 +333,7 @@ func (s *Session) constraints() []conInfo {
 
 // indexDef is pg_get_indexdef: the CREATE INDEX statement of an index
 // (schema-qualified unless pretty).
-func (s *Session) indexDef(ix *IndexDef, pretty bool) string {
+func (s *Backend) indexDef(ix *IndexDef, pretty bool) string {
 	cat := s.cat()
 	t := cat.Tables[ix.Table]
 	if t == nil {

@@ -133,7 +133,7 @@ func pgClassView() *view {
 					if !t.isPartitioned() {
 						row[6] = oidDatum(amHeap)
 						row[7] = oidDatum(t.RelFile)
-						n, _ := s.eng.store.RelationPages(storage.RelID(t.RelFile))
+						n, _ := s.store.RelationPages(storage.RelID(t.RelFile))
 						row[9] = intDatum(int64(n))
 					}
 					if t.Unlogged {
@@ -164,7 +164,7 @@ func pgClassView() *view {
 					if r.kind == 'i' {
 						row[6] = oidDatum(amBtree)
 						row[7] = oidDatum(ix.RelFile)
-						row[9] = intDatum(int64(s.eng.store.IndexPages(storage.RelID(ix.RelFile))))
+						row[9] = intDatum(int64(s.store.IndexPages(storage.RelID(ix.RelFile))))
 					} else {
 						row[6] = oidDatum(amBtree)
 					}
@@ -218,7 +218,7 @@ type attrRow struct {
 	identity byte // attidentity
 }
 
-func (s *Session) attributes() []attrRow {
+func (s *Backend) attributes() []attrRow {
 	var out []attrRow
 	for _, r := range s.relations() {
 		switch {
@@ -662,7 +662,7 @@ func pgIndexesView() *view {
 }
 
 // defaultText is how pg_get_expr prints a column default.
-func (s *Session) defaultText(c *ColumnDef) string {
+func (s *Backend) defaultText(c *ColumnDef) string {
 	if text, ok := s.prettyDefault(c); ok { // altercol.go
 		return text
 	}

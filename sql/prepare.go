@@ -74,7 +74,7 @@ func noPrepared(name string) error {
 // compilePrepare is PREPARE name [(type, ...)] AS statement. The statement
 // is analysed when PREPARE runs, against the catalog as it is then.
 func (s *Session) compilePrepare(p *pg.PrepareStmt, text string, params *[]Type, st *Stmt) error {
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	declared := make([]Type, len(p.Argtypes))
 	for i, n := range p.Argtypes {
 		t, err := a.typeName(n.GetTypeName())
@@ -148,7 +148,7 @@ func (s *Session) compileExecute(x *pg.ExecuteStmt, params *[]Type, st *Stmt) er
 		return pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement \"%s\"", x.Name).
 			WithDetail(fmt.Sprintf("Expected %d parameters but got %d.", len(inner.params), len(x.Params)))
 	}
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	args := make([]expr, len(x.Params))
 	for i, n := range x.Params {
 		e, err := a.expr(n)
@@ -217,7 +217,7 @@ func (s *Session) compileDeallocate(d *pg.DeallocateStmt, st *Stmt) {
 // oidPgPreparedStatements is the view's OID in PostgreSQL 15.
 const oidPgPreparedStatements = 12095
 
-func preparedStatementsView() *view {
+func (e *Engine) preparedStatementsView() *view {
 	return &view{
 		name: "pg_prepared_statements",
 		oid:  oidPgPreparedStatements,
@@ -226,13 +226,14 @@ func preparedStatementsView() *view {
 			"parameter_types", Type{OID: 2211, Len: -1, Mod: -1, Name: "regtype[]"}, "from_sql", TypeBool,
 			"generic_plans", TypeInt8, "custom_plans", TypeInt8),
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			names := make([]string, 0, len(ec.s.prepared))
-			for n := range ec.s.prepared {
+			own := e.session(ec.s.pid)
+			names := make([]string, 0, len(own.prepared))
+			for n := range own.prepared {
 				names = append(names, n)
 			}
 			slices.Sort(names)
 			for _, n := range names {
-				p := ec.s.prepared[n]
+				p := own.prepared[n]
 				types := Datum{A: make([]Datum, 0, len(p.st.params))}
 				for _, t := range p.st.params {
 					types.A = append(types.A, intDatum(int64(t.OID)))
@@ -273,7 +274,7 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *Stmt) {
 			s.gucs.ResetAll()
 			s.refreshFormat()
 			clear(s.prepared)
-			s.eng.locks.ReleaseSessionLocks(s.proc, true)
+			s.locks.ReleaseSessionLocks(s.proc, true)
 			s.discardPlans()
 			s.discardSequences() // seqfuncs.go
 		case pg.DiscardMode_DISCARD_PLANS:

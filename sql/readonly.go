@@ -119,11 +119,11 @@ func (s *Session) checkReadOnly(st *Stmt) error {
 // checkReadWrite is SET transaction_read_only = off's rule: a read-only
 // transaction can become read-write only before its first query, and not
 // inside a savepoint.
-func (s *Session) checkReadWrite() error {
+func (s *Backend) checkReadWrite() error {
 	if s.tx == txNone || !s.gucs.Bool("transaction_read_only") {
 		return nil
 	}
-	if len(s.savepoints) > 0 {
+	if s.txn.NestLevel() > 1 { // IsSubTransaction
 		return pgerr.New(pgerr.ActiveSQLTransaction, "cannot set transaction read-write mode inside a read-only transaction")
 	}
 	if s.txn.SnapshotTaken() {

@@ -17,7 +17,7 @@ func appendRegName(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 	if oid == 0 {
 		return append(buf, '-')
 	}
-	var s *Session
+	var s *Backend
 	if fc != nil {
 		s = fc.s
 	}
@@ -27,7 +27,7 @@ func appendRegName(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 	return strconv.AppendUint(buf, uint64(oid), 10)
 }
 
-func regName(s *Session, t Type, oid uint32) (string, bool) {
+func regName(s *Backend, t Type, oid uint32) (string, bool) {
 	switch t.OID {
 	case OIDRegclass:
 		if s == nil {
@@ -69,7 +69,7 @@ func parseRegName(t Type, in string, fc *formatCtx) (Datum, error) {
 	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
 		return intDatum(int64(n)), nil
 	}
-	var s *Session
+	var s *Backend
 	if fc != nil {
 		s = fc.s
 	}

@@ -14,7 +14,7 @@ var relSizeFuncs = map[string]bool{
 
 const blockSize = 8192
 
-func (e *Engine) relSizeFunc(a *analyzer, name string, args []expr, loc int32) (expr, bool, error) {
+func relSizeFunc(a *analyzer, name string, args []expr, loc int32) (expr, bool, error) {
 	if !relSizeFuncs[name] {
 		return nil, false, nil
 	}
@@ -46,13 +46,13 @@ func (e *Engine) relSizeFunc(a *analyzer, name string, args []expr, loc int32) (
 			oid = o
 		}
 		size := func(t *TableDef) int64 {
-			n, _ := s.eng.store.RelationPages(storage.RelID(t.RelFile))
+			n, _ := s.store.RelationPages(storage.RelID(t.RelFile))
 			return int64(n) * blockSize
 		}
 		idxSize := func(t *TableDef) int64 {
 			var total int64
 			for _, ix := range cat.tableIndexes(t) {
-				total += int64(s.eng.store.IndexPages(storage.RelID(ix.RelFile))) * blockSize
+				total += int64(s.store.IndexPages(storage.RelID(ix.RelFile))) * blockSize
 			}
 			return total
 		}
@@ -75,7 +75,7 @@ func (e *Engine) relSizeFunc(a *analyzer, name string, args []expr, loc int32) (
 			if name == "pg_indexes_size" {
 				return intDatum(0), nil
 			}
-			return intDatum(int64(s.eng.store.IndexPages(storage.RelID(ix.RelFile))) * blockSize), nil
+			return intDatum(int64(s.store.IndexPages(storage.RelID(ix.RelFile))) * blockSize), nil
 		}
 		if byOID {
 			return NullDatum, nil // PostgreSQL returns NULL for an unknown OID

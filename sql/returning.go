@@ -20,14 +20,14 @@ type returning struct {
 
 // compileReturning compiles list against table t under alias. A nil list
 // gives a nil *returning.
-func (s *Session) compileReturning(list []*pg.Node, t *TableDef, alias string, params *[]Type) (*returning, error) {
+func (s *Backend) compileReturning(list []*pg.Node, t *TableDef, alias string, params *[]Type) (*returning, error) {
 	return s.compileReturningHiding(list, t, alias, params, nil)
 }
 
 // compileReturningHiding is compileReturning for a statement with names
 // RETURNING may not see (hidden, e.g. ON CONFLICT's excluded), which
 // errors then mention.
-func (s *Session) compileReturningHiding(list []*pg.Node, t *TableDef, alias string, params *[]Type, hidden *scope) (*returning, error) {
+func (s *Backend) compileReturningHiding(list []*pg.Node, t *TableDef, alias string, params *[]Type, hidden *scope) (*returning, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}

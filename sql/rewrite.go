@@ -19,7 +19,7 @@ import (
 
 // rewriteTable rewrites t (old: its definition now, which its storage
 // holds) into definition nt, conv computing each new row from the old one.
-func (s *Session) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *evalCtx, old, row []Datum) error) error {
+func (s *Backend) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *evalCtx, old, row []Datum) error) error {
 	// reindex_relation's locks, on top of the ALTER's AccessExclusiveLock
 	if err := s.lockNow(ec, old.OID, locks.ShareLock); err != nil {
 		return err
@@ -34,13 +34,13 @@ func (s *Session) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *eva
 		return err
 	}
 	op := &catOp{kind: "rewrite", oid: old.OID, oldFile: old.RelFile, oldIdx: map[uint32]uint32{}, newIdx: map[uint32]uint32{}}
-	op.relfile = s.eng.cat.allocOID()
-	if err := s.eng.store.CreateRelation(storage.RelID(op.relfile)); err != nil {
+	op.relfile = s.catalog.allocOID()
+	if err := s.store.CreateRelation(storage.RelID(op.relfile)); err != nil {
 		return err
 	}
 	for _, ix := range idx {
-		f := s.eng.cat.allocOID()
-		if err := s.eng.store.CreateIndex(storage.RelID(f)); err != nil {
+		f := s.catalog.allocOID()
+		if err := s.store.CreateIndex(storage.RelID(f)); err != nil {
 			return err
 		}
 		op.oldIdx[ix.OID], op.newIdx[ix.OID] = ix.RelFile, f
@@ -76,7 +76,7 @@ func (s *Session) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *eva
 			}
 		}
 		buf = appendRow(buf[:0], t, row)
-		tid, err := s.eng.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), buf, fillfactor(t))
+		tid, err := s.store.Insert(ec.ctx, s.proc, &s.txn, storage.RelID(t.RelFile), buf, fillfactor(t))
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (s *Session) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *eva
 				}
 				seen[k][string(key)] = true
 			}
-			if err := s.eng.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
+			if err := s.store.IndexInsert(s.proc, storage.RelID(ix.RelFile), key, tid); err != nil {
 				return err
 			}
 		}

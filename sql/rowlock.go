@@ -53,7 +53,7 @@ func (p *modifyPlan) keysChanged(old, new []Datum) bool {
 // rowWait is how this session's DML and row locks on table t wait for
 // conflicting transactions: with its lock_timeout and deadlock_timeout,
 // tuple locks tagged with t's OID.
-func (s *Session) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWait {
+func (s *Backend) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWait {
 	return storage.RowWait{Policy: policy, Lock: s.lockOptions(false, false), RelOID: t.OID}
 }
 
@@ -71,10 +71,10 @@ func (s *Session) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWai
 // storage.WaitError (NOWAIT); 40001 `could not serialize access due to
 // concurrent update` (or delete) under REPEATABLE READ; the lock manager's
 // 40P01 and 55P03 (lock_timeout); cancellation.
-func (s *Session) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.TupleLockMode, policy storage.WaitPolicy, recheck func([]Datum) (bool, error)) (locked bool, lockedTID storage.TID, row []Datum, err error) {
+func (s *Backend) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.TupleLockMode, policy storage.WaitPolicy, recheck func([]Datum) (bool, error)) (locked bool, lockedTID storage.TID, row []Datum, err error) {
 	rel := storage.RelID(t.RelFile)
 	for {
-		out, err := s.eng.store.LockTuple(ec.ctx, s.proc, &s.txn, rel, tid, mode, s.rowWait(policy, t))
+		out, err := s.store.LockTuple(ec.ctx, s.proc, &s.txn, rel, tid, mode, s.rowWait(policy, t))
 		if err != nil {
 			return false, tid, nil, err
 		}

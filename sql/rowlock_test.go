@@ -112,7 +112,7 @@ func TestLockRow(t *testing.T) {
 	mustExec(t, a, "update tellers set tbalance = tbalance + 5 where tid = 1")
 
 	mustExec(t, b, "begin")
-	ec := &evalCtx{s: b, ctx: context.Background()}
+	ec := &evalCtx{s: &b.Backend, ctx: context.Background()}
 	tid := visibleTID(t, b, tab)
 	done := make(chan error, 1)
 	go func() {
@@ -132,7 +132,7 @@ func TestLockRow(t *testing.T) {
 	}
 
 	mustExec(t, c, "begin")
-	cec := &evalCtx{s: c, ctx: context.Background()}
+	cec := &evalCtx{s: &c.Backend, ctx: context.Background()}
 	ctid := visibleTID(t, c, tab)
 	_, _, _, err := c.lockRow(cec, tab, ctid, txn.LockTupleShare, storage.WaitError, nil)
 	if pe := pgerr.From(err); pe == nil || pe.Code != pgerr.LockNotAvailable || pe.Message != `could not obtain lock on row in relation "tellers"` {
@@ -178,7 +178,7 @@ func TestLockRowFollowsUpdate(t *testing.T) {
 		mustExec(t, b, "begin isolation level "+iso)
 		tid := visibleTID(t, b, tab)
 		mustExec(t, a, "update acc set bal = bal + 1")
-		ec := &evalCtx{s: b, ctx: context.Background()}
+		ec := &evalCtx{s: &b.Backend, ctx: context.Background()}
 		locked, lt, row, err := b.lockRow(ec, tab, tid, txn.LockTupleExclusive, storage.WaitBlock, func(r []Datum) (bool, error) { return r[1].I > 100, nil })
 		if iso == "repeatable read" {
 			if pe := pgerr.From(err); pe == nil || pe.Code != pgerr.SerializationFailure {

@@ -110,7 +110,7 @@ func (s *Session) beginSavepoint(name string) {
 	s.gucs.BeginSub()
 	s.savepoints = append(s.savepoints, savepoint{
 		name:     name,
-		lockMark: s.eng.locks.Mark(s.proc),
+		lockMark: s.locks.Mark(s.proc),
 		catMark:  len(s.catOps),
 	})
 }
@@ -123,7 +123,7 @@ func (s *Session) releaseSavepoint(i int) {
 		s.txn.CommitSub()
 		s.gucs.CommitSub()
 	}
-	s.eng.locks.KeepSince(s.proc, s.savepoints[i].lockMark)
+	s.locks.KeepSince(s.proc, s.savepoints[i].lockMark)
 	s.popSavepoints(i)
 }
 
@@ -155,7 +155,7 @@ func (s *Session) abortInnermostSavepoint() {
 // anyone waiting for its rows or relations), its settings and its DDL.
 func (s *Session) abortSubxact(sp *savepoint) {
 	s.txn.AbortSub()
-	s.eng.locks.ReleaseSince(s.proc, sp.lockMark)
+	s.locks.ReleaseSince(s.proc, sp.lockMark)
 	s.gucs.AbortSub()
 	s.rollbackCatalog(sp.catMark)
 	s.refreshFormat()

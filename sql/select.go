@@ -11,7 +11,7 @@ import (
 
 // evalCtx is what expressions see while running.
 type evalCtx struct {
-	s         *Session
+	s         *Backend
 	ctx       context.Context
 	params    []Datum
 	aggVals   []Datum   // results of the current group's aggregates
@@ -93,7 +93,7 @@ func (o *outputRef) eval(ec *evalCtx, _ []Datum) (Datum, error) {
 var errLimitReached = pgerr.New(pgerr.InternalError, "limit reached")
 
 // compileSelect analyses a SelectStmt at the top level of a statement.
-func (s *Session) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan, error) {
+func (s *Backend) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan, error) {
 	return newAnalyzer(s, params).compileQuery(sel)
 }
 

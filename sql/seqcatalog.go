@@ -148,7 +148,7 @@ func (q *seqSource) scan(ec *evalCtx, fn func([]Datum) error) error {
 	if def == nil {
 		return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", q.q.Name)
 	}
-	d := s.eng.seqs.get(def.RelFile)
+	d := s.seqs.get(def.RelFile)
 	if d == nil {
 		return pgerr.New(pgerr.InternalError, "storage of sequence \"%s\" is missing", def.Name)
 	}
@@ -160,7 +160,7 @@ func (q *seqSource) scan(ec *evalCtx, fn func([]Datum) error) error {
 }
 
 // rangeSequence finds the sequence a FROM item names, if it names one.
-func (s *Session) rangeSequence(rv *pg.RangeVar) *SequenceDef {
+func (s *Backend) rangeSequence(rv *pg.RangeVar) *SequenceDef {
 	if rv.Schemaname != "" && rv.Schemaname != sequenceNamespaceName {
 		return nil
 	}

@@ -96,7 +96,7 @@ type ownedSeq struct {
 // identity columns (before the table, as PostgreSQL runs the CREATE
 // SEQUENCE it generates first) and sets the columns' defaults to their
 // nextval.
-func (s *Session) createColumnSequences(ec *evalCtx, t *TableDef, list []columnSeq) ([]ownedSeq, error) {
+func (s *Backend) createColumnSequences(ec *evalCtx, t *TableDef, list []columnSeq) ([]ownedSeq, error) {
 	var out []ownedSeq
 	for _, cs := range list {
 		col := &t.Cols[cs.col]
@@ -131,7 +131,7 @@ func (s *Session) createColumnSequences(ec *evalCtx, t *TableDef, list []columnS
 // as the ALTER SEQUENCE ... OWNED BY that PostgreSQL generates does (with
 // its locks: ShareRowExclusiveLock and RowExclusiveLock on the sequence,
 // AccessShareLock on the table).
-func (s *Session) ownColumnSequences(ec *evalCtx, table uint32, seqs []ownedSeq) error {
+func (s *Backend) ownColumnSequences(ec *evalCtx, table uint32, seqs []ownedSeq) error {
 	for _, o := range seqs {
 		if err := s.lockNow(ec, o.def.OID, locks.ShareRowExclusiveLock); err != nil {
 			return err
@@ -164,7 +164,7 @@ func stripIdentity(cols []ColumnDef) {
 // catalog. As in PostgreSQL, a sequence function's relation argument is a
 // regclass constant: written back as 'name'::regclass, and an error when
 // no such relation exists.
-func (s *Session) deparseDefault(n *pg.Node) (string, error) {
+func (s *Backend) deparseDefault(n *pg.Node) (string, error) {
 	if err := s.regclassArgs(n, false); err != nil {
 		return "", err
 	}
@@ -176,7 +176,7 @@ var regclassFuncs = map[string]bool{"nextval": true, "currval": true, "setval": 
 // regclassArgs rewrites the regclass constants of an expression tree:
 // cast says n is the argument of a ::regclass cast or of a sequence
 // function.
-func (s *Session) regclassArgs(n *pg.Node, cast bool) error {
+func (s *Backend) regclassArgs(n *pg.Node, cast bool) error {
 	switch {
 	case n == nil:
 	case n.GetAConst() != nil:
@@ -242,7 +242,7 @@ func (s *Session) regclassArgs(n *pg.Node, cast bool) error {
 	return nil
 }
 
-func (s *Session) regclassList(ns []*pg.Node) error {
+func (s *Backend) regclassList(ns []*pg.Node) error {
 	for _, n := range ns {
 		if err := s.regclassArgs(n, false); err != nil {
 			return err
@@ -264,7 +264,7 @@ func (u seqUser) describe() string {
 // sequenceUsers lists the column defaults that name sequence oid (a
 // regclass constant, as PostgreSQL records a dependency on it), except
 // those of the tables in skip and the identity columns' own defaults.
-func (s *Session) sequenceUsers(oid uint32, skip map[uint32]bool) []seqUser {
+func (s *Backend) sequenceUsers(oid uint32, skip map[uint32]bool) []seqUser {
 	cat := s.cat()
 	var tabs []*TableDef
 	for _, t := range cat.Tables {
@@ -308,7 +308,7 @@ func exprNamesRelation(e expr, oid uint32) bool {
 // are dropped by CASCADE. dropping lists the tables the statement drops;
 // orig names what the statement drops, for the error ("" when it names
 // several objects).
-func (s *Session) dropSequences(ec *evalCtx, oids []uint32, dropping map[uint32]bool, cascade bool, orig string) error {
+func (s *Backend) dropSequences(ec *evalCtx, oids []uint32, dropping map[uint32]bool, cascade bool, orig string) error {
 	cat := s.cat()
 	var users []seqUser
 	var lines []string
@@ -369,7 +369,7 @@ func (s *Session) dropSequences(ec *evalCtx, oids []uint32, dropping map[uint32]
 // dropOwnedSequences drops, with the tables a DROP TABLE dropped, the
 // sequences their columns own (serial, identity, OWNED BY). before is the
 // catalog as the statement began; names are the tables it named.
-func (s *Session) dropOwnedSequences(ec *evalCtx, before *catalogState, names []string, cascade bool) error {
+func (s *Backend) dropOwnedSequences(ec *evalCtx, before *catalogState, names []string, cascade bool) error {
 	dropped := map[uint32]bool{}
 	var oids []uint32
 	var tabs []*TableDef
@@ -403,7 +403,7 @@ func (s *Session) dropOwnedSequences(ec *evalCtx, before *catalogState, names []
 // each new storage, so a rollback undoes it). rvs are the tables named
 // (their partitioned ones own sequences too), leaves the tables truncated
 // (with those CASCADE added).
-func (s *Session) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*TableDef) error {
+func (s *Backend) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*TableDef) error {
 	seen := map[uint32]bool{}
 	var seqs []*SequenceDef
 	add := func(t *TableDef) {
@@ -441,8 +441,8 @@ func (s *Session) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*Tab
 		if err := s.seqLogged(&nd); err != nil {
 			return err
 		}
-		nd.RelFile = s.eng.cat.allocOID()
-		s.eng.seqs.create(nd.RelFile, seqState{LastValue: q.Start})
+		nd.RelFile = s.catalog.allocOID()
+		s.seqs.create(nd.RelFile, seqState{LastValue: q.Start})
 		s.addCatOp(&catOp{kind: "setseq", seq: &nd, relfile: nd.RelFile, oldFile: q.RelFile})
 		elm.cached = elm.last
 	}
@@ -453,7 +453,7 @@ func (s *Session) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*Tab
 // for sequences named where a table is expected and for identity
 // columns: INSERT and UPDATE of a GENERATED ALWAYS column (428C9), and
 // OVERRIDING USER VALUE, which gives identity columns their default.
-func (s *Session) checkSequenceUse(n *pg.Node) error {
+func (s *Backend) checkSequenceUse(n *pg.Node) error {
 	cat := s.cat()
 	if len(cat.Sequences) == 0 {
 		return nil
@@ -532,7 +532,7 @@ func generatedAlways(msg, col string) *pgerr.Error {
 // identityInsert is rewriteTargetListIU for identity columns. OVERRIDING
 // USER VALUE turns the values given for them into DEFAULT; the change is
 // made in the parse tree, and is the same when made again.
-func (s *Session) identityInsert(ins *pg.InsertStmt) error {
+func (s *Backend) identityInsert(ins *pg.InsertStmt) error {
 	t, err := s.resolveTable(ins.Relation)
 	if err != nil {
 		return nil // compileInsert reports it
@@ -600,7 +600,7 @@ func (s *Session) identityInsert(ins *pg.InsertStmt) error {
 
 // identityUpdate refuses to set a GENERATED ALWAYS column to anything but
 // DEFAULT.
-func (s *Session) identityUpdate(up *pg.UpdateStmt) error {
+func (s *Backend) identityUpdate(up *pg.UpdateStmt) error {
 	t, err := s.resolveTable(up.Relation)
 	if err != nil {
 		return nil
@@ -633,7 +633,7 @@ func identitySetList(t *TableDef, targets []*pg.Node) error {
 
 // skipSequence is VACUUM's and ANALYZE's answer to a sequence: a warning,
 // and nothing done.
-func (s *Session) skipSequence(rv *pg.RangeVar, tag string) bool {
+func (s *Backend) skipSequence(rv *pg.RangeVar, tag string) bool {
 	q := s.rangeSequence(rv)
 	if q == nil {
 		return false

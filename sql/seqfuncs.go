@@ -28,7 +28,7 @@ type seqElm struct {
 }
 
 // seqElem returns the session's entry for sequence oid.
-func (s *Session) seqElem(oid uint32) *seqElm {
+func (s *Backend) seqElem(oid uint32) *seqElm {
 	elm := s.seqTab[oid]
 	if elm == nil {
 		if s.seqTab == nil {
@@ -43,13 +43,13 @@ func (s *Session) seqElem(oid uint32) *seqElm {
 // seqLock is lock_and_open_sequence: RowExclusiveLock on the sequence, once
 // per transaction, outside the subtransaction log (so that ROLLBACK TO
 // keeps it, as PostgreSQL's TopTransactionResourceOwner does).
-func (s *Session) seqLock(ec *evalCtx, elm *seqElm) error {
+func (s *Backend) seqLock(ec *evalCtx, elm *seqElm) error {
 	if elm.lxid == s.lxid && s.lxid != 0 {
 		return nil
 	}
 	opt := s.lockOptions(false, false)
 	opt.Unlogged = true
-	if err := s.eng.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, elm.oid), locks.RowExclusiveLock, opt); err != nil {
+	if err := s.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, elm.oid), locks.RowExclusiveLock, opt); err != nil {
 		return err
 	}
 	elm.lxid = s.lxid
@@ -60,7 +60,7 @@ func (s *Session) seqLock(ec *evalCtx, elm *seqElm) error {
 // session's entry, the definition and the storage. A sequence whose
 // storage changed since the session last used it loses its cached values
 // (not its currval).
-func (s *Session) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqData, error) {
+func (s *Backend) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqData, error) {
 	elm := s.seqElem(oid)
 	if err := s.seqLock(ec, elm); err != nil {
 		return nil, nil, nil, err
@@ -74,7 +74,7 @@ func (s *Session) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqD
 	}
 	if q.RelFile != elm.relfile || elm.data == nil {
 		elm.relfile = q.RelFile
-		elm.data = s.eng.seqs.get(q.RelFile)
+		elm.data = s.seqs.get(q.RelFile)
 		elm.cached = elm.last
 		if elm.data == nil {
 			return nil, nil, nil, pgerr.New(pgerr.InternalError, "storage of sequence \"%s\" is missing", q.Name)
@@ -85,13 +85,13 @@ func (s *Session) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqD
 
 // discardSequences is DISCARD SEQUENCES (ResetSequenceCaches): the
 // session forgets its currval and lastval states and its cached values.
-func (s *Session) discardSequences() {
+func (s *Backend) discardSequences() {
 	s.seqTab, s.lastSeq = nil, nil
 }
 
 // seqReadOnly is PreventCommandIfReadOnly for the sequence functions
 // (lockd has no temporary sequences, which PostgreSQL lets them change).
-func (s *Session) seqReadOnly(fn string) error {
+func (s *Backend) seqReadOnly(fn string) error {
 	if s.gucs.Bool("transaction_read_only") {
 		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s() in a read-only transaction", fn)
 	}
@@ -99,7 +99,7 @@ func (s *Session) seqReadOnly(fn string) error {
 }
 
 // nextval is nextval_internal.
-func (s *Session) nextval(ec *evalCtx, oid uint32) (int64, error) {
+func (s *Backend) nextval(ec *evalCtx, oid uint32) (int64, error) {
 	elm, q, data, err := s.seqOpen(ec, oid)
 	if err != nil {
 		return 0, err
@@ -125,7 +125,7 @@ func (s *Session) nextval(ec *evalCtx, oid uint32) (int64, error) {
 	// Log (and so fetch) 32 values ahead when the logged ones are used
 	// up, and after a checkpoint.
 	logit := false
-	if logCnt < fetch || !st.IsCalled || data.loggedGen < s.eng.seqs.ckptGen.Load() {
+	if logCnt < fetch || !st.IsCalled || data.loggedGen < s.seqs.ckptGen.Load() {
 		fetch += sequenceLogVals
 		logCnt = fetch
 		logit = true
@@ -175,7 +175,7 @@ func (s *Session) nextval(ec *evalCtx, oid uint32) (int64, error) {
 			data.lw.Release(s.proc)
 			return 0, err
 		}
-		data.loggedGen = s.eng.seqs.ckptGen.Load()
+		data.loggedGen = s.seqs.ckptGen.Load()
 	}
 	data.st = seqState{LastValue: last, LogCnt: logCnt, IsCalled: true}
 	data.lw.Release(s.proc)
@@ -186,7 +186,7 @@ func (s *Session) nextval(ec *evalCtx, oid uint32) (int64, error) {
 }
 
 // currval returns the value nextval last gave this session.
-func (s *Session) currval(ec *evalCtx, oid uint32) (int64, error) {
+func (s *Backend) currval(ec *evalCtx, oid uint32) (int64, error) {
 	elm, q, _, err := s.seqOpen(ec, oid)
 	if err != nil {
 		return 0, err
@@ -199,7 +199,7 @@ func (s *Session) currval(ec *evalCtx, oid uint32) (int64, error) {
 
 // lastval returns the value nextval last gave this session, of any
 // sequence.
-func (s *Session) lastval(ec *evalCtx) (int64, error) {
+func (s *Backend) lastval(ec *evalCtx) (int64, error) {
 	elm := s.lastSeq
 	if elm == nil {
 		return 0, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
@@ -215,7 +215,7 @@ func (s *Session) lastval(ec *evalCtx) (int64, error) {
 
 // setval is do_setval: the next nextval returns next+increment (isCalled)
 // or next.
-func (s *Session) setval(ec *evalCtx, oid uint32, next int64, isCalled bool) error {
+func (s *Backend) setval(ec *evalCtx, oid uint32, next int64, isCalled bool) error {
 	elm, q, data, err := s.seqOpen(ec, oid)
 	if err != nil {
 		return err
@@ -237,15 +237,15 @@ func (s *Session) setval(ec *evalCtx, oid uint32, next int64, isCalled bool) err
 		return err
 	}
 	data.st = seqState{LastValue: next, IsCalled: isCalled}
-	data.loggedGen = s.eng.seqs.ckptGen.Load()
+	data.loggedGen = s.seqs.ckptGen.Load()
 	data.lw.Release(s.proc)
 	return nil
 }
 
 // seqLastValue is pg_sequence_last_value: the sequence's last_value, NULL
 // before the first nextval.
-func (s *Session) seqLastValue(ec *evalCtx, q *SequenceDef) Datum {
-	d := s.eng.seqs.get(q.RelFile)
+func (s *Backend) seqLastValue(ec *evalCtx, q *SequenceDef) Datum {
+	d := s.seqs.get(q.RelFile)
 	if d == nil {
 		return NullDatum
 	}

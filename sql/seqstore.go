@@ -156,30 +156,30 @@ func (st *seqStore) write(cat *catalogState) error {
 // published: the storage that dropped and rewritten sequences no longer
 // use is forgotten, and the file is written so that new sequences and
 // restarts are on disk.
-func (s *Session) commitSequences(ops []*catOp) {
+func (s *Backend) commitSequences(ops []*catOp) {
 	changed := false
 	for _, op := range ops {
 		switch op.kind {
 		case "dropseq", "setseq":
-			s.eng.seqs.drop(op.oldFile)
+			s.seqs.drop(op.oldFile)
 			changed = true
 		case "createseq":
 			changed = true
 		}
 	}
 	if changed {
-		if err := s.eng.seqs.write(s.eng.cat.state()); err != nil {
+		if err := s.seqs.write(s.catalog.state()); err != nil {
 			s.notice(pgerr.SeverityWarning, pgerr.InternalError, "could not write the sequences: "+err.Error())
 		}
 	}
 }
 
 // abortSequences forgets the storage that rolled-back operations made.
-func (s *Session) abortSequences(ops []*catOp) {
+func (s *Backend) abortSequences(ops []*catOp) {
 	for _, op := range ops {
 		switch op.kind {
 		case "createseq", "setseq":
-			s.eng.seqs.drop(op.relfile)
+			s.seqs.drop(op.relfile)
 		}
 	}
 }

@@ -125,7 +125,7 @@ type seqOptions struct {
 // from them; isInit fills in the defaults of a new sequence. asType is
 // the data type a new identity or serial sequence takes when the options
 // name none.
-func (s *Session) seqParams(options []*pg.Node, forIdentity, isInit bool, def *SequenceDef, st *seqState, asType uint32) (seqOptions, error) {
+func (s *Backend) seqParams(options []*pg.Node, forIdentity, isInit bool, def *SequenceDef, st *seqState, asType uint32) (seqOptions, error) {
 	var o seqOptions
 	var asOpt, start, restart, incr, maxv, minv, cache, cycle *pg.DefElem
 	seen := func(p **pg.DefElem, de *pg.DefElem) error {
@@ -360,7 +360,7 @@ func seqRangeVar(rv *pg.RangeVar) error {
 	return nil
 }
 
-func (s *Session) compileCreateSequence(cs *pg.CreateSeqStmt, st *Stmt) error {
+func (s *Backend) compileCreateSequence(cs *pg.CreateSeqStmt, st *Stmt) error {
 	rv := cs.Sequence
 	if rv.Relpersistence == "t" {
 		return pgerr.NotSupported("temporary sequences are not supported")
@@ -401,8 +401,8 @@ func (s *Session) compileCreateSequence(cs *pg.CreateSeqStmt, st *Stmt) error {
 // createSequence makes a new sequence of def (its OID and storage are
 // assigned here) with the initial state st, locked AccessExclusiveLock as
 // a new relation is.
-func (s *Session) createSequence(ec *evalCtx, def *SequenceDef, st seqState) error {
-	def.OID = s.eng.cat.allocOID()
+func (s *Backend) createSequence(ec *evalCtx, def *SequenceDef, st seqState) error {
+	def.OID = s.catalog.allocOID()
 	def.RelFile = def.OID
 	if err := s.lockNow(ec, def.OID, locks.AccessExclusiveLock); err != nil {
 		return err
@@ -410,7 +410,7 @@ func (s *Session) createSequence(ec *evalCtx, def *SequenceDef, st seqState) err
 	if err := s.seqLogged(def); err != nil { // fill_seq_with_data
 		return err
 	}
-	s.eng.seqs.create(def.RelFile, st)
+	s.seqs.create(def.RelFile, st)
 	s.addCatOp(&catOp{kind: "createseq", seq: def, relfile: def.RelFile})
 	return nil
 }
@@ -418,7 +418,7 @@ func (s *Session) createSequence(ec *evalCtx, def *SequenceDef, st seqState) err
 // seqLogged gives the transaction an xid where PostgreSQL WAL-logs a
 // sequence change (GetTopTransactionId in sequence.c): its commit then
 // flushes the log. Unlogged sequences are not logged.
-func (s *Session) seqLogged(def *SequenceDef) error {
+func (s *Backend) seqLogged(def *SequenceDef) error {
 	if def.Unlogged {
 		return nil
 	}
@@ -428,7 +428,7 @@ func (s *Session) seqLogged(def *SequenceDef) error {
 
 // setOwnedBy is process_owned_by: OWNED BY table.column or NONE, with
 // the table locked AccessShareLock.
-func (s *Session) setOwnedBy(ec *evalCtx, def *SequenceDef, names []string) error {
+func (s *Backend) setOwnedBy(ec *evalCtx, def *SequenceDef, names []string) error {
 	if def.Identity {
 		owner := s.cat().Tables[def.OwnedTable]
 		table := ""
@@ -475,7 +475,7 @@ func (s *Session) setOwnedBy(ec *evalCtx, def *SequenceDef, names []string) erro
 	return nil
 }
 
-func (s *Session) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
+func (s *Backend) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
 	rv := as.Sequence
 	if err := seqRangeVar(rv); err != nil {
 		return err
@@ -513,14 +513,14 @@ func (s *Session) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
 			if err := s.seqLogged(&nd); err != nil {
 				return "", err
 			}
-			nd.RelFile = s.eng.cat.allocOID()
-			s.eng.seqs.create(nd.RelFile, state)
+			nd.RelFile = s.catalog.allocOID()
+			s.seqs.create(nd.RelFile, state)
 			op.relfile, op.oldFile = nd.RelFile, q.RelFile
 		}
 		elm.cached = elm.last // forget values cached from the old state
 		if opts.ownedBy != nil {
 			if err := s.setOwnedBy(ec, &nd, opts.ownedBy); err != nil {
-				s.eng.seqs.drop(op.relfile)
+				s.seqs.drop(op.relfile)
 				return "", err
 			}
 		}
@@ -530,7 +530,7 @@ func (s *Session) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Session) compileDropSequence(d *pg.DropStmt, st *Stmt) error {
+func (s *Backend) compileDropSequence(d *pg.DropStmt, st *Stmt) error {
 	var names []string
 	for _, o := range d.Objects {
 		schema, name := qualifiedName(o.GetList().GetItems())
@@ -576,7 +576,7 @@ func (s *Session) compileDropSequence(d *pg.DropStmt, st *Stmt) error {
 
 // wrongDropKind is DropErrorMsgWrongType: DROP <kind> naming a relation of
 // another kind (for the kinds sequences are confused with).
-func (s *Session) wrongDropKind(name, kind string) error {
+func (s *Backend) wrongDropKind(name, kind string) error {
 	got := s.cat().relationKind(name)
 	if got == "" || got == kind || (got != "sequence" && kind != "sequence") {
 		return nil

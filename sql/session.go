@@ -66,7 +66,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
-	views := append([]*view{settingsView(), pgLocksView(), statActivityView(), extensionView(), preparedStatementsView()}, catalogViews()...)
+	views := append([]*view{settingsView(), pgLocksView(), e.statActivityView(), extensionView(), e.preparedStatementsView()}, catalogViews()...)
 	for _, v := range append(views, sequenceViews()...) {
 		e.views[v.name] = v
 	}
@@ -106,38 +106,14 @@ const (
 // goroutine only, except for the fields read by other sessions through
 // atomics (wait event).
 type Session struct {
-	eng      *Engine
-	gucs     *guc.Session
-	pid      int32
-	user     string
-	database string
+	Backend
+	eng *Engine
 
-	tx        txState
-	xactStart time.Time
-	stmtStart time.Time
+	savepoints []savepoint              // open SAVEPOINTs, innermost last (savepoint.go)
+	queryText  string                   // the client's query string, shown in pg_stat_activity
+	prepared   map[string]*preparedStmt // named prepared statements (prepare.go)
+	describe   func([]Column)           // ExecuteDescribed's, until the statement is described
 
-	proc *locks.Proc // this backend's lock-manager state
-	lxid uint32      // local transaction id of the virtual xid
-	txn  txn.Txn     // the current transaction (reused)
-
-	pendingCat     *catalogState            // this transaction's view of the catalog after its DDL
-	catOps         []*catOp                 // this transaction's DDL, replayed at commit
-	savepoints     []savepoint              // open SAVEPOINTs, innermost last (savepoint.go)
-	queryText      string                   // the client's query string, shown in pg_stat_activity
-	prepared       map[string]*preparedStmt // named prepared statements (prepare.go)
-	seqTab         map[uint32]*seqElm       // sequences used: currval and cached values (seqfuncs.go)
-	lastSeq        *seqElm                  // the sequence nextval last used (lastval)
-	foldedVolatile bool                     // analysis folded a clock- or zone-dependent constant
-	copySrc        CopySource
-	copySink       CopySink
-	rowBuf         []byte
-	specToken      uint32         // the last speculative insertion token (upsert.go)
-	uniqueTIDs     []storage.TID  // scratch of unique checks (unique.go)
-	describe       func([]Column) // ExecuteDescribed's, until the statement is described
-
-	fc         formatCtx
-	tzName     string
-	notices    []*pgerr.Error
 	cache      map[string][]*Stmt // simple-protocol plans by query text
 	prepCache  map[string]*Stmt   // extended-protocol plans by query text
 	shapeCache map[string]*Stmt   // simple-protocol plans by statement shape
@@ -145,7 +121,6 @@ type Session struct {
 	act        activity
 	stats      sessionStats // statement counters (stats.go)
 
-	ri riState // constraints compiled for this session, the statement's foreign-key events (ri.go)
 }
 
 // SessionInfo identifies a new backend.
@@ -164,15 +139,17 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, gucs: info.Settings, pid: info.PID, user: info.User, database: info.Database,
-		cache: map[string][]*Stmt{}, prepCache: map[string]*Stmt{}, shapeCache: map[string]*Stmt{}, noShape: map[string]bool{}, proc: proc}
+	s := &Session{eng: e, cache: map[string][]*Stmt{}, prepCache: map[string]*Stmt{}, shapeCache: map[string]*Stmt{}, noShape: map[string]bool{}}
+	s.Backend = Backend{gucs: info.Settings, pid: info.PID, user: info.User, database: info.Database, proc: proc,
+		locks: e.locks, txns: e.txns, store: e.store, catalog: e.cat, seqs: e.seqs, dataDir: e.dataDir, host: e.hostRef, views: e.views, started: e.started}
+	s.spi = s.analyze
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.act.app = info.Settings.String("application_name")
-	s.fc.s = s
+	s.fc.s = &s.Backend
 	s.refreshFormat()
 	e.mu.Lock()
 	e.live[s.pid] = s
@@ -205,23 +182,6 @@ func (s *Session) TakeNotices() []*pgerr.Error {
 	n := s.notices
 	s.notices = nil
 	return n
-}
-
-func (s *Session) notice(severity, code, msg string) {
-	s.notices = append(s.notices, &pgerr.Error{Severity: severity, Code: code, Message: msg})
-}
-
-func (s *Session) refreshFormat() {
-	tz := s.gucs.String("TimeZone")
-	if tz == s.tzName && s.fc.loc != nil {
-		return
-	}
-	s.tzName = tz
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		loc = time.UTC
-	}
-	s.fc.loc = loc
 }
 
 // Stmt is an analysed statement, reusable across executions.
@@ -556,7 +516,7 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 	if err := s.checkReadOnly(st); err != nil {
 		return "", err
 	}
-	ec := evalCtx{s: s, ctx: ctx, params: params}
+	ec := evalCtx{s: &s.Backend, ctx: ctx, params: params}
 	run := st.run
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (plancache.go): a cached generic plan locks fewer relations
@@ -659,7 +619,7 @@ func (s *Session) failStatement() {
 		s.abortCatalog()
 		s.txn.Abort()
 		s.gucs.AbortTxn()
-		s.eng.locks.ReleaseTransactionLocks(s.proc)
+		s.locks.ReleaseTransactionLocks(s.proc)
 		s.refreshFormat()
 	case txImplicit:
 		s.endTxn(false)
@@ -699,8 +659,8 @@ func (s *Session) beginTxn(now time.Time, kind txState) {
 	s.tx = kind
 	s.xactStart = now
 	s.lxid++
-	s.eng.locks.BeginVirtualXact(s.proc, s.lxid)
-	s.eng.txns.Begin(&s.txn, s.proc, isolationOf(s.gucs.String("default_transaction_isolation")))
+	s.locks.BeginVirtualXact(s.proc, s.lxid)
+	s.txns.Begin(&s.txn, s.proc, isolationOf(s.gucs.String("default_transaction_isolation")))
 	s.gucs.BeginTxn()
 	s.startTxnSettings()
 }
@@ -721,18 +681,18 @@ func (s *Session) endTxn(commit bool) {
 		s.txn.Abort()
 		s.gucs.AbortTxn()
 	}
-	s.eng.locks.ReleaseTransactionLocks(s.proc)
+	s.locks.ReleaseTransactionLocks(s.proc)
 	s.tx = txNone
 	s.popSavepoints(0)
 	s.refreshFormat()
 }
 
-func (s *Session) signalBackend(pid int32, terminate bool) (Datum, error) {
+func (s *Backend) signalBackend(pid int32, terminate bool) (Datum, error) {
 	var ok bool
 	if terminate {
-		ok = s.eng.host().TerminateBackend(pid)
+		ok = s.host.TerminateBackend(pid)
 	} else {
-		ok = s.eng.host().CancelBackend(pid)
+		ok = s.host.CancelBackend(pid)
 	}
 	if !ok {
 		s.notice(pgerr.SeverityWarning, pgerr.Warning, "PID "+itoa(int64(pid))+" is not a PostgreSQL backend process")

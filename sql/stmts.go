@@ -203,7 +203,7 @@ func setValue(args []*pg.Node) (string, error) {
 	return strings.Join(parts, ", "), nil
 }
 
-func (s *Session) set(name, value string, local bool) error {
+func (s *Backend) set(name, value string, local bool) error {
 	if strings.EqualFold(name, "transaction_read_only") {
 		if d, ok := guc.Lookup(name); ok {
 			if v, err := guc.ParseValue(d, value); err == nil && !v.Bool {
@@ -240,7 +240,7 @@ func isolationOf(v string) txn.Isolation {
 	return txn.ReadCommitted
 }
 
-func (s *Session) setDefault(name string, local bool) error {
+func (s *Backend) setDefault(name string, local bool) error {
 	_, err := s.gucs.SetDefault(name, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
 		s.refreshFormat()

@@ -88,7 +88,7 @@ func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storag
 		row[n+sysColCtid] = tidDatum(tid)
 		return fn0(tid, row)
 	}
-	st := s.eng.store
+	st := s.store
 	relfile := storage.RelID(ts.t.RelFile)
 	if ts.index != nil {
 		key, ok, err := ts.lookupKey(ec, level)
@@ -127,10 +127,10 @@ func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storag
 			}
 			if len(tids) > 1 {
 				if horizon == 0 {
-					horizon = s.eng.txns.OldestXmin()
+					horizon = s.txns.OldestXmin()
 				}
 				if _, err := st.FetchAny(s.proc, relfile, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
-					if s.eng.txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
+					if s.txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
 						dead = append(dead, tid)
 					}
 				}); err != nil {
@@ -258,12 +258,12 @@ func isRowFree(e expr) bool {
 }
 
 // lockRelations takes the statement's relation locks.
-func (s *Session) lockRelations(ctx context.Context, rels []relLock, generic bool) error {
+func (s *Backend) lockRelations(ctx context.Context, rels []relLock, generic bool) error {
 	for _, r := range rels {
 		if generic && r.planOnly {
 			continue
 		}
-		err := s.eng.locks.Lock(ctx, s.proc, locks.RelationTag(DatabaseOID, r.oid), r.mode, s.lockOptions(false, false))
+		err := s.locks.Lock(ctx, s.proc, locks.RelationTag(DatabaseOID, r.oid), r.mode, s.lockOptions(false, false))
 		if err != nil {
 			return err
 		}

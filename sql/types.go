@@ -163,7 +163,7 @@ const pgEpochMicros = 946684800 * 1000000
 // session whose catalog names reg* values.
 type formatCtx struct {
 	loc *time.Location
-	s   *Session
+	s   *Backend
 }
 
 // AppendText appends the text-format representation of d (not NULL) as

@@ -46,8 +46,8 @@ type dirtyFind struct {
 // IndexInsertUnchanged. With kill, entries dead to every transaction are
 // removed (INSERT ... ON CONFLICT's pre-check, which no index scan
 // cleans up after; an UPDATE's own scan of the key already does).
-func (s *Session) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage.TID, kill bool) (f dirtyFind, seen []storage.TID, vacuums uint64, err error) {
-	st := s.eng.store
+func (s *Backend) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage.TID, kill bool) (f dirtyFind, seen []storage.TID, vacuums uint64, err error) {
+	st := s.store
 	irel := storage.RelID(ix.RelFile)
 	vacuums = st.IndexVacuums(irel)
 	seen = s.uniqueTIDs[:0]
@@ -62,7 +62,7 @@ func (s *Session) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage
 	}
 	var horizon txn.Xid
 	if kill && len(seen) > 1 {
-		horizon = s.eng.txns.OldestXmin()
+		horizon = s.txns.OldestXmin()
 	}
 	kept := seen[:0]
 	for _, tid := range seen {
@@ -86,8 +86,8 @@ func (s *Session) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage
 
 // dirtyProbe judges the version at tid of t into f; with a horizon it
 // also reports whether the version is dead to every transaction.
-func (s *Session) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon txn.Xid) (dead bool, err error) {
-	_, err = s.eng.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, ctid storage.TID, _ []byte) {
+func (s *Backend) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon txn.Xid) (dead bool, err error) {
+	_, err = s.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, ctid storage.TID, _ []byte) {
 		hv := *h
 		visible, w := s.txn.SatisfiesDirty(h)
 		switch {
@@ -99,7 +99,7 @@ func (s *Session) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon
 		case visible:
 			f.found, f.tid = true, tid
 		case horizon != 0:
-			dead = s.eng.txns.SatisfiesVacuum(&hv, horizon) == txn.HeapTupleDead
+			dead = s.txns.SatisfiesVacuum(&hv, horizon) == txn.HeapTupleDead
 		}
 	})
 	return dead, err
@@ -108,7 +108,7 @@ func (s *Session) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon
 // insertUnique adds the entry (key, tid) of unique index ix, waiting for
 // running inserters and deleters of the key, or fails with 23505
 // (UNIQUE_CHECK_YES).
-func (s *Session) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, tid storage.TID) error {
+func (s *Backend) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, tid storage.TID) error {
 	for {
 		f, seen, vacuums, err := s.uniqueScan(t, ix, key, tid, false)
 		switch {
@@ -122,7 +122,7 @@ func (s *Session) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Dat
 			}
 			continue
 		}
-		if ok, err := s.eng.store.IndexInsertUnchanged(s.proc, storage.RelID(ix.RelFile), key, tid, seen, vacuums); err != nil || ok {
+		if ok, err := s.store.IndexInsertUnchanged(s.proc, storage.RelID(ix.RelFile), key, tid, seen, vacuums); err != nil || ok {
 			return err
 		}
 	}
@@ -131,13 +131,13 @@ func (s *Session) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Dat
 // insertArbiter adds the entry (key, tid) of an arbiter index of a
 // speculative insertion unless the key is taken or being taken
 // (UNIQUE_CHECK_PARTIAL: no wait); inserted false is a conflict.
-func (s *Session) insertArbiter(t *TableDef, ix *IndexDef, key []byte, tid storage.TID) (inserted bool, err error) {
+func (s *Backend) insertArbiter(t *TableDef, ix *IndexDef, key []byte, tid storage.TID) (inserted bool, err error) {
 	for {
 		f, seen, vacuums, err := s.uniqueScan(t, ix, key, tid, false)
 		if err != nil || f.found || f.wait != 0 {
 			return false, err
 		}
-		if ok, err := s.eng.store.IndexInsertUnchanged(s.proc, storage.RelID(ix.RelFile), key, tid, seen, vacuums); err != nil || ok {
+		if ok, err := s.store.IndexInsertUnchanged(s.proc, storage.RelID(ix.RelFile), key, tid, seen, vacuums); err != nil || ok {
 			return ok, err
 		}
 	}
@@ -147,14 +147,14 @@ func (s *Session) insertArbiter(t *TableDef, ix *IndexDef, key []byte, tid stora
 // under a unique key: for its speculative insertion token if it has one
 // (SpeculativeInsertionWait), else for the transaction
 // (XactLockTableWait).
-func (s *Session) waitInserter(ec *evalCtx, xid txn.Xid, token uint32) error {
+func (s *Backend) waitInserter(ec *evalCtx, xid txn.Xid, token uint32) error {
 	if token == 0 {
 		return s.txn.WaitForOptions(ec.ctx, xid, s.lockOptions(false, false))
 	}
 	tag := locks.SpeculativeTokenTag(uint32(xid), token)
-	if err := s.eng.locks.Lock(ec.ctx, s.proc, tag, locks.ShareLock, s.lockOptions(false, false)); err != nil {
+	if err := s.locks.Lock(ec.ctx, s.proc, tag, locks.ShareLock, s.lockOptions(false, false)); err != nil {
 		return err
 	}
-	s.eng.locks.Unlock(s.proc, tag, locks.ShareLock, false)
+	s.locks.Unlock(s.proc, tag, locks.ShareLock, false)
 	return nil
 }

@@ -24,7 +24,7 @@ type modifyPlan struct {
 	part    *partUpdate        // a partition (partroute.go)
 }
 
-func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
+func (s *Backend) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
 	if up.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -61,7 +61,7 @@ func (s *Session) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) err
 	return nil
 }
 
-func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
+func (s *Backend) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
 	if del.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -92,7 +92,7 @@ func (s *Session) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) er
 	return nil
 }
 
-func (s *Session) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) (*modifyPlan, *analyzer, error) {
+func (s *Backend) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) (*modifyPlan, *analyzer, error) {
 	t, err := s.resolveTable(rv)
 	if err != nil {
 		return nil, nil, err
@@ -148,7 +148,7 @@ func (p *modifyPlan) matches(ec *evalCtx, row []Datum) (bool, error) {
 // transaction id); under READ COMMITTED a row changed by a committed
 // transaction is re-read at its newest version and the WHERE clause
 // re-checked (EvalPlanQual); under REPEATABLE READ that is error 40001.
-func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
+func (s *Backend) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
 	if p.parts != nil {
 		return s.execModifyPartitioned(ec, p, emit)
 	}
@@ -179,7 +179,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 			var out storage.UpdateOutcome
 			moved := false
 			if p.delete {
-				out, err = s.eng.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
+				out, err = s.store.Delete(ec.ctx, s.proc, &s.txn, rel, tid, s.rowWait(storage.WaitBlock, p.t))
 			} else {
 				for i := range newRow {
 					if e, ok := p.set[i]; ok {
@@ -205,7 +205,7 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 						return 0, err
 					}
 					s.rowBuf = appendRow(s.rowBuf[:0], p.t, newRow)
-					out, err = s.eng.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
+					out, err = s.store.Update(ec.ctx, s.proc, &s.txn, rel, tid, s.rowBuf, fillfactor(p.t),
 						p.keysChanged(row, newRow), s.rowWait(storage.WaitBlock, p.t))
 				}
 			}
@@ -281,17 +281,17 @@ func (s *Session) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 // finished only once it has left the ProcArray (it may already be marked
 // committed in the commit log while still there): a version whose
 // inserter is still finishing is waited for.
-func (s *Session) latestVersion(ec *evalCtx, t *TableDef, tid storage.TID) (storage.TID, []Datum, bool, error) {
+func (s *Backend) latestVersion(ec *evalCtx, t *TableDef, tid storage.TID) (storage.TID, []Datum, bool, error) {
 	rel := storage.RelID(t.RelFile)
 	row := make([]Datum, len(t.Cols)+numSysCols)
 	row[len(t.Cols)+sysColTableoid] = intDatum(int64(t.OID))
-	txns := s.eng.txns
+	txns := s.txns
 	for hops := 0; hops < 1<<20; hops++ {
 		var next storage.TID
 		var derr error
 		var gone, updated bool
 		var wait txn.Xid
-		found, err := s.eng.store.FetchAny(s.proc, rel, tid, func(h *txn.TupleHeader, ctid storage.TID, data []byte) {
+		found, err := s.store.FetchAny(s.proc, rel, tid, func(h *txn.TupleHeader, ctid storage.TID, data []byte) {
 			if txns.IsRunning(h.Xmin) {
 				wait = h.Xmin
 				return

@@ -94,7 +94,7 @@ func (e *excludedSource) scan(*evalCtx, func(row []Datum) error) error { return 
 // alias, and returns the scope RETURNING may not see (excluded). The
 // arbiter indexes are inferred by finishOnConflict, after RETURNING, as
 // PostgreSQL's planner infers them after parse analysis.
-func (s *Session) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias string, params *[]Type) (*onConflict, *scope, error) {
+func (s *Backend) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias string, params *[]Type) (*onConflict, *scope, error) {
 	occ := ins.OnConflictClause
 	oc := &onConflict{update: occ.Action == pg.OnConflictAction_ONCONFLICT_UPDATE, ncols: len(t.Cols),
 		mode: txn.LockTupleNoKeyExclusive}
@@ -175,7 +175,7 @@ func (s *Session) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias strin
 // inferArbiters resolves the inference clause: ON CONSTRAINT's name, or
 // the columns (transformOnConflictArbiter). The indexes they match are
 // found by finishOnConflict.
-func (s *Session) inferArbiters(infer *pg.InferClause, t *TableDef, alias string, params *[]Type, oc *onConflict) error {
+func (s *Backend) inferArbiters(infer *pg.InferClause, t *TableDef, alias string, params *[]Type, oc *onConflict) error {
 	cat := s.cat()
 	ixs := cat.tableIndexes(t)
 	sort.Slice(ixs, func(i, j int) bool { return ixs[i].OID < ixs[j].OID })
@@ -249,7 +249,7 @@ func (s *Session) inferArbiters(infer *pg.InferClause, t *TableDef, alias string
 // planner find: two assignments to one column, then the arbiter indexes
 // (infer_arbiter_indexes; 42P10 when none matches). It returns the plan's
 // relation locks: the table and the indexes the inference opens.
-func (s *Session) finishOnConflict(oc *onConflict, t *TableDef) ([]relLock, error) {
+func (s *Backend) finishOnConflict(oc *onConflict, t *TableDef) ([]relLock, error) {
 	if oc.dup != nil {
 		return nil, oc.dup
 	}
@@ -337,7 +337,7 @@ func containsIndex(list []*IndexDef, ix *IndexDef) bool {
 // upsertRow inserts row (a full row of the table named) or resolves its
 // conflict; done says it was inserted or updated, and so counts and was
 // returned.
-func (s *Session) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([]Datum) error) (done bool, err error) {
+func (s *Backend) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([]Datum) error) (done bool, err error) {
 	oc := p.conflict
 	t, indexes := p.t, p.indexes
 	switch {
@@ -404,7 +404,7 @@ func (s *Session) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([
 // conflictPrecheck is ExecCheckIndexConstraints: the first live version
 // under row's key in an arbiter index, after waiting for every running
 // inserter or deleter met there.
-func (s *Session) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDef, row []Datum) (storage.TID, bool, error) {
+func (s *Backend) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDef, row []Datum) (storage.TID, bool, error) {
 	for _, ix := range arbiters {
 		key := s.indexKey(t, ix, row)
 		if key == nil {
@@ -432,17 +432,17 @@ func (s *Session) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDe
 // checkConflictVisible is DO NOTHING's check under REPEATABLE READ
 // (ExecCheckTIDVisible): a conflicting version the transaction's snapshot
 // cannot see, not inserted by the transaction itself, is 40001.
-func (s *Session) checkConflictVisible(t *TableDef, tid storage.TID) error {
+func (s *Backend) checkConflictVisible(t *TableDef, tid storage.TID) error {
 	if s.txn.Isolation() == txn.ReadCommitted {
 		return nil
 	}
 	rel := storage.RelID(t.RelFile)
-	visible, err := s.eng.store.Fetch(s.proc, &s.txn, rel, tid, nil)
+	visible, err := s.store.Fetch(s.proc, &s.txn, rel, tid, nil)
 	if err != nil || visible {
 		return err
 	}
 	var xmin txn.Xid
-	if _, err := s.eng.store.FetchAny(s.proc, rel, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) { xmin = h.Xmin }); err != nil {
+	if _, err := s.store.FetchAny(s.proc, rel, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) { xmin = h.Xmin }); err != nil {
 		return err
 	}
 	if s.txn.IsCurrent(xmin) {
@@ -454,10 +454,10 @@ func (s *Session) checkConflictVisible(t *TableDef, tid storage.TID) error {
 // conflictUpdate is ExecOnConflictUpdate for the conflicting version at
 // tid of t: lock it, check it, apply SET. retry asks the caller to start
 // the row over (READ COMMITTED, the version was replaced meanwhile).
-func (s *Session) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexes []*IndexDef, tid storage.TID, excluded []Datum, emit func([]Datum) error) (done, retry bool, err error) {
+func (s *Backend) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexes []*IndexDef, tid storage.TID, excluded []Datum, emit func([]Datum) error) (done, retry bool, err error) {
 	oc := p.conflict
 	rel := storage.RelID(t.RelFile)
-	st := s.eng.store
+	st := s.store
 	out, err := st.LockTuple(ec.ctx, s.proc, &s.txn, rel, tid, oc.mode, s.rowWait(storage.WaitBlock, t))
 	if err != nil {
 		return false, false, err
@@ -573,7 +573,7 @@ func (s *Session) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexe
 // insertSpeculative inserts row into t speculatively (step 2 above):
 // inserted is false when an arbiter index met a conflict and the
 // insertion was undone.
-func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters []*IndexDef, row []Datum) (tid storage.TID, inserted bool, err error) {
+func (s *Backend) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters []*IndexDef, row []Datum) (tid storage.TID, inserted bool, err error) {
 	if _, err := s.txn.AssignXid(); err != nil {
 		return tid, false, err
 	}
@@ -583,13 +583,13 @@ func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters 
 	}
 	token := s.specToken
 	tag := locks.SpeculativeTokenTag(uint32(s.txn.CurrentXid()), token)
-	if err := s.eng.locks.Lock(ec.ctx, s.proc, tag, locks.ExclusiveLock, s.lockOptions(false, false)); err != nil {
+	if err := s.locks.Lock(ec.ctx, s.proc, tag, locks.ExclusiveLock, s.lockOptions(false, false)); err != nil {
 		return tid, false, err
 	}
 	// On an error the token stays locked until the (sub)transaction
 	// aborts: waiters then find the tuple's inserter aborted.
 	rel := storage.RelID(t.RelFile)
-	st := s.eng.store
+	st := s.store
 	s.rowBuf = appendRow(s.rowBuf[:0], t, row)
 	if tid, err = st.InsertSpeculative(ec.ctx, s.proc, &s.txn, rel, s.rowBuf, fillfactor(t), token); err != nil {
 		return tid, false, err
@@ -631,7 +631,7 @@ func (s *Session) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters 
 	if err != nil {
 		return tid, false, err
 	}
-	s.eng.locks.Unlock(s.proc, tag, locks.ExclusiveLock, false)
+	s.locks.Unlock(s.proc, tag, locks.ExclusiveLock, false)
 	return tid, !conflict, nil
 }
 

@@ -16,7 +16,7 @@ type view struct {
 
 type viewSource struct {
 	v     *view
-	s     *Session
+	s     *Backend
 	alias string
 }
 
