@@ -41,7 +41,7 @@ const (
 // compileAlterColumn compiles an ALTER TABLE subcommand other than the
 // constraint ones (conddl.go) and ATTACH/DETACH PARTITION (partddl.go),
 // returning what runs in which pass and the lock the table needs.
-func (s *Backend) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd) ([]alterCmd, locks.LockMode, error) {
+func (s *utility) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd) ([]alterCmd, locks.LockMode, error) {
 	recurse := at.Relation.Inh // false: ONLY
 	switch cmd.Subtype {
 	case pg.AlterTableType_AT_AddColumn:
@@ -78,7 +78,7 @@ func (s *Backend) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCm
 		if cd.CollClause != nil {
 			return nil, 0, pgerr.NotSupported("ALTER COLUMN ... TYPE ... COLLATE is not supported")
 		}
-		typ, err := newAnalyzer(s, nil).typeName(cd.TypeName)
+		typ, err := newAnalyzer(&s.Backend, nil).typeName(cd.TypeName)
 		if err != nil {
 			return nil, 0, noPosition(err)
 		}
@@ -181,12 +181,12 @@ func checkDefaultExpr(n *pg.Node) error {
 
 // compileColumnDefault compiles default text for column c, as cookDefault
 // does: 42804 when it cannot be assigned to c's type.
-func (s *Backend) compileColumnDefault(c *ColumnDef, text string) (expr, error) {
+func (s *utility) compileColumnDefault(c *ColumnDef, text string) (expr, error) {
 	tree, err := pg.Parse("SELECT " + text)
 	if err != nil {
 		return nil, err
 	}
-	a := newAnalyzer(s, nil)
+	a := newAnalyzer(&s.Backend, nil)
 	a.aggCtx = "DEFAULT expressions"
 	e, err := a.expr(tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val)
 	if err != nil {
@@ -227,12 +227,12 @@ type addColumnSpec struct {
 	recurse     bool
 }
 
-func (s *Backend) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd, recurse bool) ([]alterCmd, locks.LockMode, error) {
+func (s *utility) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd, recurse bool) ([]alterCmd, locks.LockMode, error) {
 	cd := cmd.GetDef().GetColumnDef()
 	if cd == nil {
 		return nil, 0, pgerr.NotSupported("this form of ADD COLUMN is not supported")
 	}
-	a := newAnalyzer(s, nil)
+	a := newAnalyzer(&s.Backend, nil)
 	typ, serial, err := columnType(a, cd.TypeName)
 	if err != nil {
 		return nil, 0, err
@@ -332,7 +332,7 @@ func (s *Backend) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd,
 
 // addColumn adds spec's column to t and, recursing, to its partitions.
 // skipped: IF NOT EXISTS found the column there.
-func (s *Backend) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *alterState, recursing bool) (skipped bool, err error) {
+func (s *utility) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *alterState, recursing bool) (skipped bool, err error) {
 	cat := s.cat()
 	col := spec.col
 	switch {
@@ -447,11 +447,11 @@ func (s *Backend) addColumn(ec *evalCtx, t *TableDef, spec *addColumnSpec, as *a
 
 // checkEmptyForNotNull: a NOT NULL column added without a default has
 // NULL in every row already there (23502 if there is one).
-func (s *Backend) checkEmptyForNotNull(ec *evalCtx, t *TableDef, col string) error {
+func (s *utility) checkEmptyForNotNull(ec *evalCtx, t *TableDef, col string) error {
 	restore := s.txn.UseLatestSnapshot()
 	defer restore()
 	found := false
-	err := newTableSource(t, t.Name).scan(ec, func([]Datum) error {
+	err := s.scanTable(ec, newTableSource(t, t.Name), func([]Datum) error {
 		found = true
 		return errStopScan
 	})
@@ -469,7 +469,7 @@ func (s *Backend) checkEmptyForNotNull(ec *evalCtx, t *TableDef, col string) err
 // dropColumn drops column name of t: the indexes and constraints that
 // use it go with it; foreign keys of other tables that reference it need
 // CASCADE. The rows are left as they are (rowlayout.go).
-func (s *Backend) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, cascade, recurse, recursing bool) error {
+func (s *utility) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, cascade, recurse, recursing bool) error {
 	if isSystemColumn(name) {
 		return pgerr.NotSupported("cannot drop system column \"%s\"", name)
 	}
@@ -598,7 +598,7 @@ func (s *Backend) dropColumn(ec *evalCtx, t *TableDef, name string, missingOK, c
 // dropIndexWithColumn drops an index (and a partitioned index's tree)
 // whose column is dropped: an automatic dependency, whatever the index
 // implements.
-func (s *Backend) dropIndexWithColumn(ec *evalCtx, ix *IndexDef) error {
+func (s *utility) dropIndexWithColumn(ec *evalCtx, ix *IndexDef) error {
 	if err := s.lockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
 		return err
 	}
@@ -618,7 +618,7 @@ func (s *Backend) dropIndexWithColumn(ec *evalCtx, ix *IndexDef) error {
 
 // setColumnDefault is ALTER COLUMN SET DEFAULT text (set) or DROP DEFAULT, on t
 // and, unless ONLY, its partitions.
-func (s *Backend) setColumnDefault(ec *evalCtx, t *TableDef, name, text string, set, recurse bool) error {
+func (s *utility) setColumnDefault(ec *evalCtx, t *TableDef, name, text string, set, recurse bool) error {
 	if isSystemColumn(name) {
 		return pgerr.NotSupported("cannot alter system column \"%s\"", name)
 	}
@@ -706,7 +706,7 @@ var heapRelOptions = []string{"autovacuum_enabled", "autovacuum_vacuum_threshold
 // setFillfactor is SET (fillfactor = n) / RESET (fillfactor). A
 // partitioned table has no storage parameters (22023, as PostgreSQL's
 // partitioned reloptions know none).
-func (s *Backend) setFillfactor(t *TableDef, ff int) error {
+func (s *utility) setFillfactor(t *TableDef, ff int) error {
 	if t.Partitioned() {
 		return pgerr.New(pgerr.InvalidParameterValue, "unrecognized parameter \"fillfactor\"")
 	}
@@ -720,7 +720,7 @@ func (s *Backend) setFillfactor(t *TableDef, ff int) error {
 // as PostgreSQL makes one (nothing happens for a table already so, or a
 // partitioned table). lockd writes no WAL either way; the flag is what
 // pg_class.relpersistence and psql show.
-func (s *Backend) setPersistence(ec *evalCtx, t *TableDef, unlogged bool) error {
+func (s *utility) setPersistence(ec *evalCtx, t *TableDef, unlogged bool) error {
 	if t.Partitioned() || t.Unlogged == unlogged {
 		return nil
 	}
@@ -777,7 +777,7 @@ func (s *Backend) prettyDefault(c *ColumnDef) (string, bool) {
 
 // alterWrongKind is ATWrongRelkindError for ALTER TABLE of an index or a
 // sequence with subcommand sub, or nil when rv names neither.
-func (s *Backend) alterWrongKind(rv *pg.RangeVar, sub pg.AlterTableType) error {
+func (s *utility) alterWrongKind(rv *pg.RangeVar, sub pg.AlterTableType) error {
 	if rv.Schemaname != "" && rv.Schemaname != "public" {
 		return nil
 	}

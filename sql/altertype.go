@@ -23,7 +23,7 @@ import (
 
 // alterColumnType changes column name of t to typ and, unless ONLY, of
 // t's partitions.
-func (s *Backend) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Type, using *pg.Node, recurse, recursing bool) error {
+func (s *utility) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Type, using *pg.Node, recurse, recursing bool) error {
 	if isSystemColumn(name) {
 		return pgerr.NotSupported("cannot alter system column \"%s\"", name)
 	}
@@ -116,9 +116,9 @@ func (s *Backend) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Typ
 
 // transformExpr compiles the expression that computes column i's new
 // value of type typ from a row of t (ATPrepAlterColumnType).
-func (s *Backend) transformExpr(t *TableDef, i int, typ Type, using *pg.Node) (expr, error) {
+func (s *utility) transformExpr(t *TableDef, i int, typ Type, using *pg.Node) (expr, error) {
 	name := t.Cols[i].Name
-	a := newAnalyzer(s, nil)
+	a := newAnalyzer(&s.Backend, nil)
 	a.singleTable(newTableSource(t, t.Name), t.Name)
 	if using == nil {
 		from := t.Cols[i].Type()
@@ -180,7 +180,7 @@ func typeChangeRewrites(from, to Type, using *pg.Node, col string) bool {
 // on column i after its type changed: a CHECK is compiled again (an
 // operator may no longer apply) and checked against the rows; a foreign
 // key's column types must still be comparable, and its rows are checked.
-func (s *Backend) remakeColumnConstraints(ec *evalCtx, t *TableDef, i int) error {
+func (s *utility) remakeColumnConstraints(ec *evalCtx, t *TableDef, i int) error {
 	cat := s.cat()
 	for _, con := range cat.tableConstraintDefs(t.OID) {
 		if con.Kind != conCheck || !slices.Contains(con.Cols, i) {
@@ -294,7 +294,7 @@ func (s *Backend) checkDefsOf(t *TableDef, raw *pg.Node, con *ConstraintDef) (de
 // alterIdentityType gives the sequence of identity column i of t the
 // column's new type, as ATExecAlterColumnType's ALTER SEQUENCE ... AS does:
 // bounds that were the old type's limits become the new one's.
-func (s *Backend) alterIdentityType(ec *evalCtx, t *TableDef, i int, typ Type) error {
+func (s *utility) alterIdentityType(ec *evalCtx, t *TableDef, i int, typ Type) error {
 	for _, q := range s.cat().ownedSequences(t.OID) {
 		if !q.Identity || q.OwnedCol != i+1 {
 			continue

@@ -136,7 +136,7 @@ func (a *analyzer) castTo(e expr, t Type, explicit bool) (expr, error) {
 		}
 		a.noteFold(t)
 		a.noteFold(from)
-		d, err := castDatum(&a.fold, c.d, from, t, explicit)
+		d, err := castDatum(a.fold.formatCtx(), c.d, from, t, explicit)
 		if err != nil {
 			return nil, err
 		}

@@ -3,8 +3,6 @@ package sql
 import (
 	"time"
 
-	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/pgerr"
@@ -51,20 +49,10 @@ type Backend struct {
 	dataDir string
 	host    Host
 	views   map[string]*view // the system views, by name
-	// spi analyses a statement for the executor's own queries (the
-	// referential actions), as PostgreSQL's triggers use SPI
-	spi     func(n *pg.Node, text string, params *[]Type) (*Stmt, error)
-	started time.Time // when the server started
+	started time.Time        // when the server started
 
-	// the executor's state
-	seqTab     map[uint32]*seqElm // sequences used: currval and cached values (seqfuncs.go)
-	lastSeq    *seqElm            // the sequence nextval last used (lastval)
-	copySrc    CopySource
-	copySink   CopySink
-	rowBuf     []byte
-	specToken  uint32        // the last speculative insertion token (upsert.go)
-	uniqueTIDs []storage.TID // scratch of unique checks (unique.go)
-	ri         riState       // constraints compiled for this session, the statement's foreign-key events (ri.go)
+	seqTab  map[uint32]*seqElm // sequences used: currval and cached values (seqfuncs.go)
+	lastSeq *seqElm            // the sequence nextval last used (lastval)
 
 	// foldedVolatile: analysis folded a clock- or zone-dependent constant
 	// into the statement being analysed (its plan must not be cached)

@@ -24,11 +24,11 @@ type checkCons struct {
 
 // compileCheck compiles a CHECK expression over t's columns, with
 // PostgreSQL's restrictions on what a check may contain.
-func (s *Backend) compileCheck(t *TableDef, n *pg.Node) (expr, error) {
+func (s *planner) compileCheck(t *TableDef, n *pg.Node) (expr, error) {
 	if loc, ok := findSubLink(n); ok {
 		return nil, posErr(pgerr.NotSupported("cannot use subquery in check constraint"), loc)
 	}
-	a := newAnalyzer(s, nil)
+	a := newAnalyzer(&s.Backend, nil)
 	a.singleTable(newTableSource(t, t.Name), t.Name)
 	a.aggCtx = "check constraints"
 	e, err := a.expr(n)
@@ -56,7 +56,7 @@ func (s *Backend) compileCheck(t *TableDef, n *pg.Node) (expr, error) {
 }
 
 // compileCheckText compiles a stored CHECK expression (ConstraintDef.Expr).
-func (s *Backend) compileCheckText(t *TableDef, text string) (expr, error) {
+func (s *planner) compileCheckText(t *TableDef, text string) (expr, error) {
 	tree, err := pg.Parse("SELECT " + text)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (s *Backend) compileCheckText(t *TableDef, text string) (expr, error) {
 
 // checkConstraints enforces t's CHECK constraints on a new row version
 // (23514 with the failing row, as ExecConstraints reports it).
-func (s *Backend) checkConstraints(ec *evalCtx, t *TableDef, row []Datum) error {
+func (s *Executor) checkConstraints(ec *evalCtx, t *TableDef, row []Datum) error {
 	rc, err := s.relConstraints(t)
 	if err != nil || rc == nil {
 		return err
@@ -87,7 +87,7 @@ func (s *Backend) checkConstraints(ec *evalCtx, t *TableDef, row []Datum) error 
 
 // compileChecks compiles the checks that apply to t: its own and those it
 // inherits from its partitioned ancestors, sorted by name.
-func (s *Backend) compileChecks(t *TableDef) ([]checkCons, error) {
+func (s *planner) compileChecks(t *TableDef) ([]checkCons, error) {
 	cat := s.cat()
 	var out []checkCons
 	for _, con := range append(append([]*ConstraintDef(nil), cat.tableConstraintDefs(t.OID)...), cat.inheritedConstraints(t)...) {
@@ -106,7 +106,7 @@ func (s *Backend) compileChecks(t *TableDef) ([]checkCons, error) {
 
 // validateCheck scans t (every leaf partition of it) for a row the new
 // check e fails (ALTER TABLE ADD CHECK, VALIDATE CONSTRAINT).
-func (s *Backend) validateCheck(ec *evalCtx, t *TableDef, name string, n *pg.Node) error {
+func (s *utility) validateCheck(ec *evalCtx, t *TableDef, name string, n *pg.Node) error {
 	// validateCheckConstraint reads with GetLatestSnapshot: rows committed
 	// while the locks were awaited are checked too
 	defer s.txn.UseLatestSnapshot()()
@@ -116,7 +116,7 @@ func (s *Backend) validateCheck(ec *evalCtx, t *TableDef, name string, n *pg.Nod
 			return err
 		}
 		failed := false
-		err = newTableSource(leaf, leaf.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
+		err = s.scanTableTIDs(ec, newTableSource(leaf, leaf.Name), func(_ storage.TID, row []Datum) error {
 			v, err := e.eval(ec, row)
 			if err != nil {
 				return err

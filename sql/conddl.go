@@ -89,7 +89,7 @@ func names(nodes []*pg.Node) []string {
 
 // createChecks makes the CHECK constraints of a new table (before its
 // indexes, as DefineRelation does).
-func (s *Backend) createChecks(ec *evalCtx, t *TableDef, tc *tableCons) error {
+func (s *utility) createChecks(ec *evalCtx, t *TableDef, tc *tableCons) error {
 	var chosen []string
 	for _, c := range tc.checks {
 		if _, err := s.addCheck(ec, t, c.con, &chosen, true); err != nil {
@@ -134,7 +134,7 @@ func (tc *tableCons) mergeUniques(pk []string, pkName string) string {
 
 // createKeys makes the unique constraints and foreign keys of a new
 // table, after its primary key (mergeUniques has run).
-func (s *Backend) createKeys(ec *evalCtx, t *TableDef, tc *tableCons) error {
+func (s *utility) createKeys(ec *evalCtx, t *TableDef, tc *tableCons) error {
 	var chosen []string
 	for _, u := range tc.uniques {
 		cols := names(u.con.Keys)
@@ -167,7 +167,7 @@ func (s *Backend) createKeys(ec *evalCtx, t *TableDef, tc *tableCons) error {
 // addCheck defines a CHECK constraint on t; chosen collects the names of
 // the command's checks. Unless newTable or NOT VALID, the rows already in
 // t are checked.
-func (s *Backend) addCheck(ec *evalCtx, t *TableDef, con *pg.Constraint, chosen *[]string, newTable bool) (*ConstraintDef, error) {
+func (s *utility) addCheck(ec *evalCtx, t *TableDef, con *pg.Constraint, chosen *[]string, newTable bool) (*ConstraintDef, error) {
 	cat := s.cat()
 	if con.IsNoInherit && t.Partitioned() {
 		return nil, pgerr.New(pgerr.InvalidTableDefinition, "cannot add NO INHERIT constraint to partitioned table \"%s\"", t.Name)
@@ -222,7 +222,7 @@ func (s *Backend) addCheck(ec *evalCtx, t *TableDef, con *pg.Constraint, chosen 
 
 // addUnique defines a UNIQUE constraint: a unique index named
 // table_cols_key that implements it (IndexDef.IsConstraint).
-func (s *Backend) addUnique(ec *evalCtx, t *TableDef, name string, cols []string, chosen *[]string) error {
+func (s *utility) addUnique(ec *evalCtx, t *TableDef, name string, cols []string, chosen *[]string) error {
 	cat := s.cat()
 	if name != "" {
 		if c, ix := cat.constraintNamed(t.OID, name); c != nil || ix != nil {
@@ -239,7 +239,7 @@ func (s *Backend) addUnique(ec *evalCtx, t *TableDef, name string, cols []string
 // constraint with DefineIndex's locks: ShareLock on the table,
 // AccessExclusiveLock on the new index (a partitioned table's index takes
 // them in addPartitionedIndex).
-func (s *Backend) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols []string, primary bool) error {
+func (s *utility) addIndexConstraint(ec *evalCtx, t *TableDef, name string, cols []string, primary bool) error {
 	if !t.Partitioned() {
 		if err := s.lockNow(ec, t.OID, locks.ShareLock); err != nil {
 			return err
@@ -307,7 +307,7 @@ func strongerLock(a, b locks.LockMode) locks.LockMode {
 // (AlterTableGetLockLevel): ShareRowExclusiveLock for ADD FOREIGN KEY,
 // ShareUpdateExclusiveLock for VALIDATE CONSTRAINT and SET (fillfactor),
 // AccessExclusiveLock for the rest.
-func (s *Backend) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error {
+func (s *utility) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error {
 	var cmds []alterCmd
 	mode := locks.LockMode(0)
 	for _, c := range at.Cmds {
@@ -432,7 +432,7 @@ func (s *Backend) compileAlterConstraints(at *pg.AlterTableStmt, st *Stmt) error
 // AccessExclusiveLock: its triggers live there); a primary key or unique
 // constraint drops its index, and with CASCADE the foreign keys that need
 // that index.
-func (s *Backend) dropConstraint(ec *evalCtx, t *TableDef, name string, missingOK, cascade bool) error {
+func (s *utility) dropConstraint(ec *evalCtx, t *TableDef, name string, missingOK, cascade bool) error {
 	con, ix := s.cat().constraintNamed(t.OID, name)
 	switch {
 	case con == nil && ix == nil:
@@ -471,7 +471,7 @@ func (s *Backend) dropConstraint(ec *evalCtx, t *TableDef, name string, missingO
 
 // indexDependents lists the foreign keys that use ix as their referenced
 // key.
-func (s *Backend) indexDependents(ix *IndexDef) []*ConstraintDef {
+func (s *utility) indexDependents(ix *IndexDef) []*ConstraintDef {
 	var out []*ConstraintDef
 	for _, con := range s.cat().referencingKeys(ix.Table) {
 		if con.RefIndex == ix.OID {
@@ -485,13 +485,13 @@ func (s *Backend) indexDependents(ix *IndexDef) []*ConstraintDef {
 // dropped (reportDependentObjects): without CASCADE a 2BP01 error listing
 // them, with CASCADE a notice and each dropped, its table locked
 // AccessExclusiveLock.
-func (s *Backend) cascadeOrRefuse(ec *evalCtx, what string, deps []*ConstraintDef, on string, cascade bool) error {
+func (s *utility) cascadeOrRefuse(ec *evalCtx, what string, deps []*ConstraintDef, on string, cascade bool) error {
 	return s.cascadeOrRefuseVia(ec, what, deps, func(int) string { return on }, cascade)
 }
 
 // cascadeOrRefuseVia is cascadeOrRefuse with the object each dependency
 // is on given per dependency (on(i) for deps[i]).
-func (s *Backend) cascadeOrRefuseVia(ec *evalCtx, what string, deps []*ConstraintDef, on func(i int) string, cascade bool) error {
+func (s *utility) cascadeOrRefuseVia(ec *evalCtx, what string, deps []*ConstraintDef, on func(i int) string, cascade bool) error {
 	if len(deps) == 0 {
 		return nil
 	}
@@ -529,7 +529,7 @@ func (s *Backend) cascadeOrRefuseVia(ec *evalCtx, what string, deps []*Constrain
 
 // setNotNull is ALTER TABLE ... ALTER COLUMN col SET | DROP NOT NULL, for
 // t and its partitions. SET checks the rows already there.
-func (s *Backend) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) error {
+func (s *utility) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) error {
 	i := t.colIndex(col)
 	if i < 0 {
 		return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", col, t.Name)
@@ -561,7 +561,7 @@ func (s *Backend) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) err
 		if set && !tab.Partitioned() {
 			found := false
 			restore := s.txn.UseLatestSnapshot() // the partition's lock may have been awaited
-			err := newTableSource(tab, tab.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
+			err := s.scanTableTIDs(ec, newTableSource(tab, tab.Name), func(_ storage.TID, row []Datum) error {
 				if row[i].Null {
 					found = true
 					return errStopScan
@@ -585,7 +585,7 @@ func (s *Backend) setNotNull(ec *evalCtx, t *TableDef, col string, set bool) err
 }
 
 // validateConstraint is ALTER TABLE ... VALIDATE CONSTRAINT.
-func (s *Backend) validateConstraint(ec *evalCtx, t *TableDef, name string) error {
+func (s *utility) validateConstraint(ec *evalCtx, t *TableDef, name string) error {
 	con, ix := s.cat().constraintNamed(t.OID, name)
 	switch {
 	case con == nil && ix == nil:
@@ -624,7 +624,7 @@ func (s *Backend) validateConstraint(ec *evalCtx, t *TableDef, name string) erro
 // tables t references are locked AccessExclusiveLock (their RI triggers
 // go too), and foreign keys of other tables referencing t refuse the
 // drop or, with CASCADE, go with it.
-func (s *Backend) dropTableKeys(ec *evalCtx, t *TableDef, dropping []string, cascade bool) error {
+func (s *utility) dropTableKeys(ec *evalCtx, t *TableDef, dropping []string, cascade bool) error {
 	cat := s.cat()
 	if len(cat.Constraints) == 0 {
 		return nil
@@ -658,7 +658,7 @@ func (s *Backend) dropTableKeys(ec *evalCtx, t *TableDef, dropping []string, cas
 // dropIndexKeys handles DROP INDEX of an index a constraint needs: one
 // that implements a unique constraint can only go with it; a unique index
 // that foreign keys reference needs CASCADE.
-func (s *Backend) dropIndexKeys(ec *evalCtx, ix *IndexDef, cascade bool) error {
+func (s *utility) dropIndexKeys(ec *evalCtx, ix *IndexDef, cascade bool) error {
 	t := s.cat().Tables[ix.Table]
 	if ix.IsConstraint {
 		return pgerr.New(codeDependentObjects, "cannot drop index %s because constraint %s on table %s requires it", ix.Name, ix.Name, t.Name).
@@ -675,7 +675,7 @@ func (s *Backend) dropIndexKeys(ec *evalCtx, ix *IndexDef, cascade bool) error {
 // round as heap_truncate_find_FKs finds them: each round's tables in OID
 // order, a notice each — a partitioned referencing table's partitions
 // included, which carry the foreign key too.
-func (s *Backend) truncateKeys(ec *evalCtx, rels, tabs []*TableDef, cascade bool) ([]*TableDef, error) {
+func (s *utility) truncateKeys(ec *evalCtx, rels, tabs []*TableDef, cascade bool) ([]*TableDef, error) {
 	cat := s.cat()
 	if len(cat.Constraints) == 0 {
 		return tabs, nil
@@ -761,7 +761,7 @@ func (c *catalogState) inheritedConstraints(t *TableDef) []*ConstraintDef {
 // attachChecks: a table being attached as a partition must already have
 // each CHECK constraint of its new ancestors, same name and expression
 // (MergeConstraintsIntoExisting).
-func (s *Backend) attachChecks(parent, child *TableDef) error {
+func (s *utility) attachChecks(parent, child *TableDef) error {
 	cat := s.cat()
 	for _, a := range append([]*TableDef{parent}, cat.ancestors(parent)...) {
 		for _, con := range cat.tableConstraintDefs(a.OID) {
@@ -782,7 +782,7 @@ func (s *Backend) attachChecks(parent, child *TableDef) error {
 
 // attachForeignKeys checks the rows of a table being attached as a
 // partition against the foreign keys of its new ancestors.
-func (s *Backend) attachForeignKeys(ec *evalCtx, parent, child *TableDef) error {
+func (s *utility) attachForeignKeys(ec *evalCtx, parent, child *TableDef) error {
 	cat := s.cat()
 	for _, a := range append([]*TableDef{parent}, cat.ancestors(parent)...) {
 		for _, con := range cat.tableConstraintDefs(a.OID) {
@@ -805,7 +805,7 @@ func (s *Backend) attachForeignKeys(ec *evalCtx, parent, child *TableDef) error 
 // keeps its copies and clones; a foreign key referencing a partitioned
 // table gets clones of its own for the referenced partitions
 // (DetachPartitionFinalize, fkpart.go).
-func (s *Backend) detachConstraints(ec *evalCtx, child *TableDef) error {
+func (s *utility) detachConstraints(ec *evalCtx, child *TableDef) error {
 	for _, con := range s.cat().inheritedConstraints(child) {
 		nc := *con
 		nc.OID = s.catalog.allocOID()

@@ -164,14 +164,14 @@ type copyPlan struct {
 
 // dataPath resolves a server-side COPY file name: relative names are
 // relative to the data directory, as PostgreSQL's are.
-func (s *Backend) dataPath(name string) string {
+func (s *Executor) dataPath(name string) string {
 	if filepath.IsAbs(name) {
 		return name
 	}
 	return filepath.Join(s.dataDir, name)
 }
 
-func (s *Backend) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
+func (s *Executor) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 	if c.IsProgram {
 		return pgerr.NotSupported("COPY to or from a program is not supported")
 	}
@@ -282,7 +282,7 @@ func fileSource(f *os.File) CopySource {
 	}
 }
 
-func (s *Backend) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
+func (s *Executor) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 	var src CopySource
 	if p.file != "" {
 		f, err := os.Open(s.dataPath(p.file))
@@ -305,7 +305,7 @@ func (s *Backend) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 		var d expr
 		if p.t.Cols[i].Default != "" && !contains(p.targets, i) {
 			var err error
-			if d, err = s.compileDefault(newAnalyzer(s, nil), &p.t.Cols[i]); err != nil {
+			if d, err = s.compileDefault(newAnalyzer(&s.Backend, nil), &p.t.Cols[i]); err != nil {
 				return 0, err
 			}
 		}
@@ -314,10 +314,10 @@ func (s *Backend) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 	var n, line int64
 	if p.route != nil {
 		p.route.begin()
-		defer p.route.end(s)
+		defer p.route.end(&s.Backend)
 	}
 	if !p.t.Partitioned() {
-		defer p.ixLocks.close(s)
+		defer p.ixLocks.close(&s.Backend)
 		if err := p.ixLocks.open(ec, p.t); err != nil {
 			return 0, err
 		}
@@ -376,7 +376,7 @@ func (s *Backend) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 			row[p.targets[j]] = d
 		}
 		if p.route != nil {
-			err = p.route.insert(ec, row)
+			err = s.routeInsert(ec, p.route, row)
 		} else {
 			_, err = s.insertRow(ec, p.t, p.indexes, row)
 		}
@@ -777,7 +777,7 @@ func (r *copyReader) nextBinary(out []copyField) ([]copyField, bool, error) {
 }
 
 // execCopyTo writes a table's rows or a query's result.
-func (s *Backend) execCopyTo(ec *evalCtx, p *copyPlan) (int64, error) {
+func (s *Executor) execCopyTo(ec *evalCtx, p *copyPlan) (int64, error) {
 	var w io.Writer
 	var bw *bufio.Writer
 	if p.file != "" {
@@ -835,9 +835,9 @@ func (s *Backend) execCopyTo(ec *evalCtx, p *copyPlan) (int64, error) {
 	}
 	var err error
 	if p.query != nil {
-		err = p.query.run(ec, emit)
+		err = s.runSelect(ec, p.query, emit)
 	} else {
-		err = newTableSource(p.t, p.t.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
+		err = s.scanTableTIDs(ec, newTableSource(p.t, p.t.Name), func(_ storage.TID, row []Datum) error {
 			for j, c := range p.targets {
 				vals[j] = row[c]
 			}
@@ -873,7 +873,7 @@ func (w sinkWriter) Write(b []byte) (int, error) {
 }
 
 // appendCopyRow formats one row in the plan's format.
-func (s *Backend) appendCopyRow(buf []byte, p *copyPlan, row []Datum) ([]byte, error) {
+func (s *Executor) appendCopyRow(buf []byte, p *copyPlan, row []Datum) ([]byte, error) {
 	if p.opts.format == 'b' {
 		buf = binary.BigEndian.AppendUint16(buf, uint16(len(row)))
 		for i, d := range row {

@@ -23,7 +23,7 @@ import (
 
 // compileCreateTableAs compiles CREATE TABLE AS (query is its query) and
 // SELECT INTO (query is the SELECT without its INTO clause).
-func (s *Backend) compileCreateTableAs(into *pg.IntoClause, query *pg.Node, ifNotExists bool, params *[]Type, st *Stmt) error {
+func (s *utility) compileCreateTableAs(into *pg.IntoClause, query *pg.Node, ifNotExists bool, params *[]Type, st *Stmt) error {
 	rv := into.Rel
 	switch {
 	case rv.Relpersistence == "t":
@@ -102,7 +102,7 @@ func (s *Backend) compileCreateTableAs(into *pg.IntoClause, query *pg.Node, ifNo
 		tab := s.cat().Tables[nt.OID]
 		var n int64
 		row := make([]Datum, len(tab.Cols))
-		err := p.run(ec, func(out []Datum) error {
+		err := s.runSelect(ec, p, func(out []Datum) error {
 			copy(row, out[:len(row)])
 			n++
 			_, err := s.insertRow(ec, tab, nil, row)

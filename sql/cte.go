@@ -181,7 +181,7 @@ func (a *analyzer) recursiveCTE(def *cteDef, c *pg.CommonTableExpr, sel *pg.Sele
 }
 
 // rows computes the CTE's rows (or returns the kept ones).
-func (d *cteDef) rows(ec *evalCtx) ([][]Datum, error) {
+func (x *Executor) cteRows(ec *evalCtx, d *cteDef) ([][]Datum, error) {
 	correlated := (d.plan != nil && d.plan.correlated) || (d.anchor != nil && (d.anchor.correlated || d.step.correlated))
 	if !correlated {
 		if r, ok := ec.cteCache[d]; ok {
@@ -196,12 +196,12 @@ func (d *cteDef) rows(ec *evalCtx) ([][]Datum, error) {
 		}
 	}
 	if !d.recursive {
-		if err := d.plan.run(ec, collect(&out)); err != nil {
+		if err := x.runSelect(ec, d.plan, collect(&out)); err != nil {
 			return nil, err
 		}
 	} else {
 		var work [][]Datum
-		if err := d.anchor.run(ec, collect(&work)); err != nil {
+		if err := x.runSelect(ec, d.anchor, collect(&work)); err != nil {
 			return nil, err
 		}
 		seen := map[string]bool{}
@@ -229,7 +229,7 @@ func (d *cteDef) rows(ec *evalCtx) ([][]Datum, error) {
 			}
 			d.work = work
 			var next [][]Datum
-			err := d.step.run(ec, func(row []Datum) error {
+			err := x.runSelect(ec, d.step, func(row []Datum) error {
 				r := append([]Datum(nil), row...)
 				for i, c := range d.stepCasts {
 					if c == nil {
@@ -252,7 +252,7 @@ func (d *cteDef) rows(ec *evalCtx) ([][]Datum, error) {
 	}
 	if !correlated {
 		if ec.cteCache == nil {
-			ec.cteCache = map[*cteDef][][]Datum{}
+			ec.cteCache = map[any][][]Datum{}
 		}
 		ec.cteCache[d] = out
 	}
@@ -269,11 +269,11 @@ type cteSource struct {
 
 func (c *cteSource) name() string      { return c.alias }
 func (c *cteSource) columns() []Column { return c.def.cols }
-func (c *cteSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+func (x *Executor) scanCTE(ec *evalCtx, c *cteSource, fn func([]Datum) error) error {
 	rows := c.def.work
 	if !c.self {
 		var err error
-		if rows, err = c.def.rows(ec); err != nil {
+		if rows, err = x.cteRows(ec, c.def); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func (s *Backend) lockNow(ec *evalCtx, oid uint32, mode locks.LockMode) error {
 	return s.locks.Lock(ec.ctx, s.proc, locks.RelationTag(DatabaseOID, oid), mode, s.lockOptions(false, false))
 }
 
-func (s *Backend) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
+func (s *utility) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 	switch {
 	case cs.Partbound != nil && len(cs.TableElts) > 0:
 		return pgerr.NotSupported("column definitions and constraints in CREATE TABLE ... PARTITION OF are not supported")
@@ -132,7 +132,7 @@ func (s *Backend) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 		switch {
 		case e.GetColumnDef() != nil:
 			cd := e.GetColumnDef()
-			a := newAnalyzer(s, nil)
+			a := newAnalyzer(&s.Backend, nil)
 			typ, serial, err := columnType(a, cd.TypeName)
 			if err != nil {
 				return err
@@ -295,7 +295,7 @@ func deparseExpr(n *pg.Node) (string, error) {
 
 // addPrimaryKey builds a unique index over existing rows (23505 on
 // duplicates, 23502 on NULLs) and records it.
-func (s *Backend) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, name string) error {
+func (s *utility) addPrimaryKey(ec *evalCtx, t *TableDef, colNames []string, name string) error {
 	cat := s.cat()
 	for _, ixOID := range t.Indexes {
 		if ix := cat.Indexes[ixOID]; ix != nil && ix.Primary {
@@ -324,7 +324,7 @@ func defaultIndexName(cat *catalogState, table string, cols []string, primary bo
 // addIndex builds an index over the existing rows and records it. A
 // unique index refuses duplicates (23505); a primary key also makes its
 // columns NOT NULL (23502 on existing NULLs).
-func (s *Backend) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
+func (s *utility) addIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool) error {
 	if t.Partitioned() { // partddl.go
 		return s.addPartitionedIndex(ec, t, colNames, name, unique, primary, 0)
 	}
@@ -368,7 +368,7 @@ func (s *Backend) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 		row []Datum
 	}
 	var rows []entry
-	if err := src.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
+	if err := s.scanTableTIDs(ec, src, func(tid storage.TID, row []Datum) error {
 		rows = append(rows, entry{tid, append([]Datum(nil), row...)})
 		return nil
 	}); err != nil {
@@ -399,7 +399,7 @@ func (s *Backend) addIndex(ec *evalCtx, t *TableDef, colNames []string, name str
 	return nil
 }
 
-func (s *Backend) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
+func (s *utility) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
 	}
@@ -409,7 +409,7 @@ func (s *Backend) compileAlterTable(at *pg.AlterTableStmt, st *Stmt) error {
 	return s.compileAlterConstraints(at, st) // ADD, DROP and VALIDATE CONSTRAINT (conddl.go)
 }
 
-func (s *Backend) compileDrop(d *pg.DropStmt, st *Stmt) error {
+func (s *utility) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	if d.RemoveType == pg.ObjectType_OBJECT_INDEX {
 		return s.compileDropIndex(d, st)
 	}
@@ -479,7 +479,7 @@ func (s *Backend) compileDrop(d *pg.DropStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Backend) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
+func (s *utility) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	var rvs []*pg.RangeVar
 	for _, r := range tr.Relations {
 		rvs = append(rvs, r.GetRangeVar())
@@ -548,7 +548,7 @@ func (s *Backend) compileTruncate(tr *pg.TruncateStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Backend) compileLock(ls *pg.LockStmt, st *Stmt) error {
+func (s *utility) compileLock(ls *pg.LockStmt, st *Stmt) error {
 	mode := locks.LockMode(ls.Mode)
 	if !mode.Valid() {
 		return pgerr.New(pgerr.SyntaxError, "invalid lock mode")
@@ -590,7 +590,7 @@ func (s *Backend) compileLock(ls *pg.LockStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Backend) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
+func (s *utility) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 	full, analyzeOnly := false, !v.IsVacuumcmd
 	for _, o := range v.Options {
 		de := o.GetDefElem()
@@ -673,7 +673,7 @@ func parserVersion() int32 {
 	return parserVersionOnce.v
 }
 
-func (s *Backend) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
+func (s *utility) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
 	switch {
 	case is.Concurrent:
 		return pgerr.NotSupported("CREATE INDEX CONCURRENTLY is not supported")
@@ -720,7 +720,7 @@ func (s *Backend) compileCreateIndex(is *pg.IndexStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Backend) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
+func (s *utility) compileDropIndex(d *pg.DropStmt, st *Stmt) error {
 	var names []string
 	for _, o := range d.Objects {
 		schema, name := qualifiedName(o.GetList().GetItems())

@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"strconv"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -42,7 +41,7 @@ type insertPlan struct {
 	ixLocks  execIndexLocks
 }
 
-func (s *Backend) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
+func (s *planner) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) error {
 	if ins.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -68,7 +67,7 @@ func (s *Backend) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 		}
 		p.targets = append(p.targets, i)
 	}
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	for i := range t.Cols {
 		var d expr
 		if t.Cols[i].Default != "" {
@@ -164,13 +163,7 @@ func (s *Backend) compileInsert(ins *pg.InsertStmt, params *[]Type, st *Stmt) er
 	}
 	st.Tag = "INSERT"
 	st.writes = true
-	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-		n, err := s.execInsert(ec, p, emit)
-		if err != nil {
-			return "", err
-		}
-		return "INSERT 0 " + strconv.FormatInt(n, 10), nil
-	}
+	st.plan = p
 	return nil
 }
 
@@ -206,7 +199,7 @@ func (a *analyzer) assignTo(e expr, c *ColumnDef) (expr, error) {
 	return a.castTo(e, t, false)
 }
 
-func (s *Backend) compileDefault(a *analyzer, c *ColumnDef) (expr, error) {
+func (s *planner) compileDefault(a *analyzer, c *ColumnDef) (expr, error) {
 	tree, err := pg.Parse("SELECT " + c.Default)
 	if err != nil {
 		return nil, err
@@ -220,7 +213,7 @@ func (s *Backend) compileDefault(a *analyzer, c *ColumnDef) (expr, error) {
 }
 
 // buildRow makes a full table row from target values and defaults.
-func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
+func (x *Executor) buildInsertRow(ec *evalCtx, p *insertPlan, vals []Datum) ([]Datum, error) {
 	row := make([]Datum, len(p.t.Cols))
 	set := make([]bool, len(p.t.Cols))
 	for j, c := range p.targets {
@@ -244,20 +237,20 @@ func (p *insertPlan) buildRow(ec *evalCtx, vals []Datum) ([]Datum, error) {
 	return row, nil
 }
 
-func (s *Backend) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
+func (s *Executor) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
 	var n int64
 	if p.route != nil {
 		p.route.begin()
-		defer p.route.end(s)
+		defer p.route.end(&s.Backend)
 	}
 	if !p.t.Partitioned() {
-		defer p.ixLocks.close(s)
+		defer p.ixLocks.close(&s.Backend)
 		if err := p.ixLocks.open(ec, p.t); err != nil {
 			return 0, err
 		}
 	}
 	insertOne := func(vals []Datum) error {
-		row, err := p.buildRow(ec, vals)
+		row, err := s.buildInsertRow(ec, p, vals)
 		if err != nil {
 			return err
 		}
@@ -271,7 +264,7 @@ func (s *Backend) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 		var tid storage.TID
 		leaf := p.t
 		if p.route != nil {
-			tid, leaf, err = p.route.insertTID(ec, row)
+			tid, leaf, err = s.routeInsertTID(ec, p.route, row)
 		} else {
 			tid, err = s.insertRow(ec, p.t, p.indexes, row)
 		}
@@ -279,12 +272,12 @@ func (s *Backend) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) erro
 			return err
 		}
 		n++
-		return p.ret.emit(ec, row, tid, leaf, emit)
+		return s.emitReturning(ec, p.ret, row, tid, leaf, emit)
 	}
 	if p.sel != nil {
 		// materialise first: the SELECT must not see the rows inserted
 		var rows [][]Datum
-		if err := p.sel.run(ec, func(r []Datum) error {
+		if err := s.runSelect(ec, p.sel, func(r []Datum) error {
 			rows = append(rows, append([]Datum(nil), r...))
 			return nil
 		}); err != nil {
@@ -343,7 +336,7 @@ func failingRow(t *TableDef, row []Datum) string {
 
 // insertRow writes a row and its index entries, enforcing NOT NULL, CHECK
 // constraints and unique indexes.
-func (s *Backend) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
+func (s *Executor) insertRow(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum) (storage.TID, error) {
 	if err := checkNotNull(t, row); err != nil {
 		return storage.TID{}, err
 	}
@@ -371,7 +364,7 @@ func fillfactor(t *TableDef) int {
 	return t.Fillfactor
 }
 
-func (s *Backend) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum, tid storage.TID) error {
+func (s *Executor) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexDef, row []Datum, tid storage.TID) error {
 	for _, ix := range indexes {
 		key := s.indexKey(t, ix, row)
 		if key == nil {
@@ -391,7 +384,7 @@ func (s *Backend) insertIndexEntries(ec *evalCtx, t *TableDef, indexes []*IndexD
 }
 
 // indexKey encodes row's key for ix; nil when a key column is NULL.
-func (s *Backend) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
+func (s *Executor) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
 	var typs [4]Type
 	var vals [4]Datum
 	ts, vs := typs[:0], vals[:0]
@@ -405,7 +398,7 @@ func (s *Backend) indexKey(t *TableDef, ix *IndexDef, row []Datum) []byte {
 	return appendKey(nil, ts, vs)
 }
 
-func (s *Backend) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {
+func (s *Executor) uniqueViolation(t *TableDef, ix *IndexDef, row []Datum) error {
 	var names, vals []string
 	for _, c := range ix.Cols {
 		names = append(names, t.Cols[c].Name)

@@ -1,8 +1,6 @@
 package sql
 
 import (
-	"strconv"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/locks"
@@ -59,7 +57,7 @@ type joinLeaf struct {
 
 // compileJoinModify compiles UPDATE (del false) or DELETE with FROM (or
 // USING) items.
-func (s *Backend) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.Node, setList, retList []*pg.Node, del bool, params *[]Type, st *Stmt) error {
+func (s *planner) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.Node, setList, retList []*pg.Node, del bool, params *[]Type, st *Stmt) error {
 	t, err := s.resolveTable(rv)
 	if err != nil {
 		return err
@@ -69,7 +67,7 @@ func (s *Backend) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 		alias = rv.Alias.Aliasname
 	}
 	cat := s.cat()
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	sc := newScope(nil)
 	la := a.level(sc)
 	fb := &fromBuilder{a: la, sc: sc}
@@ -177,14 +175,7 @@ func (s *Backend) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 	if del {
 		st.Tag = "DELETE"
 	}
-	tag := st.Tag + " "
-	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-		n, err := s.execJoinModify(ec, p, emit)
-		if err != nil {
-			return "", err
-		}
-		return tag + strconv.FormatInt(n, 10), nil
-	}
+	st.plan = p
 	return nil
 }
 
@@ -193,7 +184,7 @@ func (s *Backend) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 // column. Two assignments to one column are reported in dup, which the
 // caller raises after the rest of the statement is analysed (PostgreSQL's
 // rewriter finds them, after parse analysis).
-func (s *Backend) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set map[int]expr, dup error, err error) {
+func (s *planner) compileSetList(a *analyzer, t *TableDef, list []*pg.Node) (set map[int]expr, dup error, err error) {
 	set = map[int]expr{}
 	for _, n := range list {
 		rt := n.GetResTarget()
@@ -262,7 +253,7 @@ func (p *joinModifyPlan) leaf(cat *catalogState, oid uint32) (*joinLeaf, error) 
 	return l, nil
 }
 
-func (s *Backend) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Datum) error) (int64, error) {
+func (s *Executor) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Datum) error) (int64, error) {
 	if ok, err := passes(ec, p.oneTime, nil); err != nil || !ok {
 		return 0, err
 	}
@@ -273,11 +264,11 @@ func (s *Backend) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Dat
 	if p.t.Partitioned() {
 		p.pu.root = p.t.OID
 	}
-	defer p.pu.finish(s)
+	defer p.pu.finish(&s.Backend)
 
 	buf := make([]Datum, p.width)
 	var rows [][]Datum
-	err := p.from.run(ec, buf, func() error {
+	err := s.runNode(ec, p.from, buf, func() error {
 		if ec.tick++; ec.tick&1023 == 0 {
 			if err := checkCancel(ec); err != nil {
 				return err
@@ -309,7 +300,7 @@ func (s *Backend) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Dat
 // to its newest version under READ COMMITTED; done is false when the row
 // was skipped (changed by this command already, gone, or no longer
 // qualifying).
-func (s *Backend) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, emit func([]Datum) error) (done bool, err error) {
+func (s *Executor) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, emit func([]Datum) error) (done bool, err error) {
 	nc := len(p.t.Cols)
 	ctid, toid := level[p.off+nc+sysColCtid], level[p.off+nc+sysColTableoid]
 	if ctid.Null || toid.Null {
@@ -370,9 +361,9 @@ func (s *Backend) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 				if err := s.afterDeleteRow(t, level[p.off:p.off+nc]); err != nil { // foreign keys (ri.go)
 					return false, err
 				}
-				return true, p.emitReturning(ec, level, nil, tid, t, emit)
+				return true, s.emitJoinReturning(ec, p, level, nil, tid, t, emit)
 			case moved:
-				return true, p.emitReturning(ec, level, newRow, movedTID, movedTo, emit)
+				return true, s.emitJoinReturning(ec, p, level, newRow, movedTID, movedTo, emit)
 			}
 			if err := s.insertIndexEntries(ec, t, l.mp.indexes, newRow, out.NewTID); err != nil {
 				return false, err
@@ -380,7 +371,7 @@ func (s *Backend) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 			if err := s.afterUpdateRow(t, l.mp.set, level[p.off:p.off+nc], out.NewTID, newRow); err != nil { // foreign keys (ri.go)
 				return false, err
 			}
-			return true, p.emitReturning(ec, level, newRow, out.NewTID, t, emit)
+			return true, s.emitJoinReturning(ec, p, level, newRow, out.NewTID, t, emit)
 		case txn.TMBeingModified:
 			if err := s.txn.WaitForOptions(ec.ctx, out.WaitXid, s.lockOptions(false, false)); err != nil {
 				return false, err
@@ -421,7 +412,7 @@ func (s *Backend) joinModifyRow(ec *evalCtx, p *joinModifyPlan, level []Datum, e
 // deleted there and newRow routed to its partition (movedTID and movedTo
 // say where it went); moved reports that the deletion was attempted and
 // out is its outcome.
-func (s *Backend) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, movedTID storage.TID, movedTo *TableDef, err error) {
+func (s *Executor) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, movedTID storage.TID, movedTo *TableDef, err error) {
 	if fitsPartition(s.cat(), mp.t, newRow) {
 		return false, out, movedTID, nil, nil
 	}
@@ -441,7 +432,7 @@ func (s *Backend) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, new
 		return true, out, movedTID, nil, err
 	}
 	row := append([]Datum(nil), newRow...)
-	if movedTID, movedTo, err = router.insertTID(ec, row); err != nil {
+	if movedTID, movedTo, err = s.routeInsertTID(ec, router, row); err != nil {
 		return true, out, movedTID, movedTo, err
 	}
 	return true, out, movedTID, movedTo, s.afterMoveUpdate(mp.t, mp.part.root, mp.set, old, row)
@@ -450,7 +441,7 @@ func (s *Backend) moveRow(ec *evalCtx, mp *modifyPlan, tid storage.TID, old, new
 // emitReturning evaluates RETURNING over the level row, the target's part
 // replaced by the row written (nil: the level row's, for DELETE) at tid of
 // table t.
-func (p *joinModifyPlan) emitReturning(ec *evalCtx, level, row []Datum, tid storage.TID, t *TableDef, emit func([]Datum) error) error {
+func (x *Executor) emitJoinReturning(ec *evalCtx, p *joinModifyPlan, level, row []Datum, tid storage.TID, t *TableDef, emit func([]Datum) error) error {
 	if p.ret == nil {
 		return nil
 	}

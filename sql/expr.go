@@ -335,14 +335,13 @@ func (c *castExpr) eval(ec *evalCtx, row []Datum) (Datum, error) {
 	if err != nil || v.Null {
 		return v, err
 	}
-	return castDatum(ec, v, c.arg.typ(), c.t, c.explicit)
+	return castDatum(ec.formatCtx(), v, c.arg.typ(), c.t, c.explicit)
 }
 
-func castDatum(ec *evalCtx, v Datum, from, to Type, explicit bool) (Datum, error) {
+func castDatum(fc *formatCtx, v Datum, from, to Type, explicit bool) (Datum, error) {
 	if from.OID == to.OID && (to.Mod < 0 || from.Mod == to.Mod) {
 		return v, nil
 	}
-	fc := ec.formatCtx()
 	if fe, ok := elemOf(from); ok {
 		if te, ok := elemOf(to); ok {
 			out := Datum{A: make([]Datum, len(v.A))}
@@ -351,7 +350,7 @@ func castDatum(ec *evalCtx, v Datum, from, to Type, explicit bool) (Datum, error
 					out.A[i] = e
 					continue
 				}
-				c, err := castDatum(ec, e, fe, te, explicit)
+				c, err := castDatum(fc, e, fe, te, explicit)
 				if err != nil {
 					return Datum{}, err
 				}
@@ -456,13 +455,13 @@ func castDatum(ec *evalCtx, v Datum, from, to Type, explicit bool) (Datum, error
 			return boolDatum(v.I != 0), nil
 		}
 	case toCat == catDatetime && fromCat == catDatetime:
-		return castDatetime(ec, v, from, to), nil
+		return castDatetime(fc, v, from, to), nil
 	}
 	return Datum{}, pgerr.New(pgerr.CannotCoerce, "cannot cast type %s to %s", from.Name, to.Name)
 }
 
-func castDatetime(ec *evalCtx, v Datum, from, to Type) Datum {
-	loc := ec.formatCtx().loc
+func castDatetime(fc *formatCtx, v Datum, from, to Type) Datum {
+	loc := fc.loc
 	switch {
 	case from.OID == OIDTimestamptz && to.OID == OIDTimestamp:
 		_, off := unixMicroIn(v.I, loc)

@@ -96,7 +96,7 @@ func exprRefs(e expr, itemOf []int) (mask uint64, opaque bool) {
 				mask |= 1 << uint(itemOf[c.i])
 			}
 		case *sublinkExpr:
-			if c.plan.correlated {
+			if c.correlated {
 				opaque = true
 			}
 		}

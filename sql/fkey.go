@@ -38,7 +38,7 @@ type fkeySpec struct {
 
 // defineForeignKey makes the constraint of spec on t. newTable: t was
 // created by this statement, so there is nothing to validate.
-func (s *Backend) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, others []string, newTable bool) error {
+func (s *utility) defineForeignKey(ec *evalCtx, t *TableDef, spec *fkeySpec, others []string, newTable bool) error {
 	con := spec.con
 	cat := s.cat()
 	name := con.Conname
@@ -214,7 +214,7 @@ func fkTypesCompatible(fk, pk Type) bool {
 // validateForeignKey checks every row of t (each leaf partition) against
 // the new constraint (RI_Initial_Check): no row locks, the tables being
 // held in ShareRowExclusiveLock.
-func (s *Backend) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDef) error {
+func (s *utility) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDef) error {
 	cat := s.cat()
 	rt := cat.Tables[con.RefTable]
 	if err := s.lockNow(ec, rt.OID, locks.RowShareLock); err != nil {
@@ -247,7 +247,7 @@ func (s *Backend) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDe
 	var last []byte
 	for _, leaf := range leaves {
 		var bad error
-		err := newTableSource(leaf, leaf.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
+		err := s.scanTableTIDs(ec, newTableSource(leaf, leaf.Name), func(_ storage.TID, row []Datum) error {
 			nulls := 0
 			for i, c := range con.Cols {
 				vals[i] = row[c]
@@ -293,7 +293,7 @@ func (s *Backend) validateForeignKey(ec *evalCtx, t *TableDef, con *ConstraintDe
 // pkVisible reports whether the referenced table — a partitioned one: the
 // partition the key routes to — has a row visible to the snapshot under
 // the key setKey loaded (keyOK: it could) in its unique index.
-func (s *Backend) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
+func (s *Executor) pkVisible(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
 	if !keyOK {
 		return false, nil
 	}

@@ -106,7 +106,7 @@ func (c *catalogState) constraintClones(con *ConstraintDef) []*ConstraintDef {
 
 // addReferencedClones gives foreign key con, when it references a
 // partitioned table, a clone for each partition (addFkRecurseReferenced).
-func (s *Backend) addReferencedClones(ec *evalCtx, con *ConstraintDef) error {
+func (s *utility) addReferencedClones(ec *evalCtx, con *ConstraintDef) error {
 	rt := s.cat().Tables[con.RefTable]
 	if rt == nil || !rt.Partitioned() {
 		return nil
@@ -122,7 +122,7 @@ func (s *Backend) addReferencedClones(ec *evalCtx, con *ConstraintDef) error {
 // addReferencedClone makes parent's clone for part, a partition of the
 // table parent references, locked ShareRowExclusiveLock (its RI triggers
 // are made), then the clones for part's own partitions.
-func (s *Backend) addReferencedClone(ec *evalCtx, parent *ConstraintDef, part *TableDef) error {
+func (s *utility) addReferencedClone(ec *evalCtx, parent *ConstraintDef, part *TableDef) error {
 	if err := s.lockNow(ec, part.OID, locks.ShareRowExclusiveLock); err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func columnNames(t *TableDef, cols []int) []string {
 // reference parent (CloneFkReferenced): each referencing table is locked
 // ShareRowExclusiveLock and AccessShareLock. A self-referencing key is
 // cloned too, as PostgreSQL 15.18 does.
-func (s *Backend) cloneReferencedKeys(ec *evalCtx, parent, part *TableDef) error {
+func (s *utility) cloneReferencedKeys(ec *evalCtx, parent, part *TableDef) error {
 	for _, con := range s.cat().referencingKeys(parent.OID) {
 		for _, mode := range []locks.LockMode{locks.ShareRowExclusiveLock, locks.AccessShareLock} {
 			if err := s.lockNow(ec, con.Table, mode); err != nil {
@@ -186,7 +186,7 @@ func (s *Backend) cloneReferencedKeys(ec *evalCtx, parent, part *TableDef) error
 // ShareLock), then the clones for part and its partitions are dropped.
 // PostgreSQL builds part's partition constraint for the check, under
 // AccessShareLock on the parent.
-func (s *Backend) detachReferencedKeys(ec *evalCtx, parent, part *TableDef) error {
+func (s *utility) detachReferencedKeys(ec *evalCtx, parent, part *TableDef) error {
 	var clones []*ConstraintDef
 	for _, con := range s.cat().referencingKeys(part.OID) {
 		if con.isClone() {
@@ -219,7 +219,7 @@ func (s *Backend) detachReferencedKeys(ec *evalCtx, parent, part *TableDef) erro
 // referencing table whose key part holds refuses the detach. The locks are
 // its query's (a join of the referencing table with part): AccessShareLock
 // on both, their partitions and the leaves' indexes.
-func (s *Backend) partitionRemoveCheck(ec *evalCtx, con *ConstraintDef, part *TableDef) error {
+func (s *utility) partitionRemoveCheck(ec *evalCtx, con *ConstraintDef, part *TableDef) error {
 	fk, err := s.newFKRef(con)
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func (s *Backend) partitionRemoveCheck(ec *evalCtx, con *ConstraintDef, part *Ta
 	vals := make([]Datum, len(con.Cols))
 	for _, leaf := range s.leafTables(fk.child) {
 		var bad error
-		err := newTableSource(leaf, leaf.Name).scanTIDs(ec, func(_ storage.TID, row []Datum) error {
+		err := s.scanTableTIDs(ec, newTableSource(leaf, leaf.Name), func(_ storage.TID, row []Datum) error {
 			for i, c := range con.Cols {
 				if row[c].Null {
 					return nil
@@ -284,7 +284,7 @@ func (s *Backend) lockTree(ec *evalCtx, t *TableDef, mode locks.LockMode) error 
 // dropForeignKey drops foreign key (or clone) con with its clones, as
 // RemoveConstraintById does for each: the referencing table and every
 // referenced table locked AccessExclusiveLock (their RI triggers go).
-func (s *Backend) dropForeignKey(ec *evalCtx, con *ConstraintDef) error {
+func (s *utility) dropForeignKey(ec *evalCtx, con *ConstraintDef) error {
 	if err := s.lockNow(ec, con.Table, locks.AccessExclusiveLock); err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (s *Backend) dropForeignKey(ec *evalCtx, con *ConstraintDef) error {
 // object's dependents in descending OID order (partitions and the
 // constraints referencing it alike), first reached the key or one of its
 // clones. dropping names the tables the statement drops.
-func (s *Backend) referencedPartitionDeps(t *TableDef, dropping []string) (deps []*ConstraintDef, via []string) {
+func (s *utility) referencedPartitionDeps(t *TableDef, dropping []string) (deps []*ConstraintDef, via []string) {
 	cat := s.cat()
 	tree := map[uint32]bool{t.OID: true}
 	for _, k := range cat.inheritors(t) {
@@ -431,7 +431,7 @@ func (fk *fkRef) pkSource(cat *catalogState) (*TableDef, *tableSource) {
 // matches nothing). For an ordinary table those are riLockRelation's; for
 // a partitioned one those of the plan PostgreSQL's plan cache gives the
 // execution (see the file comment).
-func (s *Backend) riLockPK(ec *evalCtx, fk *fkRef, q riQuery, keyOK bool) error {
+func (s *Executor) riLockPK(ec *evalCtx, fk *fkRef, q riQuery, keyOK bool) error {
 	if !fk.parent.Partitioned() {
 		return s.riLockRelation(ec, fk.parent, locks.RowShareLock, fk.index, s.riPlan(q, false) != genericReuse)
 	}
@@ -503,7 +503,7 @@ func (s *Backend) riLockPK(ec *evalCtx, fk *fkRef, q riQuery, keyOK bool) error 
 // keys that reference t itself. Its clones' are skipped: the moved row's
 // update event of the table the UPDATE named stands for them
 // (AfterTriggerSaveEvent).
-func (s *Backend) afterMoveDelete(t *TableDef, old []Datum) error {
+func (s *Executor) afterMoveDelete(t *TableDef, old []Datum) error {
 	rc, err := s.relConstraints(t)
 	if err != nil || rc == nil {
 		return err
@@ -521,7 +521,7 @@ func (s *Backend) afterMoveDelete(t *TableDef, old []Datum) error {
 // (ExecCrossPartitionUpdateForeignKey). A foreign key that references a
 // partitioned table between t and root directly cannot be enforced that
 // way: 0A000, as in PostgreSQL.
-func (s *Backend) afterMoveUpdate(t *TableDef, root uint32, set map[int]expr, old, new []Datum) error {
+func (s *Executor) afterMoveUpdate(t *TableDef, root uint32, set map[int]expr, old, new []Datum) error {
 	cat := s.cat()
 	rt := cat.Tables[root]
 	if rt == nil {

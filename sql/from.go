@@ -411,8 +411,8 @@ type subquerySource struct {
 
 func (q *subquerySource) name() string      { return q.alias }
 func (q *subquerySource) columns() []Column { return q.cols }
-func (q *subquerySource) scan(ec *evalCtx, fn func([]Datum) error) error {
-	return q.plan.run(ec, fn)
+func (x *Executor) scanSubquery(ec *evalCtx, q *subquerySource, fn func([]Datum) error) error {
+	return x.runSelect(ec, q.plan, fn)
 }
 
 // placeFilters distributes the WHERE conjuncts and ON conditions over the

@@ -22,7 +22,7 @@ import (
 // addPartitionedIndex makes a partitioned index on t and one index on each
 // of its partitions (DefineIndex on a partitioned table). parentIx is the
 // partitioned index of t's parent this one belongs to, or 0.
-func (s *Backend) addPartitionedIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool, parentIx uint32) error {
+func (s *utility) addPartitionedIndex(ec *evalCtx, t *TableDef, colNames []string, name string, unique, primary bool, parentIx uint32) error {
 	var cols []int
 	for _, c := range colNames {
 		i := t.colIndex(c)
@@ -94,7 +94,7 @@ func uniqueCoversKey(t *TableDef, cols []int, unique, primary bool) error {
 // cloneIndexOnto gives partition child the index of its parent pix: an
 // existing equivalent index of child is attached, otherwise one is built,
 // named as PostgreSQL names it (child_pkey, child_col_idx).
-func (s *Backend) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) error {
+func (s *utility) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) error {
 	if err := s.lockNow(ec, pix.OID, locks.ShareUpdateExclusiveLock); err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (s *Backend) cloneIndexOnto(ec *evalCtx, pix *IndexDef, child *TableDef) er
 // partitioning: a partition's index may not be dropped alone; a
 // partitioned index takes its partitions' indexes with it, each table
 // and index locked AccessExclusiveLock.
-func (s *Backend) dropIndexTree(ec *evalCtx, ix *IndexDef) error {
+func (s *utility) dropIndexTree(ec *evalCtx, ix *IndexDef) error {
 	cat := s.cat()
 	if ix.Parent != 0 {
 		if pix := cat.Indexes[ix.Parent]; pix != nil {
@@ -172,7 +172,7 @@ func (s *Backend) dropIndexTree(ec *evalCtx, ix *IndexDef) error {
 
 // childIndexes lists the indexes attached to partitioned index pix, in
 // the bound order of their tables.
-func (s *Backend) childIndexes(pix *IndexDef) []*IndexDef {
+func (s *utility) childIndexes(pix *IndexDef) []*IndexDef {
 	cat := s.cat()
 	t := cat.Tables[pix.Table]
 	if t == nil || !pix.Partitioned() {
@@ -195,7 +195,7 @@ func (s *Backend) childIndexes(pix *IndexDef) []*IndexDef {
 // parent of a partition is locked first, then t, its partitions and
 // their indexes, all AccessExclusiveLock (as PostgreSQL's dependency
 // walk does).
-func (s *Backend) dropPartitionTree(ec *evalCtx, t *TableDef) error {
+func (s *utility) dropPartitionTree(ec *evalCtx, t *TableDef) error {
 	var def uint32 // the default partition's constraint changes with its siblings
 	if t.Parent != 0 {
 		if err := s.lockNow(ec, t.Parent, locks.AccessExclusiveLock); err != nil {
@@ -248,7 +248,7 @@ func (c *catalogState) lockTableDescendants(t *TableDef, inh bool) []*TableDef {
 
 // lockInheritors locks every descendant of t in mode, in
 // find_all_inheritors order, and returns them.
-func (s *Backend) lockInheritors(ec *evalCtx, t *TableDef, mode locks.LockMode) ([]*TableDef, error) {
+func (s *utility) lockInheritors(ec *evalCtx, t *TableDef, mode locks.LockMode) ([]*TableDef, error) {
 	kids := s.cat().inheritors(t)
 	for _, k := range kids {
 		if err := s.lockNow(ec, k.OID, mode); err != nil {
@@ -261,7 +261,7 @@ func (s *Backend) lockInheritors(ec *evalCtx, t *TableDef, mode locks.LockMode) 
 // truncateTargets is what TRUNCATE t empties: t, or every leaf partition
 // of a partitioned t, all locked AccessExclusiveLock. inh is false for
 // TRUNCATE ONLY.
-func (s *Backend) truncateTargets(ec *evalCtx, t *TableDef, inh bool) ([]*TableDef, error) {
+func (s *utility) truncateTargets(ec *evalCtx, t *TableDef, inh bool) ([]*TableDef, error) {
 	if !t.Partitioned() {
 		return []*TableDef{t}, nil
 	}
@@ -284,7 +284,7 @@ func (s *Backend) truncateTargets(ec *evalCtx, t *TableDef, inh bool) ([]*TableD
 
 // vacuumTargets expands partitioned tables named by VACUUM or ANALYZE into
 // their partitions (a partitioned table has nothing to vacuum itself).
-func (s *Backend) vacuumTargets(tabs []*TableDef, named bool) []*TableDef {
+func (s *utility) vacuumTargets(tabs []*TableDef, named bool) []*TableDef {
 	if !named {
 		return tabs
 	}
@@ -311,7 +311,7 @@ func isPartitionCmd(at *pg.AlterTableStmt) bool {
 	return false
 }
 
-func (s *Backend) compileAlterPartition(at *pg.AlterTableStmt, st *Stmt) error {
+func (s *utility) compileAlterPartition(at *pg.AlterTableStmt, st *Stmt) error {
 	if len(at.Cmds) != 1 {
 		return pgerr.NotSupported("ATTACH or DETACH PARTITION together with other ALTER TABLE commands is not supported")
 	}
@@ -341,7 +341,7 @@ func (s *Backend) compileAlterPartition(at *pg.AlterTableStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Backend) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
+func (s *utility) attachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
 	// PostgreSQL 12+: ShareUpdateExclusiveLock on the parent, so reads and
 	// writes of the parent go on while a partition is attached.
 	parent, err := s.lockTable(ec, rv, locks.ShareUpdateExclusiveLock)
@@ -442,7 +442,7 @@ func checkPartitionColumns(parent, child *TableDef) error {
 	return nil
 }
 
-func (s *Backend) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
+func (s *utility) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
 	parent, err := s.lockTable(ec, rv, locks.AccessExclusiveLock)
 	if err != nil {
 		return err
@@ -492,7 +492,7 @@ func (s *Backend) detachPartition(ec *evalCtx, rv *pg.RangeVar, pc *pg.Partition
 
 // copyPartitioned checks COPY against a partitioned table or a partition
 // and sets up row routing for COPY FROM.
-func (s *Backend) copyPartitioned(c *pg.CopyStmt, t *TableDef) (*partRouter, error) {
+func (s *Executor) copyPartitioned(c *pg.CopyStmt, t *TableDef) (*partRouter, error) {
 	if t.Partitioned() && !c.IsFrom {
 		return nil, pgerr.New(pgerr.WrongObjectType, "cannot copy from partitioned table \"%s\"", t.Name).
 			WithHint("Try the COPY (SELECT ...) TO variant.")

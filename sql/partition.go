@@ -181,7 +181,7 @@ func strategyName(s string) string {
 // compileCreatePartition compiles CREATE TABLE name PARTITION OF parent
 // bound [PARTITION BY ...]; t carries what compileCreateTable already
 // parsed (name, UNLOGGED, fillfactor).
-func (s *Backend) compileCreatePartition(cs *pg.CreateStmt, t *TableDef, st *Stmt) error {
+func (s *utility) compileCreatePartition(cs *pg.CreateStmt, t *TableDef, st *Stmt) error {
 	parentRV := cs.InhRelations[0].GetRangeVar()
 	spec, partspec := cs.Partbound, cs.Partspec
 	ifNotExists := cs.IfNotExists
@@ -265,7 +265,7 @@ func (s *Backend) lockTable(ec *evalCtx, rv *pg.RangeVar, mode locks.LockMode) (
 
 // transformBound turns a FOR VALUES clause into a bound of parent's key
 // types (transformPartitionBound).
-func (s *Backend) transformBound(parent *TableDef, spec *pg.PartitionBoundSpec) (*PartBound, error) {
+func (s *utility) transformBound(parent *TableDef, spec *pg.PartitionBoundSpec) (*PartBound, error) {
 	invalid := func(what string) error {
 		return posErr(pgerr.New(pgerr.InvalidTableDefinition, "invalid bound specification for a %s partition", what), spec.Location)
 	}
@@ -373,7 +373,7 @@ func nodeLocation(n *pg.Node) int32 {
 
 // boundValue evaluates one value of a bound as a constant of key column
 // i's type (transformPartitionBoundValue).
-func (s *Backend) boundValue(parent *TableDef, i int, n *pg.Node, isRange bool) (BoundValue, error) {
+func (s *utility) boundValue(parent *TableDef, i int, n *pg.Node, isRange bool) (BoundValue, error) {
 	loc := nodeLocation(n)
 	if cr := n.GetColumnRef(); cr != nil {
 		if isRange && len(cr.Fields) == 1 {
@@ -389,7 +389,7 @@ func (s *Backend) boundValue(parent *TableDef, i int, n *pg.Node, isRange bool) 
 	col := &parent.Cols[parent.PartKey[i]]
 	typ := col.Type()
 	var params []Type
-	a := newAnalyzer(s, &params)
+	a := newAnalyzer(&s.Backend, &params)
 	e, err := a.expr(n)
 	if err != nil {
 		return BoundValue{}, err
@@ -429,7 +429,7 @@ func (s *Backend) boundValue(parent *TableDef, i int, n *pg.Node, isRange bool) 
 
 // checkNewBound refuses a bound that is empty or overlaps an existing
 // partition of parent (check_new_partition_bound).
-func (s *Backend) checkNewBound(parent *TableDef, name string, b *PartBound, spec *pg.PartitionBoundSpec) error {
+func (s *utility) checkNewBound(parent *TableDef, name string, b *PartBound, spec *pg.PartitionBoundSpec) error {
 	cat := s.cat()
 	d := cat.partDesc(parent.OID)
 	partName := func(i int) string { return cat.Tables[d.parts[i]].Name }
@@ -550,9 +550,9 @@ func partitionKey(d *partDesc, row []Datum, buf []Datum) []Datum {
 
 // scanRows calls fn for every visible row of t (of its leaf partitions
 // if it is partitioned).
-func (s *Backend) scanRows(ec *evalCtx, t *TableDef, fn func(row []Datum) error) error {
+func (s *Executor) scanRows(ec *evalCtx, t *TableDef, fn func(row []Datum) error) error {
 	for _, leaf := range s.cat().leafPartitions(t) {
-		if err := newTableSource(leaf, leaf.Name).scan(ec, fn); err != nil {
+		if err := s.scanTable(ec, newTableSource(leaf, leaf.Name), fn); err != nil {
 			return err
 		}
 	}
@@ -562,7 +562,7 @@ func (s *Backend) scanRows(ec *evalCtx, t *TableDef, fn func(row []Datum) error)
 // checkDefaultPartition: a new partition of parent may not take rows the
 // DEFAULT partition already holds. PostgreSQL locks the default partition
 // AccessExclusiveLock and scans it.
-func (s *Backend) checkDefaultPartition(ec *evalCtx, parent *TableDef, b *PartBound) error {
+func (s *utility) checkDefaultPartition(ec *evalCtx, parent *TableDef, b *PartBound) error {
 	d := s.cat().partDesc(parent.OID)
 	if b.Default || d.def < 0 {
 		return nil

@@ -58,15 +58,15 @@ func (r *partRouter) end(s *Backend) {
 
 // insert writes row into the target: routed to its leaf partition, or
 // checked against the target's partition constraint.
-func (r *partRouter) insert(ec *evalCtx, row []Datum) error {
-	_, _, err := r.insertTID(ec, row)
+func (x *Executor) routeInsert(ec *evalCtx, r *partRouter, row []Datum) error {
+	_, _, err := x.routeInsertTID(ec, r, row)
 	return err
 }
 
 // insertTID is insert that also reports where the row went: its TID and
 // the leaf partition (for RETURNING).
-func (r *partRouter) insertTID(ec *evalCtx, row []Datum) (storage.TID, *TableDef, error) {
-	s := ec.s
+func (x *Executor) routeInsertTID(ec *evalCtx, r *partRouter, row []Datum) (storage.TID, *TableDef, error) {
+	s := x
 	cat := s.cat()
 	t := cat.Tables[r.target]
 	if t == nil {
@@ -86,7 +86,7 @@ func (r *partRouter) insertTID(ec *evalCtx, row []Datum) (storage.TID, *TableDef
 		tid, err := s.insertRow(ec, t, cat.tableIndexes(t), row)
 		return tid, t, err
 	}
-	lf, err := r.route(ec, t, row)
+	lf, err := x.routeRow(ec, r, t, row)
 	if err != nil {
 		return storage.TID{}, nil, err
 	}
@@ -95,8 +95,8 @@ func (r *partRouter) insertTID(ec *evalCtx, row []Datum) (storage.TID, *TableDef
 }
 
 // route finds (and on first use locks) the leaf partition for row.
-func (r *partRouter) route(ec *evalCtx, t *TableDef, row []Datum) (*routeLeaf, error) {
-	s := ec.s
+func (x *Executor) routeRow(ec *evalCtx, r *partRouter, t *TableDef, row []Datum) (*routeLeaf, error) {
+	s := x
 	cat := s.cat()
 	if t.Parent != 0 && !fitsPartition(cat, t, row) {
 		return nil, partitionViolation(t, row)
@@ -225,7 +225,7 @@ func (pu *partUpdate) finish(s *Backend) {
 // moved) and routes the new row, queuing the foreign-key events of a
 // moved row (fkpart.go). moved reports that the deletion was attempted;
 // out is its outcome.
-func (s *Backend) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, err error) {
+func (s *Executor) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, old, newRow []Datum) (moved bool, out storage.UpdateOutcome, err error) {
 	cat := s.cat()
 	if fitsPartition(cat, p.t, newRow) {
 		return false, out, nil
@@ -246,7 +246,7 @@ func (s *Backend) partitionUpdate(ec *evalCtx, p *modifyPlan, tid storage.TID, o
 		return true, out, err
 	}
 	row := append([]Datum(nil), newRow...)
-	if err := router.insert(ec, row); err != nil {
+	if err := s.routeInsert(ec, router, row); err != nil {
 		return true, out, err
 	}
 	return true, out, s.afterMoveUpdate(p.t, p.part.root, p.set, old, row)

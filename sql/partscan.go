@@ -124,17 +124,17 @@ func (ps *partitionedSource) node(cat *catalogState, t *TableDef) *partNode {
 
 // open prunes and locks the partitions for one execution and returns the
 // leaf partitions to read, in order.
-func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
+func (x *Executor) openPartitions(ec *evalCtx, ps *partitionedSource) ([]*partNode, error) {
 	if ps.only {
 		return nil, nil
 	}
-	s := ec.s
+	s := x
 	if cat := s.cat(); ps.tree == nil || ps.gen != cat.gen {
 		ps.build(cat)
 	}
 	leaves := ps.leafBuf[:0]
 	defer func() { ps.leafBuf = leaves }()
-	if err := ps.openNode(ec, ps.tree, &leaves, true); err != nil {
+	if err := x.openPartitionNode(ec, ps, ps.tree, &leaves, true); err != nil {
 		return nil, err
 	}
 	if ps.gen != s.cat().gen {
@@ -142,7 +142,7 @@ func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
 		// waited for: plan the partitions again; the locks are held now
 		ps.build(s.cat())
 		leaves = leaves[:0]
-		if err := ps.openNode(ec, ps.tree, &leaves, true); err != nil {
+		if err := x.openPartitionNode(ec, ps, ps.tree, &leaves, true); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +152,7 @@ func (ps *partitionedSource) open(ec *evalCtx) ([]*partNode, error) {
 // openNode locks n's partitions and collects the leaves to read. scan is
 // false under a partition that run-time pruning removed but a generic
 // plan still locks.
-func (ps *partitionedSource) openNode(ec *evalCtx, n *partNode, leaves *[]*partNode, scan bool) error {
+func (x *Executor) openPartitionNode(ec *evalCtx, ps *partitionedSource, n *partNode, leaves *[]*partNode, scan bool) error {
 	if n == nil {
 		return nil
 	}
@@ -191,7 +191,7 @@ func (ps *partitionedSource) openNode(ec *evalCtx, n *partNode, leaves *[]*partN
 			}
 		}
 	}
-	s := ec.s
+	s := x
 	for i, kid := range n.kids {
 		if kid == nil || planKeep != nil && !planKeep[i] {
 			continue
@@ -217,7 +217,7 @@ func (ps *partitionedSource) openNode(ec *evalCtx, n *partNode, leaves *[]*partN
 				return err
 			}
 		}
-		if err := ps.openNode(ec, kid, leaves, run); err != nil {
+		if err := x.openPartitionNode(ec, ps, kid, leaves, run); err != nil {
 			return err
 		}
 	}
@@ -247,13 +247,13 @@ func hasFalse(k []bool) bool {
 }
 
 // scan calls fn for every visible row of every partition not pruned.
-func (ps *partitionedSource) scan(ec *evalCtx, fn func(row []Datum) error) error {
-	leaves, err := ps.open(ec)
+func (x *Executor) scanPartitioned(ec *evalCtx, ps *partitionedSource, fn func(row []Datum) error) error {
+	leaves, err := x.openPartitions(ec, ps)
 	if err != nil {
 		return err
 	}
 	for _, lf := range leaves {
-		if err := lf.ts.scan(ec, fn); err != nil {
+		if err := x.scanTable(ec, lf.ts, fn); err != nil {
 			return err
 		}
 	}
@@ -263,8 +263,8 @@ func (ps *partitionedSource) scan(ec *evalCtx, fn func(row []Datum) error) error
 // execModifyPartitioned runs an UPDATE or DELETE of a partitioned table:
 // each partition not pruned is modified as a table of its own, and rows
 // whose partition key an UPDATE changes move to their new partition.
-func (s *Backend) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
-	leaves, err := p.parts.open(ec)
+func (s *Executor) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
+	leaves, err := s.openPartitions(ec, p.parts)
 	if err != nil {
 		return 0, err
 	}
@@ -272,7 +272,7 @@ func (s *Backend) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([]
 	if !p.delete {
 		pu = &p.parts.pu
 		*pu = partUpdate{root: p.t.OID, router: pu.router}
-		defer pu.finish(s)
+		defer pu.finish(&s.Backend)
 	}
 	var n int64
 	sub := &p.parts.sub

@@ -17,9 +17,6 @@ import (
 // (a nested loop, PostgreSQL's parameterised paths).
 
 type planNode interface {
-	// run calls fn once per row combination, with this node's columns
-	// filled in buf. fn must not keep buf.
-	run(ec *evalCtx, buf []Datum, fn func() error) error
 	// mask is the set of FROM items the node covers (bit i = item i).
 	mask() uint64
 	// span is the range of the level row the node writes.
@@ -59,7 +56,6 @@ func (l *leafNode) dependsOnRow() bool { return l.lateral || paramScan(l.src) }
 // FROM with arguments over earlier items, or an index lookup keyed by
 // them.
 type levelScanner interface {
-	scanLevel(ec *evalCtx, level []Datum, fn func(row []Datum) error) error
 	readsLevel() bool
 }
 
@@ -68,7 +64,7 @@ func paramScan(src rowSource) bool {
 	return ok && ls.readsLevel()
 }
 
-func (l *leafNode) run(ec *evalCtx, buf []Datum, fn func() error) error {
+func (x *Executor) runLeaf(ec *evalCtx, l *leafNode, buf []Datum, fn func() error) error {
 	dst := buf[l.off : l.off+l.n]
 	each := func(row []Datum) error {
 		copy(dst, row)
@@ -81,10 +77,10 @@ func (l *leafNode) run(ec *evalCtx, buf []Datum, fn func() error) error {
 		ec.outer = append(ec.outer, buf)
 		defer func() { ec.outer = ec.outer[:len(ec.outer)-1] }()
 	}
-	if ls, ok := l.src.(levelScanner); ok {
-		return ls.scanLevel(ec, buf, each)
+	if _, ok := l.src.(levelScanner); ok {
+		return x.scanLevel(ec, l.src, buf, each)
 	}
-	return l.src.scan(ec, each)
+	return x.scan(ec, l.src, each)
 }
 
 type joinKind uint8
@@ -125,48 +121,48 @@ func setNull(buf []Datum, lo, hi int) {
 	}
 }
 
-func (j *joinNode) emit(ec *evalCtx, buf []Datum, fn func() error) error {
+func (x *Executor) emitJoin(ec *evalCtx, j *joinNode, buf []Datum, fn func() error) error {
 	if ok, err := passes(ec, j.filters, buf); err != nil || !ok {
 		return err
 	}
 	return fn()
 }
 
-func (j *joinNode) run(ec *evalCtx, buf []Datum, fn func() error) error {
+func (x *Executor) runJoin(ec *evalCtx, j *joinNode, buf []Datum, fn func() error) error {
 	if j.rescan {
-		return j.runNested(ec, buf, fn)
+		return x.runNestedLoop(ec, j, buf, fn)
 	}
-	return j.runMaterialized(ec, buf, fn)
+	return x.runMaterialized(ec, j, buf, fn)
 }
 
 // runNested re-runs the right side for each left row (inner and left
 // joins only; the planner never builds a rescanned right or full join).
-func (j *joinNode) runNested(ec *evalCtx, buf []Datum, fn func() error) error {
+func (x *Executor) runNestedLoop(ec *evalCtx, j *joinNode, buf []Datum, fn func() error) error {
 	rlo, rhi := j.right.span()
-	return j.left.run(ec, buf, func() error {
+	return x.runNode(ec, j.left, buf, func() error {
 		matched := false
-		err := j.right.run(ec, buf, func() error {
+		err := x.runNode(ec, j.right, buf, func() error {
 			if ok, err := passes(ec, j.cond, buf); err != nil || !ok {
 				return err
 			}
-			if ok, err := j.keysEqual(ec, buf); err != nil || !ok {
+			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
 				return err
 			}
 			matched = true
-			return j.emit(ec, buf, fn)
+			return x.emitJoin(ec, j, buf, fn)
 		})
 		if err != nil {
 			return err
 		}
 		if !matched && j.kind == joinLeft {
 			setNull(buf, rlo, rhi)
-			return j.emit(ec, buf, fn)
+			return x.emitJoin(ec, j, buf, fn)
 		}
 		return nil
 	})
 }
 
-func (j *joinNode) keysEqual(ec *evalCtx, buf []Datum) (bool, error) {
+func (x *Executor) joinKeysEqual(ec *evalCtx, j *joinNode, buf []Datum) (bool, error) {
 	for i := range j.lkeys {
 		l, err := j.lkeys[i].eval(ec, buf)
 		if err != nil {
@@ -197,7 +193,7 @@ type matRow struct {
 // join has equality keys) and streams the outer side past it. The outer
 // side is the left for inner, left and full joins, the right for right
 // joins.
-func (j *joinNode) runMaterialized(ec *evalCtx, buf []Datum, fn func() error) error {
+func (x *Executor) runMaterialized(ec *evalCtx, j *joinNode, buf []Datum, fn func() error) error {
 	outer, inner := j.left, j.right
 	outerKeys, innerKeys := j.lkeys, j.rkeys
 	if j.kind == joinRight {
@@ -213,12 +209,12 @@ func (j *joinNode) runMaterialized(ec *evalCtx, buf []Datum, fn func() error) er
 		table = map[string][]*matRow{}
 	}
 	var key []byte
-	err := inner.run(ec, buf, func() error {
+	err := x.runNode(ec, inner, buf, func() error {
 		r := &matRow{vals: append([]Datum(nil), buf[ilo:ihi]...)}
 		if hashed {
 			var ok bool
 			var err error
-			key, ok, err = j.hashKey(ec, key[:0], innerKeys, buf)
+			key, ok, err = x.joinHashKey(ec, j, key[:0], innerKeys, buf)
 			if err != nil {
 				return err
 			}
@@ -236,12 +232,12 @@ func (j *joinNode) runMaterialized(ec *evalCtx, buf []Datum, fn func() error) er
 	if err != nil {
 		return err
 	}
-	err = outer.run(ec, buf, func() error {
+	err = x.runNode(ec, outer, buf, func() error {
 		candidates := rows
 		if hashed {
 			var ok bool
 			var err error
-			key, ok, err = j.hashKey(ec, key[:0], outerKeys, buf)
+			key, ok, err = x.joinHashKey(ec, j, key[:0], outerKeys, buf)
 			if err != nil {
 				return err
 			}
@@ -260,13 +256,13 @@ func (j *joinNode) runMaterialized(ec *evalCtx, buf []Datum, fn func() error) er
 			}
 			matched = true
 			r.matched = true
-			if err := j.emit(ec, buf, fn); err != nil {
+			if err := x.emitJoin(ec, j, buf, fn); err != nil {
 				return err
 			}
 		}
 		if !matched && j.kind != joinInner {
 			setNull(buf, ilo, ihi)
-			return j.emit(ec, buf, fn)
+			return x.emitJoin(ec, j, buf, fn)
 		}
 		return nil
 	})
@@ -279,7 +275,7 @@ func (j *joinNode) runMaterialized(ec *evalCtx, buf []Datum, fn func() error) er
 			continue
 		}
 		copy(buf[ilo:ihi], r.vals)
-		if err := j.emit(ec, buf, fn); err != nil {
+		if err := x.emitJoin(ec, j, buf, fn); err != nil {
 			return err
 		}
 	}
@@ -288,7 +284,7 @@ func (j *joinNode) runMaterialized(ec *evalCtx, buf []Datum, fn func() error) er
 
 // hashKey encodes the key values of the current row; ok is false when a
 // key is NULL (it can equal nothing).
-func (j *joinNode) hashKey(ec *evalCtx, dst []byte, keys []expr, buf []Datum) ([]byte, bool, error) {
+func (x *Executor) joinHashKey(ec *evalCtx, j *joinNode, dst []byte, keys []expr, buf []Datum) ([]byte, bool, error) {
 	for i, k := range keys {
 		v, err := k.eval(ec, buf)
 		if err != nil {

@@ -62,8 +62,9 @@ const (
 // weighs a generic plan.
 const customPlansFirst = 5
 
-// planFor returns the plan kind of st's next execution.
-func (s *Session) planFor(st *Stmt) planKind {
+// planFor returns the plan kind of st's next execution under
+// plan_cache_mode = mode.
+func (st *Stmt) planFor(mode string) planKind {
 	if len(st.params) == 0 {
 		// nothing to plan a custom plan for: generic, planned once
 		if st.named && st.genericCached {
@@ -71,7 +72,6 @@ func (s *Session) planFor(st *Stmt) planKind {
 		}
 		return genericBuild
 	}
-	mode := s.gucs.String("plan_cache_mode")
 	switch {
 	case !st.named:
 		// planned for its single execution
@@ -93,8 +93,9 @@ func (s *Session) planFor(st *Stmt) planKind {
 	}
 }
 
-// planDone records an execution of kind k of st (ec ran it).
-func (s *Session) planDone(st *Stmt, k planKind, ec *evalCtx) {
+// planDone records an execution of kind k of st under plan_cache_mode =
+// mode; runtimePruned: the execution pruned partitions on a parameter.
+func (st *Stmt) planDone(k planKind, mode string, runtimePruned bool) {
 	if !st.named {
 		return
 	}
@@ -104,8 +105,8 @@ func (s *Session) planDone(st *Stmt, k planKind, ec *evalCtx) {
 	case genericBuild:
 		st.genericCached = true
 		if st.choice == choiceUndecided && len(st.params) > 0 && st.customPlans >= customPlansFirst &&
-			s.gucs.String("plan_cache_mode") == "auto" {
-			if ec.runtimePruned {
+			mode == "auto" {
+			if runtimePruned {
 				// the generic plan was planned, and a custom plan ran
 				st.choice = choiceCustom
 				st.customPlans++

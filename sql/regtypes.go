@@ -17,22 +17,40 @@ func appendRegName(buf []byte, t Type, d Datum, fc *formatCtx) []byte {
 	if oid == 0 {
 		return append(buf, '-')
 	}
-	var s *Backend
-	if fc != nil {
-		s = fc.s
-	}
-	if name, ok := regName(s, t, oid); ok {
-		return append(buf, name...)
+	if fc != nil && fc.names != nil {
+		if name, ok := fc.names.regName(t, oid); ok {
+			return append(buf, name...)
+		}
 	}
 	return strconv.AppendUint(buf, uint64(oid), 10)
 }
 
-func regName(s *Backend, t Type, oid uint32) (string, bool) {
+// regNamer resolves the names of the reg* types against a session's
+// catalog (the Backend implements it).
+type regNamer interface {
+	regName(t Type, oid uint32) (string, bool)
+	regInput(t Type, in string) (Datum, error)
+}
+
+// parseRegName reads a reg* input: a number, or a (possibly qualified,
+// possibly quoted) name looked up in the catalog.
+func parseRegName(t Type, in string, fc *formatCtx) (Datum, error) {
+	v := strings.TrimSpace(in)
+	if v == "-" {
+		return intDatum(0), nil
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return intDatum(int64(n)), nil
+	}
+	if fc == nil || fc.names == nil {
+		return Datum{}, pgerr.NotSupported("input of type %s by name needs a session", t.Name)
+	}
+	return fc.names.regInput(t, in)
+}
+
+func (s *Backend) regName(t Type, oid uint32) (string, bool) {
 	switch t.OID {
 	case OIDRegclass:
-		if s == nil {
-			return "", false
-		}
 		r, ok := s.relationByOID(oid)
 		if !ok {
 			return "", false
@@ -59,20 +77,9 @@ func regName(s *Backend, t Type, oid uint32) (string, bool) {
 	return "", false
 }
 
-// parseRegName reads a reg* input: a number, or a (possibly qualified,
-// possibly quoted) name looked up in the catalog.
-func parseRegName(t Type, in string, fc *formatCtx) (Datum, error) {
+// regInput looks up a reg* input that is a name.
+func (s *Backend) regInput(t Type, in string) (Datum, error) {
 	v := strings.TrimSpace(in)
-	if v == "-" {
-		return intDatum(0), nil
-	}
-	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
-		return intDatum(int64(n)), nil
-	}
-	var s *Backend
-	if fc != nil {
-		s = fc.s
-	}
 	parts, err := splitQualifiedName(v)
 	if err != nil {
 		return Datum{}, pgerr.New(pgerr.InvalidName, "invalid name syntax")
@@ -84,10 +91,8 @@ func parseRegName(t Type, in string, fc *formatCtx) (Datum, error) {
 	}
 	switch t.OID {
 	case OIDRegclass:
-		if s != nil {
-			if oid, ok := s.relationOID(schema, name); ok {
-				return intDatum(int64(oid)), nil
-			}
+		if oid, ok := s.relationOID(schema, name); ok {
+			return intDatum(int64(oid)), nil
 		}
 		return Datum{}, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", v)
 	case OIDRegtype:
@@ -104,7 +109,7 @@ func parseRegName(t Type, in string, fc *formatCtx) (Datum, error) {
 		}
 		return Datum{}, pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", v)
 	case OIDRegrole:
-		if name == bootstrapRole || (s != nil && name == s.user) {
+		if name == bootstrapRole || name == s.user {
 			return intDatum(bootstrapRoleOID), nil
 		}
 		return Datum{}, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", v)

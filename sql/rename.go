@@ -23,7 +23,7 @@ import (
 //     constraints read the new name.
 //   - ALTER TABLE [IF EXISTS] t RENAME CONSTRAINT a TO b.
 
-func (s *Backend) compileRename(rs *pg.RenameStmt, st *Stmt) error {
+func (s *utility) compileRename(rs *pg.RenameStmt, st *Stmt) error {
 	rv, newName, missingOK := rs.Relation, rs.Newname, rs.MissingOk
 	if rv == nil {
 		return pgerr.NotSupported("ALTER %s ... RENAME is not supported", objectTypeName(rs.RenameType))
@@ -78,7 +78,7 @@ func (s *Backend) compileRename(rs *pg.RenameStmt, st *Stmt) error {
 
 // lockRenameTarget resolves and locks (AccessExclusiveLock) the table of
 // RENAME COLUMN or RENAME CONSTRAINT.
-func (s *Backend) lockRenameTarget(ec *evalCtx, rv *pg.RangeVar) (*TableDef, error) {
+func (s *utility) lockRenameTarget(ec *evalCtx, rv *pg.RangeVar) (*TableDef, error) {
 	t, err := s.resolveTable(rv)
 	if err != nil {
 		if kind := s.cat().relationKind(rv.Relname); kind == "index" || kind == "sequence" {
@@ -96,7 +96,7 @@ func (s *Backend) lockRenameTarget(ec *evalCtx, rv *pg.RangeVar) (*TableDef, err
 }
 
 // renameRelation is RENAME TO of a table or an index.
-func (s *Backend) renameRelation(ec *evalCtx, rv *pg.RangeVar, newName string, isIndex bool) error {
+func (s *utility) renameRelation(ec *evalCtx, rv *pg.RangeVar, newName string, isIndex bool) error {
 	if rv.Schemaname != "" && rv.Schemaname != "public" {
 		return tableNotFound(rv.Schemaname+"."+rv.Relname, -1)
 	}
@@ -144,7 +144,7 @@ func (s *Backend) renameRelation(ec *evalCtx, rv *pg.RangeVar, newName string, i
 
 // renameColumn is RENAME COLUMN old TO name of t and, unless ONLY, its
 // partitions.
-func (s *Backend) renameColumn(ec *evalCtx, t *TableDef, old, name string, recurse, recursing bool) error {
+func (s *utility) renameColumn(ec *evalCtx, t *TableDef, old, name string, recurse, recursing bool) error {
 	if isSystemColumn(old) {
 		return pgerr.NotSupported("cannot rename system column \"%s\"", old)
 	}
@@ -219,7 +219,7 @@ func (s *Backend) renameColumn(ec *evalCtx, t *TableDef, old, name string, recur
 
 // renameConstraint is RENAME CONSTRAINT old TO name: a CHECK or FOREIGN
 // KEY in the catalog, a primary key or unique constraint with its index.
-func (s *Backend) renameConstraint(ec *evalCtx, t *TableDef, old, name string, recurse bool) error {
+func (s *utility) renameConstraint(ec *evalCtx, t *TableDef, old, name string, recurse bool) error {
 	cat := s.cat()
 	con, ix := cat.constraintNamed(t.OID, old)
 	if con == nil && ix == nil {

@@ -20,18 +20,18 @@ type returning struct {
 
 // compileReturning compiles list against table t under alias. A nil list
 // gives a nil *returning.
-func (s *Backend) compileReturning(list []*pg.Node, t *TableDef, alias string, params *[]Type) (*returning, error) {
+func (s *planner) compileReturning(list []*pg.Node, t *TableDef, alias string, params *[]Type) (*returning, error) {
 	return s.compileReturningHiding(list, t, alias, params, nil)
 }
 
 // compileReturningHiding is compileReturning for a statement with names
 // RETURNING may not see (hidden, e.g. ON CONFLICT's excluded), which
 // errors then mention.
-func (s *Backend) compileReturningHiding(list []*pg.Node, t *TableDef, alias string, params *[]Type, hidden *scope) (*returning, error) {
+func (s *planner) compileReturningHiding(list []*pg.Node, t *TableDef, alias string, params *[]Type, hidden *scope) (*returning, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	a.singleTable(newTableSource(t, alias), alias)
 	a.sc.hidden = hidden
 	a.aggCtx = "RETURNING"
@@ -46,7 +46,7 @@ func (s *Backend) compileReturningHiding(list []*pg.Node, t *TableDef, alias str
 }
 
 // emit evaluates the list for a written row and sends the result.
-func (r *returning) emit(ec *evalCtx, row []Datum, tid storage.TID, table *TableDef, emit func([]Datum) error) error {
+func (x *Executor) emitReturning(ec *evalCtx, r *returning, row []Datum, tid storage.TID, table *TableDef, emit func([]Datum) error) error {
 	if r == nil {
 		return nil
 	}

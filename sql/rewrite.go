@@ -19,7 +19,7 @@ import (
 
 // rewriteTable rewrites t (old: its definition now, which its storage
 // holds) into definition nt, conv computing each new row from the old one.
-func (s *Backend) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *evalCtx, old, row []Datum) error) error {
+func (s *Executor) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *evalCtx, old, row []Datum) error) error {
 	// reindex_relation's locks, on top of the ALTER's AccessExclusiveLock
 	if err := s.lockNow(ec, old.OID, locks.ShareLock); err != nil {
 		return err
@@ -63,7 +63,7 @@ func (s *Backend) rewriteTable(ec *evalCtx, old, nt *TableDef, conv func(ec *eva
 	seen := make([]map[string]bool, len(idx))
 	row := make([]Datum, len(t.Cols))
 	var buf []byte
-	err := newTableSource(old, old.Name).scan(ec, func(oldRow []Datum) error {
+	err := s.scanTable(ec, newTableSource(old, old.Name), func(oldRow []Datum) error {
 		for i := range row {
 			row[i] = NullDatum
 		}

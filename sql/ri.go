@@ -68,7 +68,7 @@ type fkRef struct {
 	path      []*TableDef
 }
 
-func (s *Backend) newFKRef(con *ConstraintDef) (*fkRef, error) {
+func (s *Executor) newFKRef(con *ConstraintDef) (*fkRef, error) {
 	cat := s.cat()
 	fk := &fkRef{con: con, child: cat.Tables[con.Table], parent: cat.Tables[con.RefTable], index: cat.Indexes[con.RefIndex]}
 	if fk.child == nil || fk.parent == nil || fk.index == nil {
@@ -106,7 +106,7 @@ func (s *Backend) newFKRef(con *ConstraintDef) (*fkRef, error) {
 // referenced type (it then references nothing).
 func (fk *fkRef) setKey(ec *evalCtx, vals []Datum, from []Type) bool {
 	for i, j := range fk.keyPos {
-		v, err := castDatum(ec, vals[j], from[j], fk.pkTypes[j], false)
+		v, err := castDatum(ec.formatCtx(), vals[j], from[j], fk.pkTypes[j], false)
 		if err != nil {
 			return false
 		}
@@ -179,7 +179,7 @@ type relCons struct {
 }
 
 // relConstraints returns t's compiled constraints, nil when it has none.
-func (s *Backend) relConstraints(t *TableDef) (*relCons, error) {
+func (s *Executor) relConstraints(t *TableDef) (*relCons, error) {
 	cat := s.cat()
 	if len(cat.Constraints) == 0 {
 		return nil, nil
@@ -285,7 +285,7 @@ func fkNeedsCheck(con *ConstraintDef, row []Datum) bool {
 }
 
 // afterInsertRow queues the checks of a row inserted into t (a leaf).
-func (s *Backend) afterInsertRow(t *TableDef, tid storage.TID, row []Datum) error {
+func (s *Executor) afterInsertRow(t *TableDef, tid storage.TID, row []Datum) error {
 	rc, err := s.relConstraints(t)
 	if err != nil || rc == nil {
 		return err
@@ -300,7 +300,7 @@ func (s *Backend) afterInsertRow(t *TableDef, tid storage.TID, row []Datum) erro
 
 // afterUpdateRow queues the events of a row of t updated from old to new
 // (now at tid) by an UPDATE that set the columns in set.
-func (s *Backend) afterUpdateRow(t *TableDef, set map[int]expr, old []Datum, tid storage.TID, new []Datum) error {
+func (s *Executor) afterUpdateRow(t *TableDef, set map[int]expr, old []Datum, tid storage.TID, new []Datum) error {
 	rc, err := s.relConstraints(t)
 	if err != nil || rc == nil {
 		return err
@@ -321,7 +321,7 @@ func (s *Backend) afterUpdateRow(t *TableDef, set map[int]expr, old []Datum, tid
 }
 
 // afterDeleteRow queues the ON DELETE actions for a row deleted from t.
-func (s *Backend) afterDeleteRow(t *TableDef, old []Datum) error {
+func (s *Executor) afterDeleteRow(t *TableDef, old []Datum) error {
 	rc, err := s.relConstraints(t)
 	if err != nil || rc == nil {
 		return err
@@ -372,7 +372,7 @@ func keysEqual(types []Type, a, b []Datum, cols []int) bool {
 
 // afterStatement fires the events the statement queued, unless it failed
 // (then they are dropped with it).
-func (s *Backend) afterStatement(ec *evalCtx, err error) error {
+func (s *Executor) afterStatement(ec *evalCtx, err error) error {
 	if err == nil && len(s.ri.queue) > 0 {
 		err = s.riFire(ec, 0)
 	}
@@ -382,7 +382,7 @@ func (s *Backend) afterStatement(ec *evalCtx, err error) error {
 
 // riFire fires the queued events from index from on, in order; events
 // that the actions queue are fired by those actions themselves.
-func (s *Backend) riFire(ec *evalCtx, from int) error {
+func (s *Executor) riFire(ec *evalCtx, from int) error {
 	for i := from; i < len(s.ri.queue); i++ {
 		ev := s.ri.queue[i]
 		if err := s.riFireOne(ec, &ev); err != nil {
@@ -393,7 +393,7 @@ func (s *Backend) riFire(ec *evalCtx, from int) error {
 	return nil
 }
 
-func (s *Backend) riFireOne(ec *evalCtx, ev *riEvent) error {
+func (s *Executor) riFireOne(ec *evalCtx, ev *riEvent) error {
 	con := ev.fk.con
 	var action byte
 	switch ev.kind {
@@ -424,7 +424,7 @@ func (s *Backend) riFireOne(ec *evalCtx, ev *riEvent) error {
 
 // riSnapshot is what SPI does before each RI query: make the
 // transaction's own work visible and take a new snapshot.
-func (s *Backend) riSnapshot() {
+func (s *Executor) riSnapshot() {
 	s.txn.CommandCounterIncrement()
 	s.txn.StatementSnapshot()
 }
@@ -433,7 +433,7 @@ func (s *Backend) riSnapshot() {
 // rows committed since a REPEATABLE READ transaction's snapshot
 // (ri_PerformCheck's detectNewRows: the referenced side's checks and
 // actions): a snapshot as of now until restore.
-func (s *Backend) riLatestSnapshot() (restore func()) {
+func (s *Executor) riLatestSnapshot() (restore func()) {
 	s.txn.CommandCounterIncrement()
 	return s.txn.UseLatestSnapshot()
 }
@@ -444,7 +444,7 @@ func (s *Backend) riLatestSnapshot() (restore func()) {
 // unless prunes — the generic plan holds partitions the custom plans
 // pruned, which its cost counts — sends it back to custom plans;
 // plan_cache_mode forces either.
-func (s *Backend) riPlan(q riQuery, prunes bool) planKind {
+func (s *Executor) riPlan(q riQuery, prunes bool) planKind {
 	if s.ri.runs == nil {
 		s.ri.runs = map[riQuery]*riPlanState{}
 	}
@@ -480,7 +480,7 @@ func (s *Backend) riPlan(q riQuery, prunes bool) planKind {
 // riLockRelation takes the relation locks of an RI query's plan over t:
 // the table, and every index when planned afresh (custom), else the one
 // it reads (used, if any).
-func (s *Backend) riLockRelation(ec *evalCtx, t *TableDef, mode locks.LockMode, used *IndexDef, custom bool) error {
+func (s *Executor) riLockRelation(ec *evalCtx, t *TableDef, mode locks.LockMode, used *IndexDef, custom bool) error {
 	if err := s.lockNow(ec, t.OID, mode); err != nil {
 		return err
 	}
@@ -500,7 +500,7 @@ func (s *Backend) riLockRelation(ec *evalCtx, t *TableDef, mode locks.LockMode, 
 
 // riCheck is RI_FKey_check: the new row must find its key in the
 // referenced table, which is locked FOR KEY SHARE.
-func (s *Backend) riCheck(ec *evalCtx, ev *riEvent) error {
+func (s *Executor) riCheck(ec *evalCtx, ev *riEvent) error {
 	fk := ev.fk
 	live, err := s.rowLive(ev.rel, ev.tid)
 	if err != nil || !live {
@@ -542,7 +542,7 @@ func (s *Backend) riCheck(ec *evalCtx, ev *riEvent) error {
 // riLockReferenced looks the key setKey loaded (keyOK: it could) up in the
 // referenced table — a partitioned one in the partition that can hold it
 // — and locks the row FOR KEY SHARE; false when no live row has the key.
-func (s *Backend) riLockReferenced(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
+func (s *Executor) riLockReferenced(ec *evalCtx, fk *fkRef, keyOK bool) (bool, error) {
 	if !keyOK {
 		return false, nil
 	}
@@ -555,7 +555,7 @@ func (s *Backend) riLockReferenced(ec *evalCtx, fk *fkRef, keyOK bool) (bool, er
 		want[i] = k.d
 	}
 	found := false
-	err := ts.scanTIDs(ec, func(tid storage.TID, _ []Datum) error {
+	err := s.scanTableTIDs(ec, ts, func(tid storage.TID, _ []Datum) error {
 		locked, _, _, err := s.lockRow(ec, rel, tid, txn.LockTupleKeyShare, storage.WaitBlock, func(nrow []Datum) (bool, error) {
 			for i, c := range fk.index.Cols {
 				if nrow[c].Null || string(appendKey(nil, fk.keyTyps[i:i+1], nrow[c:c+1])) != string(appendKey(nil, fk.keyTyps[i:i+1], want[i:i+1])) {
@@ -582,7 +582,7 @@ func (s *Backend) riLockReferenced(ec *evalCtx, fk *fkRef, keyOK bool) (bool, er
 // rowLive reports whether the row version at tid is still the live one
 // for this transaction (SnapshotSelf): not deleted or updated by it, nor
 // by a committed transaction, and its inserter did not abort.
-func (s *Backend) rowLive(t *TableDef, tid storage.TID) (bool, error) {
+func (s *Executor) rowLive(t *TableDef, tid storage.TID) (bool, error) {
 	live := false
 	txns := s.txns
 	_, err := s.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
@@ -602,7 +602,7 @@ func (s *Backend) rowLive(t *TableDef, tid storage.TID) (bool, error) {
 // riRestrict is ri_restrict: the old key must not be referenced any more.
 // For NO ACTION, another row of the referenced table now holding the key
 // will do (ri_Check_Pk_Match); RESTRICT allows no substitute.
-func (s *Backend) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
+func (s *Executor) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 	fk := ev.fk
 	if err := s.lockNow(ec, fk.child.OID, locks.RowShareLock); err != nil {
 		return err
@@ -621,7 +621,7 @@ func (s *Backend) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 	}
 	want := make([]Datum, len(ev.old))
 	for i, v := range ev.old {
-		d, err := castDatum(ec, v, fk.pkTypes[i], fk.fkTypes[i], false)
+		d, err := castDatum(ec.formatCtx(), v, fk.pkTypes[i], fk.fkTypes[i], false)
 		if err != nil {
 			return nil // no referencing value can equal it
 		}
@@ -658,7 +658,7 @@ func (s *Backend) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 	}
 	for _, src := range sources {
 		found := false
-		err := src.ts.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
+		err := s.scanTableTIDs(ec, src.ts, func(tid storage.TID, row []Datum) error {
 			if !matches(row) {
 				return nil
 			}
@@ -687,7 +687,7 @@ func (s *Backend) riRestrict(ec *evalCtx, ev *riEvent, noAction bool) error {
 // riAction runs the referential action kind ('D' cascade delete, 'U'
 // cascade update, 'N' set null, 'S' set default) for the old key, as the
 // statement PostgreSQL builds for it.
-func (s *Backend) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
+func (s *Executor) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
 	fk := ev.fk
 	st, err := s.riActionStmt(fk, kind)
 	if err != nil {
@@ -696,7 +696,7 @@ func (s *Backend) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
 	var params []Datum
 	conv := func(vals []Datum) error {
 		for i, v := range vals {
-			d, err := castDatum(ec, v, fk.pkTypes[i], fk.fkTypes[i], false)
+			d, err := castDatum(ec.formatCtx(), v, fk.pkTypes[i], fk.fkTypes[i], false)
 			if err != nil {
 				return err
 			}
@@ -720,8 +720,8 @@ func (s *Backend) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
 	restore := s.riLatestSnapshot()
 	defer restore()
 	mark := len(s.ri.queue)
-	nec := &evalCtx{s: s, ctx: ec.ctx, params: params}
-	_, err = st.run(nec, func([]Datum) error { return nil })
+	nec := &evalCtx{s: &s.Backend, exec: s, ctx: ec.ctx, params: params}
+	_, err = s.runPlan(nec, st, func([]Datum) error { return nil })
 	if err == nil {
 		err = s.riFire(nec, mark)
 	}
@@ -735,7 +735,7 @@ func (s *Backend) riAction(ec *evalCtx, ev *riEvent, kind byte) error {
 //	DELETE FROM [ONLY] fk WHERE fkcol = $1 [AND ...]
 //	UPDATE [ONLY] fk SET fkcol = $1 [, ...] WHERE fkcol = $n+1 [AND ...]
 //	UPDATE [ONLY] fk SET fkcol = NULL | DEFAULT [, ...] WHERE fkcol = $1 [AND ...]
-func (s *Backend) riActionStmt(fk *fkRef, kind byte) (*Stmt, error) {
+func (s *Executor) riActionStmt(fk *fkRef, kind byte) (*Stmt, error) {
 	q := riQuery{fk.con.OID, kind}
 	if st := s.ri.plans[q]; st != nil && st.catVer == s.cat().Version {
 		return st, nil

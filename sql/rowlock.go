@@ -53,7 +53,7 @@ func (p *modifyPlan) keysChanged(old, new []Datum) bool {
 // rowWait is how this session's DML and row locks on table t wait for
 // conflicting transactions: with its lock_timeout and deadlock_timeout,
 // tuple locks tagged with t's OID.
-func (s *Backend) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWait {
+func (s *Executor) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWait {
 	return storage.RowWait{Policy: policy, Lock: s.lockOptions(false, false), RelOID: t.OID}
 }
 
@@ -71,7 +71,7 @@ func (s *Backend) rowWait(policy storage.WaitPolicy, t *TableDef) storage.RowWai
 // storage.WaitError (NOWAIT); 40001 `could not serialize access due to
 // concurrent update` (or delete) under REPEATABLE READ; the lock manager's
 // 40P01 and 55P03 (lock_timeout); cancellation.
-func (s *Backend) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.TupleLockMode, policy storage.WaitPolicy, recheck func([]Datum) (bool, error)) (locked bool, lockedTID storage.TID, row []Datum, err error) {
+func (s *Executor) lockRow(ec *evalCtx, t *TableDef, tid storage.TID, mode txn.TupleLockMode, policy storage.WaitPolicy, recheck func([]Datum) (bool, error)) (locked bool, lockedTID storage.TID, row []Datum, err error) {
 	rel := storage.RelID(t.RelFile)
 	for {
 		out, err := s.store.LockTuple(ec.ctx, s.proc, &s.txn, rel, tid, mode, s.rowWait(policy, t))
@@ -175,8 +175,8 @@ type lockItem struct {
 // ok is false when a row is skipped (SKIP LOCKED) or gone, or its newest
 // version no longer qualifies; changed says that level now holds newer
 // versions, whose output must be computed again.
-func (rl *rowLocking) lock(ec *evalCtx, level []Datum) (ok, changed bool, err error) {
-	s := ec.s
+func (x *Executor) lockRows(ec *evalCtx, rl *rowLocking, level []Datum) (ok, changed bool, err error) {
+	s := x
 	cat := s.cat()
 	for _, it := range rl.items {
 		ctid := level[it.off+it.ncols+sysColCtid]

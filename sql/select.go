@@ -12,6 +12,7 @@ import (
 // evalCtx is what expressions see while running.
 type evalCtx struct {
 	s         *Backend
+	exec      executor // runs the plans of subqueries
 	ctx       context.Context
 	params    []Datum
 	aggVals   []Datum   // results of the current group's aggregates
@@ -24,8 +25,8 @@ type evalCtx struct {
 	// runtimePruned: a partition the plan holds was pruned on a
 	// parameter value (a generic plan would lock more than a custom one)
 	runtimePruned bool
-	cteCache      map[*cteDef][][]Datum
-	tick          uint32 // rows produced, for periodic cancel checks
+	cteCache      map[any][][]Datum // CTE results by definition (cte.go)
+	tick          uint32            // rows produced, for periodic cancel checks
 }
 
 func (ec *evalCtx) formatCtx() *formatCtx {
@@ -41,7 +42,6 @@ func (ec *evalCtx) formatCtx() *formatCtx {
 type rowSource interface {
 	name() string
 	columns() []Column
-	scan(ec *evalCtx, fn func(row []Datum) error) error
 }
 
 type sortKey struct {
@@ -93,8 +93,8 @@ func (o *outputRef) eval(ec *evalCtx, _ []Datum) (Datum, error) {
 var errLimitReached = pgerr.New(pgerr.InternalError, "limit reached")
 
 // compileSelect analyses a SelectStmt at the top level of a statement.
-func (s *Backend) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan, error) {
-	return newAnalyzer(s, params).compileQuery(sel)
+func (s *planner) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan, error) {
+	return newAnalyzer(&s.Backend, params).compileQuery(sel)
 }
 
 // compileQuery compiles a query whose enclosing level is a.parentSc.
@@ -540,7 +540,7 @@ func (a *analyzer) columnName(pos int) string {
 
 // run executes the plan, calling emit for each output row. The row
 // passed to emit is valid only during the call.
-func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
+func (x *Executor) runSelect(ec *evalCtx, p *selectPlan, emit func(row []Datum) error) error {
 	ok, err := passes(ec, p.oneTime, nil)
 	if err != nil || !ok && !p.grouped {
 		return err
@@ -579,7 +579,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		if p.from == nil {
 			return fn()
 		}
-		return p.from.run(ec, buf, func() error {
+		return x.runNode(ec, p.from, buf, func() error {
 			if ec.tick++; ec.tick&1023 == 0 {
 				if err := checkCancel(ec); err != nil {
 					return err
@@ -603,7 +603,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 	buffered := p.grouped || len(p.sort) > 0 || p.distinct || len(p.distinctOn) > 0 || p.rowLocks != nil
 	out := make([]Datum, len(p.targets))
 	if !buffered {
-		err := scan(func() error { return p.project(ec, buf, out, direct) })
+		err := scan(func() error { return x.project(ec, p, buf, out, direct) })
 		if err == errLimitReached {
 			return nil
 		}
@@ -618,10 +618,12 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 	var results []outRow
 	deferred := p.postponedTargets()
 	collect := func(row []Datum) error {
-		project := p.project
+		project := func(ec *evalCtx, row, out []Datum, fn func([]Datum) error) error {
+			return x.project(ec, p, row, out, fn)
+		}
 		if deferred != nil {
 			project = func(ec *evalCtx, row, out []Datum, fn func([]Datum) error) error {
-				return p.projectSome(ec, row, out, deferred, false, fn)
+				return x.projectSome(ec, p, row, out, deferred, false, fn)
 			}
 		}
 		return project(ec, row, out, func(o []Datum) error {
@@ -656,7 +658,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		})
 	}
 	if p.grouped {
-		if err := p.runGroups(ec, scan, buf, collect); err != nil {
+		if err := x.runGroups(ec, p, scan, buf, collect); err != nil {
 			return err
 		}
 	} else if err := scan(func() error { return collect(buf) }); err != nil {
@@ -711,7 +713,7 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 		if p.rowLocks != nil {
 			// as PostgreSQL's LockRows sits below Limit: rows OFFSET skips
 			// are locked too, rows past LIMIT are not
-			ok, changed, err := p.rowLocks.lock(ec, r.level)
+			ok, changed, err := x.lockRows(ec, p.rowLocks, r.level)
 			if err != nil {
 				return err
 			}
@@ -719,13 +721,13 @@ func (p *selectPlan) run(ec *evalCtx, emit func(row []Datum) error) error {
 				continue // SKIP LOCKED, or the row is gone or no longer qualifies
 			}
 			if changed {
-				if err := p.project(ec, r.level, r.out, func([]Datum) error { return nil }); err != nil {
+				if err := x.project(ec, p, r.level, r.out, func([]Datum) error { return nil }); err != nil {
 					return err
 				}
 			}
 		}
 		if deferred != nil { // computed as the rows leave the sort (and OFFSET skips them after)
-			if err := p.projectSome(ec, r.level, r.out, deferred, true, func([]Datum) error { return nil }); err != nil {
+			if err := x.projectSome(ec, p, r.level, r.out, deferred, true, func([]Datum) error { return nil }); err != nil {
 				return err
 			}
 		}
@@ -771,7 +773,7 @@ func (p *selectPlan) postponedTargets() []bool {
 
 // projectSome computes the targets marked in which (or, with which
 // false, the others), leaving the rest of out alone.
-func (p *selectPlan) projectSome(ec *evalCtx, row, out []Datum, which []bool, marked bool, fn func([]Datum) error) error {
+func (x *Executor) projectSome(ec *evalCtx, p *selectPlan, row, out []Datum, which []bool, marked bool, fn func([]Datum) error) error {
 	for i, t := range p.targets {
 		if which[i] != marked {
 			continue
@@ -828,7 +830,7 @@ func rowKey(vals []Datum, cols []Column) string {
 // project computes the output row(s) for one input row: one row, or,
 // when the select list calls set-returning functions, one per value of
 // the longest set, the shorter ones padded with NULLs (ProjectSet).
-func (p *selectPlan) project(ec *evalCtx, row, out []Datum, fn func([]Datum) error) error {
+func (x *Executor) project(ec *evalCtx, p *selectPlan, row, out []Datum, fn func([]Datum) error) error {
 	if !p.srf {
 		for i, t := range p.targets {
 			v, err := t.eval(ec, row)
@@ -886,7 +888,7 @@ func (p *selectPlan) project(ec *evalCtx, row, out []Datum, fn func([]Datum) err
 // runGroups aggregates the scanned rows by the GROUP BY values and calls
 // fn with each group's representative row, with ec.aggVals and
 // ec.groupVals set for it.
-func (p *selectPlan) runGroups(ec *evalCtx, scan func(func() error) error, buf []Datum, fn func(row []Datum) error) error {
+func (x *Executor) runGroups(ec *evalCtx, p *selectPlan, scan func(func() error) error, buf []Datum, fn func(row []Datum) error) error {
 	type group struct {
 		first  []Datum
 		vals   []Datum

@@ -142,8 +142,8 @@ type seqSource struct {
 
 func (q *seqSource) name() string      { return q.alias }
 func (q *seqSource) columns() []Column { return q.cols }
-func (q *seqSource) scan(ec *evalCtx, fn func([]Datum) error) error {
-	s := ec.s
+func (x *Executor) scanSequence(ec *evalCtx, q *seqSource, fn func([]Datum) error) error {
+	s := x
 	def := s.cat().Sequences[q.q.OID]
 	if def == nil {
 		return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", q.q.Name)

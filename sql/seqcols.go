@@ -96,7 +96,7 @@ type ownedSeq struct {
 // identity columns (before the table, as PostgreSQL runs the CREATE
 // SEQUENCE it generates first) and sets the columns' defaults to their
 // nextval.
-func (s *Backend) createColumnSequences(ec *evalCtx, t *TableDef, list []columnSeq) ([]ownedSeq, error) {
+func (s *utility) createColumnSequences(ec *evalCtx, t *TableDef, list []columnSeq) ([]ownedSeq, error) {
 	var out []ownedSeq
 	for _, cs := range list {
 		col := &t.Cols[cs.col]
@@ -131,7 +131,7 @@ func (s *Backend) createColumnSequences(ec *evalCtx, t *TableDef, list []columnS
 // as the ALTER SEQUENCE ... OWNED BY that PostgreSQL generates does (with
 // its locks: ShareRowExclusiveLock and RowExclusiveLock on the sequence,
 // AccessShareLock on the table).
-func (s *Backend) ownColumnSequences(ec *evalCtx, table uint32, seqs []ownedSeq) error {
+func (s *utility) ownColumnSequences(ec *evalCtx, table uint32, seqs []ownedSeq) error {
 	for _, o := range seqs {
 		if err := s.lockNow(ec, o.def.OID, locks.ShareRowExclusiveLock); err != nil {
 			return err
@@ -189,7 +189,7 @@ func (s *Backend) regclassArgs(n *pg.Node, cast bool) error {
 		if err != nil {
 			return posErr(pgerr.From(err), c.Location)
 		}
-		if name, ok := regName(s, TypeRegclass, uint32(d.I)); ok {
+		if name, ok := s.regName(TypeRegclass, uint32(d.I)); ok {
 			sv.Sval.Sval = name // as regclass prints it
 		}
 	case n.GetTypeCast() != nil:
@@ -264,7 +264,7 @@ func (u seqUser) describe() string {
 // sequenceUsers lists the column defaults that name sequence oid (a
 // regclass constant, as PostgreSQL records a dependency on it), except
 // those of the tables in skip and the identity columns' own defaults.
-func (s *Backend) sequenceUsers(oid uint32, skip map[uint32]bool) []seqUser {
+func (s *utility) sequenceUsers(oid uint32, skip map[uint32]bool) []seqUser {
 	cat := s.cat()
 	var tabs []*TableDef
 	for _, t := range cat.Tables {
@@ -280,7 +280,7 @@ func (s *Backend) sequenceUsers(oid uint32, skip map[uint32]bool) []seqUser {
 			if c.Default == "" || c.Identity != "" || !strings.Contains(c.Default, "regclass") {
 				continue
 			}
-			e, err := s.compileDefault(newAnalyzer(s, nil), c)
+			e, err := s.compileDefault(newAnalyzer(&s.Backend, nil), c)
 			if err == nil && exprNamesRelation(e, oid) {
 				out = append(out, seqUser{t: t, col: i})
 			}
@@ -308,7 +308,7 @@ func exprNamesRelation(e expr, oid uint32) bool {
 // are dropped by CASCADE. dropping lists the tables the statement drops;
 // orig names what the statement drops, for the error ("" when it names
 // several objects).
-func (s *Backend) dropSequences(ec *evalCtx, oids []uint32, dropping map[uint32]bool, cascade bool, orig string) error {
+func (s *utility) dropSequences(ec *evalCtx, oids []uint32, dropping map[uint32]bool, cascade bool, orig string) error {
 	cat := s.cat()
 	var users []seqUser
 	var lines []string
@@ -369,7 +369,7 @@ func (s *Backend) dropSequences(ec *evalCtx, oids []uint32, dropping map[uint32]
 // dropOwnedSequences drops, with the tables a DROP TABLE dropped, the
 // sequences their columns own (serial, identity, OWNED BY). before is the
 // catalog as the statement began; names are the tables it named.
-func (s *Backend) dropOwnedSequences(ec *evalCtx, before *catalogState, names []string, cascade bool) error {
+func (s *utility) dropOwnedSequences(ec *evalCtx, before *catalogState, names []string, cascade bool) error {
 	dropped := map[uint32]bool{}
 	var oids []uint32
 	var tabs []*TableDef
@@ -403,7 +403,7 @@ func (s *Backend) dropOwnedSequences(ec *evalCtx, before *catalogState, names []
 // each new storage, so a rollback undoes it). rvs are the tables named
 // (their partitioned ones own sequences too), leaves the tables truncated
 // (with those CASCADE added).
-func (s *Backend) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*TableDef) error {
+func (s *utility) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*TableDef) error {
 	seen := map[uint32]bool{}
 	var seqs []*SequenceDef
 	add := func(t *TableDef) {

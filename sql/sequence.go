@@ -125,7 +125,7 @@ type seqOptions struct {
 // from them; isInit fills in the defaults of a new sequence. asType is
 // the data type a new identity or serial sequence takes when the options
 // name none.
-func (s *Backend) seqParams(options []*pg.Node, forIdentity, isInit bool, def *SequenceDef, st *seqState, asType uint32) (seqOptions, error) {
+func (s *utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *SequenceDef, st *seqState, asType uint32) (seqOptions, error) {
 	var o seqOptions
 	var asOpt, start, restart, incr, maxv, minv, cache, cycle *pg.DefElem
 	seen := func(p **pg.DefElem, de *pg.DefElem) error {
@@ -184,7 +184,7 @@ func (s *Backend) seqParams(options []*pg.Node, forIdentity, isInit bool, def *S
 	resetMax, resetMin := false, false
 	switch {
 	case asOpt != nil:
-		typ, err := newAnalyzer(s, nil).typeName(asOpt.Arg.GetTypeName())
+		typ, err := newAnalyzer(&s.Backend, nil).typeName(asOpt.Arg.GetTypeName())
 		if err != nil {
 			return o, err
 		}
@@ -360,7 +360,7 @@ func seqRangeVar(rv *pg.RangeVar) error {
 	return nil
 }
 
-func (s *Backend) compileCreateSequence(cs *pg.CreateSeqStmt, st *Stmt) error {
+func (s *utility) compileCreateSequence(cs *pg.CreateSeqStmt, st *Stmt) error {
 	rv := cs.Sequence
 	if rv.Relpersistence == "t" {
 		return pgerr.NotSupported("temporary sequences are not supported")
@@ -401,7 +401,7 @@ func (s *Backend) compileCreateSequence(cs *pg.CreateSeqStmt, st *Stmt) error {
 // createSequence makes a new sequence of def (its OID and storage are
 // assigned here) with the initial state st, locked AccessExclusiveLock as
 // a new relation is.
-func (s *Backend) createSequence(ec *evalCtx, def *SequenceDef, st seqState) error {
+func (s *utility) createSequence(ec *evalCtx, def *SequenceDef, st seqState) error {
 	def.OID = s.catalog.allocOID()
 	def.RelFile = def.OID
 	if err := s.lockNow(ec, def.OID, locks.AccessExclusiveLock); err != nil {
@@ -428,7 +428,7 @@ func (s *Backend) seqLogged(def *SequenceDef) error {
 
 // setOwnedBy is process_owned_by: OWNED BY table.column or NONE, with
 // the table locked AccessShareLock.
-func (s *Backend) setOwnedBy(ec *evalCtx, def *SequenceDef, names []string) error {
+func (s *utility) setOwnedBy(ec *evalCtx, def *SequenceDef, names []string) error {
 	if def.Identity {
 		owner := s.cat().Tables[def.OwnedTable]
 		table := ""
@@ -475,7 +475,7 @@ func (s *Backend) setOwnedBy(ec *evalCtx, def *SequenceDef, names []string) erro
 	return nil
 }
 
-func (s *Backend) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
+func (s *utility) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
 	rv := as.Sequence
 	if err := seqRangeVar(rv); err != nil {
 		return err
@@ -530,7 +530,7 @@ func (s *Backend) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
 	return nil
 }
 
-func (s *Backend) compileDropSequence(d *pg.DropStmt, st *Stmt) error {
+func (s *utility) compileDropSequence(d *pg.DropStmt, st *Stmt) error {
 	var names []string
 	for _, o := range d.Objects {
 		schema, name := qualifiedName(o.GetList().GetItems())
@@ -576,7 +576,7 @@ func (s *Backend) compileDropSequence(d *pg.DropStmt, st *Stmt) error {
 
 // wrongDropKind is DropErrorMsgWrongType: DROP <kind> naming a relation of
 // another kind (for the kinds sequences are confused with).
-func (s *Backend) wrongDropKind(name, kind string) error {
+func (s *utility) wrongDropKind(name, kind string) error {
 	got := s.cat().relationKind(name)
 	if got == "" || got == kind || (got != "sequence" && kind != "sequence") {
 		return nil

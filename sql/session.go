@@ -106,7 +106,7 @@ const (
 // goroutine only, except for the fields read by other sessions through
 // atomics (wait event).
 type Session struct {
-	Backend
+	utility
 	eng *Engine
 
 	savepoints []savepoint              // open SAVEPOINTs, innermost last (savepoint.go)
@@ -149,7 +149,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.act.app = info.Settings.String("application_name")
-	s.fc.s = &s.Backend
+	s.fc.names = &s.Backend
 	s.refreshFormat()
 	e.mu.Lock()
 	e.live[s.pid] = s
@@ -203,7 +203,10 @@ type Stmt struct {
 	roName     string    // the command a read-only transaction refuses (readonly.go)
 	noSnapshot bool      // transaction control and settings take no snapshot
 	lazy       *pg.Node  // a statement of a multi-statement string, analysed by Resolve
-	run        func(ec *evalCtx, emit func([]Datum) error) (string, error)
+	// plan is what the executor runs (execmain.go): a query's or a DML
+	// statement's plan; utility statements have run instead
+	plan any
+	run  func(ec *evalCtx, emit func([]Datum) error) (string, error)
 	// a named prepared statement's place in PostgreSQL's plan cache
 	// (plancache.go), which decides the locks of its executions
 	named         bool
@@ -430,7 +433,7 @@ func allZero(oids []uint32) bool {
 }
 
 // IsEmpty reports whether the statement is an empty query.
-func (st *Stmt) IsEmpty() bool { return st.run == nil }
+func (st *Stmt) IsEmpty() bool { return st.run == nil && st.plan == nil }
 
 func stmtText(query string, raw *pg.RawStmt) string {
 	start := int(raw.StmtLocation)
@@ -478,7 +481,7 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 func (s *Session) ExecuteDescribed(ctx context.Context, st *Stmt, params []Datum, describe func([]Column), emit func([]Datum) error) (string, error) {
 	s.describe = describe
 	defer func() { s.describe = nil }()
-	if st.run == nil {
+	if st.IsEmpty() {
 		return "", nil
 	}
 	if s.tx == txFailed && !st.txControl {
@@ -516,11 +519,11 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 	if err := s.checkReadOnly(st); err != nil {
 		return "", err
 	}
-	ec := evalCtx{s: &s.Backend, ctx: ctx, params: params}
-	run := st.run
+	ec := evalCtx{s: &s.Backend, exec: &s.Executor, ctx: ctx, params: params}
+	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (plancache.go): a cached generic plan locks fewer relations
-	ec.plan = s.planFor(st)
+	ec.plan = st.planFor(s.gucs.String("plan_cache_mode"))
 	if len(st.rels) > 0 {
 		if err := s.lockRelations(ctx, st.rels, ec.plan == genericReuse); err != nil {
 			return "", err
@@ -544,7 +547,7 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 			if ec.plan == genericReuse {
 				ec.plan = genericBuild
 			}
-			run = fresh.run
+			run = fresh
 		}
 	}
 	if d := s.describe; d != nil {
@@ -554,8 +557,8 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 	if !st.noSnapshot {
 		s.txn.StatementSnapshot()
 	}
-	tag, err := run(&ec, emit)
-	s.planDone(st, ec.plan, &ec)
+	tag, err := s.runPlan(&ec, run, emit)
+	st.planDone(ec.plan, s.gucs.String("plan_cache_mode"), ec.runtimePruned)
 	err = s.afterStatement(&ec, err) // fire the statement's foreign-key checks and actions (ri.go)
 	if err != nil {
 		return "", err

@@ -23,14 +23,14 @@ type setopSource struct {
 func (u *setopSource) name() string      { return "" }
 func (u *setopSource) columns() []Column { return u.cols }
 
-func (u *setopSource) branch(ec *evalCtx, side int, fn func([]Datum) error) error {
+func (x *Executor) setopBranch(ec *evalCtx, u *setopSource, side int, fn func([]Datum) error) error {
 	p := u.left
 	if side == 1 {
 		p = u.right
 	}
 	casts := u.casts[side]
 	conv := make([]Datum, len(u.cols))
-	return p.run(ec, func(row []Datum) error {
+	return x.runSelect(ec, p, func(row []Datum) error {
 		for i := range conv {
 			if casts[i] == nil {
 				conv[i] = row[i]
@@ -46,14 +46,14 @@ func (u *setopSource) branch(ec *evalCtx, side int, fn func([]Datum) error) erro
 	})
 }
 
-func (u *setopSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+func (x *Executor) scanSetop(ec *evalCtx, u *setopSource, fn func([]Datum) error) error {
 	key := func(row []Datum) string { return rowKey(row, u.cols) }
 	switch {
 	case u.op == pg.SetOperation_SETOP_UNION && u.all:
-		if err := u.branch(ec, 0, fn); err != nil {
+		if err := x.setopBranch(ec, u, 0, fn); err != nil {
 			return err
 		}
-		return u.branch(ec, 1, fn)
+		return x.setopBranch(ec, u, 1, fn)
 	case u.op == pg.SetOperation_SETOP_UNION:
 		seen := map[string]bool{}
 		once := func(row []Datum) error {
@@ -64,21 +64,21 @@ func (u *setopSource) scan(ec *evalCtx, fn func([]Datum) error) error {
 			seen[k] = true
 			return fn(row)
 		}
-		if err := u.branch(ec, 0, once); err != nil {
+		if err := x.setopBranch(ec, u, 0, once); err != nil {
 			return err
 		}
-		return u.branch(ec, 1, once)
+		return x.setopBranch(ec, u, 1, once)
 	}
 	// INTERSECT / EXCEPT: count the right side, then stream the left.
 	counts := map[string]int{}
-	if err := u.branch(ec, 1, func(row []Datum) error {
+	if err := x.setopBranch(ec, u, 1, func(row []Datum) error {
 		counts[key(row)]++
 		return nil
 	}); err != nil {
 		return err
 	}
 	emitted := map[string]bool{}
-	return u.branch(ec, 0, func(row []Datum) error {
+	return x.setopBranch(ec, u, 0, func(row []Datum) error {
 		k := key(row)
 		n := counts[k]
 		if u.op == pg.SetOperation_SETOP_INTERSECT {
@@ -218,7 +218,7 @@ type valuesSource struct {
 
 func (v *valuesSource) name() string      { return "*VALUES*" }
 func (v *valuesSource) columns() []Column { return v.cols }
-func (v *valuesSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+func (x *Executor) scanValues(ec *evalCtx, v *valuesSource, fn func([]Datum) error) error {
 	row := make([]Datum, len(v.cols))
 	for _, r := range v.rows {
 		for i, e := range r {

@@ -259,11 +259,11 @@ type funcSource struct {
 func (f *funcSource) name() string      { return f.alias }
 func (f *funcSource) columns() []Column { return f.cols }
 func (f *funcSource) readsLevel() bool  { return f.level }
-func (f *funcSource) scan(ec *evalCtx, fn func([]Datum) error) error {
-	return f.scanLevel(ec, nil, fn)
+func (x *Executor) scanFunction(ec *evalCtx, f *funcSource, fn func([]Datum) error) error {
+	return x.scanFunctionLevel(ec, f, nil, fn)
 }
 
-func (f *funcSource) scanLevel(ec *evalCtx, level []Datum, fn func([]Datum) error) error {
+func (x *Executor) scanFunctionLevel(ec *evalCtx, f *funcSource, level []Datum, fn func([]Datum) error) error {
 	row := make([]Datum, len(f.cols))
 	n := int64(0)
 	put := func(d Datum) error {

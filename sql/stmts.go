@@ -46,17 +46,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 			st.cols = []Column{} // a SELECT returns rows even with no columns
 		}
 		st.rels = p.rels
-		st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-			var count int64
-			err := p.run(ec, func(row []Datum) error {
-				count++
-				return emit(row)
-			})
-			if err != nil {
-				return "", err
-			}
-			return "SELECT " + strconv.FormatInt(count, 10), nil
-		}
+		st.plan = p
 	case n.GetVariableSetStmt() != nil:
 		st.noSnapshot = true
 		return s.analyzeSet(n.GetVariableSetStmt(), st)

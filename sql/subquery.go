@@ -26,13 +26,26 @@ const (
 
 type sublinkExpr struct {
 	kind sublinkKind
-	plan *selectPlan
-	test expr                                         // ANY/ALL: left operand
-	cmp  func(ec *evalCtx, a, b Datum) (Datum, error) // ANY/ALL: test op column
-	t    Type
+	plan subplan
+	// correlated: the subquery reads the enclosing query's rows, so its
+	// result is not kept between rows
+	correlated bool
+	test       expr                                         // ANY/ALL: left operand
+	cmp        func(ec *evalCtx, a, b Datum) (Datum, error) // ANY/ALL: test op column
+	t          Type
 	// hashable: ANY with "=" over a hashable type is answered by a set
 	hashable bool
 	keyType  Type
+}
+
+// subplan is the plan of a subquery an expression holds (a *selectPlan).
+type subplan interface{ isSubplan() }
+
+func (*selectPlan) isSubplan() {}
+
+// executor runs the plans expressions hold; the Executor implements it.
+type executor interface {
+	runSubplan(ec *evalCtx, p subplan, emit func(row []Datum) error) error
 }
 
 // subResult is a subquery's materialised result.
@@ -91,14 +104,14 @@ func (s *sublinkExpr) eval(ec *evalCtx, row []Datum) (Datum, error) {
 // result runs the subquery (or returns the kept result of an
 // uncorrelated one).
 func (s *sublinkExpr) result(ec *evalCtx, row []Datum) (*subResult, error) {
-	if !s.plan.correlated {
+	if !s.correlated {
 		if r, ok := ec.subCache[s]; ok {
 			return r, nil
 		}
 	}
 	ec.outer = append(ec.outer, row)
 	res := &subResult{}
-	err := s.plan.run(ec, func(out []Datum) error {
+	err := ec.exec.runSubplan(ec, s.plan, func(out []Datum) error {
 		switch s.kind {
 		case sublinkExists:
 			res.exists = true
@@ -127,7 +140,7 @@ func (s *sublinkExpr) result(ec *evalCtx, row []Datum) (*subResult, error) {
 			}
 		}
 	}
-	if !s.plan.correlated {
+	if !s.correlated {
 		if ec.subCache == nil {
 			ec.subCache = map[*sublinkExpr]*subResult{}
 		}
@@ -179,7 +192,7 @@ func (a *analyzer) sublink(sl *pg.SubLink) (expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &sublinkExpr{plan: sub}
+	e := &sublinkExpr{plan: sub, correlated: sub.correlated}
 	one := func() error {
 		if len(sub.cols) != 1 {
 			return posErr(pgerr.New(pgerr.SyntaxError, "subquery must return only one column"), sl.Location)

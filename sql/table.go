@@ -64,23 +64,23 @@ func newTableSource(t *TableDef, alias string) *tableSource {
 }
 
 // scan calls fn for every tuple visible to the statement's snapshot.
-func (ts *tableSource) scan(ec *evalCtx, fn func([]Datum) error) error {
-	return ts.scanLevel(ec, nil, fn)
+func (x *Executor) scanTable(ec *evalCtx, ts *tableSource, fn func([]Datum) error) error {
+	return x.scanTableLevel(ec, ts, nil, fn)
 }
 
 // scanLevel is scan with the index keys evaluated over the level row.
-func (ts *tableSource) scanLevel(ec *evalCtx, level []Datum, fn func([]Datum) error) error {
-	return ts.scanTIDsLevel(ec, level, func(_ storage.TID, row []Datum) error { return fn(row) })
+func (x *Executor) scanTableLevel(ec *evalCtx, ts *tableSource, level []Datum, fn func([]Datum) error) error {
+	return x.scanTableTIDsLevel(ec, ts, level, func(_ storage.TID, row []Datum) error { return fn(row) })
 }
 
-func (ts *tableSource) scanTIDs(ec *evalCtx, fn func(storage.TID, []Datum) error) error {
-	return ts.scanTIDsLevel(ec, nil, fn)
+func (x *Executor) scanTableTIDs(ec *evalCtx, ts *tableSource, fn func(storage.TID, []Datum) error) error {
+	return x.scanTableTIDsLevel(ec, ts, nil, fn)
 }
 
 func tidDatum(tid storage.TID) Datum { return intDatum(int64(tid.Block)<<16 | int64(tid.Offset)) }
 
-func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storage.TID, []Datum) error) error {
-	s := ec.s
+func (x *Executor) scanTableTIDsLevel(ec *evalCtx, ts *tableSource, level []Datum, fn0 func(storage.TID, []Datum) error) error {
+	s := x
 	n := len(ts.defs)
 	row := make([]Datum, n+numSysCols)
 	row[n+sysColTableoid] = intDatum(int64(ts.t.OID))
@@ -91,7 +91,7 @@ func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storag
 	st := s.store
 	relfile := storage.RelID(ts.t.RelFile)
 	if ts.index != nil {
-		key, ok, err := ts.lookupKey(ec, level)
+		key, ok, err := x.tableLookupKey(ec, ts, level)
 		if err != nil || !ok {
 			return err
 		}
@@ -154,7 +154,7 @@ func (ts *tableSource) scanTIDsLevel(ec *evalCtx, level []Datum, fn0 func(storag
 }
 
 // lookupKey evaluates the key values; a NULL key matches nothing.
-func (ts *tableSource) lookupKey(ec *evalCtx, level []Datum) ([]byte, bool, error) {
+func (x *Executor) tableLookupKey(ec *evalCtx, ts *tableSource, level []Datum) ([]byte, bool, error) {
 	vals := make([]Datum, len(ts.keyArgs))
 	for i, a := range ts.keyArgs {
 		v, err := a.eval(ec, level)

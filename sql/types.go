@@ -162,8 +162,8 @@ const pgEpochMicros = 946684800 * 1000000
 // formatCtx carries the session settings that shape text output, and the
 // session whose catalog names reg* values.
 type formatCtx struct {
-	loc *time.Location
-	s   *Backend
+	loc   *time.Location
+	names regNamer // the reg* types' names
 }
 
 // AppendText appends the text-format representation of d (not NULL) as

@@ -46,7 +46,7 @@ type dirtyFind struct {
 // IndexInsertUnchanged. With kill, entries dead to every transaction are
 // removed (INSERT ... ON CONFLICT's pre-check, which no index scan
 // cleans up after; an UPDATE's own scan of the key already does).
-func (s *Backend) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage.TID, kill bool) (f dirtyFind, seen []storage.TID, vacuums uint64, err error) {
+func (s *Executor) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage.TID, kill bool) (f dirtyFind, seen []storage.TID, vacuums uint64, err error) {
 	st := s.store
 	irel := storage.RelID(ix.RelFile)
 	vacuums = st.IndexVacuums(irel)
@@ -86,7 +86,7 @@ func (s *Backend) uniqueScan(t *TableDef, ix *IndexDef, key []byte, self storage
 
 // dirtyProbe judges the version at tid of t into f; with a horizon it
 // also reports whether the version is dead to every transaction.
-func (s *Backend) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon txn.Xid) (dead bool, err error) {
+func (s *Executor) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon txn.Xid) (dead bool, err error) {
 	_, err = s.store.FetchAny(s.proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, ctid storage.TID, _ []byte) {
 		hv := *h
 		visible, w := s.txn.SatisfiesDirty(h)
@@ -108,7 +108,7 @@ func (s *Backend) dirtyProbe(t *TableDef, tid storage.TID, f *dirtyFind, horizon
 // insertUnique adds the entry (key, tid) of unique index ix, waiting for
 // running inserters and deleters of the key, or fails with 23505
 // (UNIQUE_CHECK_YES).
-func (s *Backend) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, tid storage.TID) error {
+func (s *Executor) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Datum, key []byte, tid storage.TID) error {
 	for {
 		f, seen, vacuums, err := s.uniqueScan(t, ix, key, tid, false)
 		switch {
@@ -131,7 +131,7 @@ func (s *Backend) insertUnique(ec *evalCtx, t *TableDef, ix *IndexDef, row []Dat
 // insertArbiter adds the entry (key, tid) of an arbiter index of a
 // speculative insertion unless the key is taken or being taken
 // (UNIQUE_CHECK_PARTIAL: no wait); inserted false is a conflict.
-func (s *Backend) insertArbiter(t *TableDef, ix *IndexDef, key []byte, tid storage.TID) (inserted bool, err error) {
+func (s *Executor) insertArbiter(t *TableDef, ix *IndexDef, key []byte, tid storage.TID) (inserted bool, err error) {
 	for {
 		f, seen, vacuums, err := s.uniqueScan(t, ix, key, tid, false)
 		if err != nil || f.found || f.wait != 0 {
@@ -147,7 +147,7 @@ func (s *Backend) insertArbiter(t *TableDef, ix *IndexDef, key []byte, tid stora
 // under a unique key: for its speculative insertion token if it has one
 // (SpeculativeInsertionWait), else for the transaction
 // (XactLockTableWait).
-func (s *Backend) waitInserter(ec *evalCtx, xid txn.Xid, token uint32) error {
+func (s *Executor) waitInserter(ec *evalCtx, xid txn.Xid, token uint32) error {
 	if token == 0 {
 		return s.txn.WaitForOptions(ec.ctx, xid, s.lockOptions(false, false))
 	}

@@ -1,8 +1,6 @@
 package sql
 
 import (
-	"strconv"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/locks"
@@ -24,7 +22,7 @@ type modifyPlan struct {
 	part    *partUpdate        // a partition (partroute.go)
 }
 
-func (s *Backend) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
+func (s *planner) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) error {
 	if up.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -51,17 +49,11 @@ func (s *Backend) compileUpdate(up *pg.UpdateStmt, params *[]Type, st *Stmt) err
 	st.rels = relationLocks(s.cat(), p.t, locks.RowExclusiveLock)
 	st.Tag = "UPDATE"
 	st.writes = true
-	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-		n, err := s.execModify(ec, p, emit)
-		if err != nil {
-			return "", err
-		}
-		return "UPDATE " + strconv.FormatInt(n, 10), nil
-	}
+	st.plan = p
 	return nil
 }
 
-func (s *Backend) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
+func (s *planner) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) error {
 	if del.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
@@ -82,17 +74,11 @@ func (s *Backend) compileDelete(del *pg.DeleteStmt, params *[]Type, st *Stmt) er
 	st.rels = relationLocks(s.cat(), p.t, locks.RowExclusiveLock)
 	st.Tag = "DELETE"
 	st.writes = true
-	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-		n, err := s.execModify(ec, p, emit)
-		if err != nil {
-			return "", err
-		}
-		return "DELETE " + strconv.FormatInt(n, 10), nil
-	}
+	st.plan = p
 	return nil
 }
 
-func (s *Backend) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) (*modifyPlan, *analyzer, error) {
+func (s *planner) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) (*modifyPlan, *analyzer, error) {
 	t, err := s.resolveTable(rv)
 	if err != nil {
 		return nil, nil, err
@@ -102,7 +88,7 @@ func (s *Backend) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) 
 		alias = rv.Alias.Aliasname
 	}
 	src := newTableSource(t, alias)
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	a.singleTable(src, alias)
 	p := &modifyPlan{t: t, src: src, indexes: s.cat().tableIndexes(t)}
 	if where != nil {
@@ -131,7 +117,7 @@ type target struct {
 	row []Datum
 }
 
-func (p *modifyPlan) matches(ec *evalCtx, row []Datum) (bool, error) {
+func (x *Executor) modifyMatches(ec *evalCtx, p *modifyPlan, row []Datum) (bool, error) {
 	if p.where == nil {
 		return true, nil
 	}
@@ -148,13 +134,13 @@ func (p *modifyPlan) matches(ec *evalCtx, row []Datum) (bool, error) {
 // transaction id); under READ COMMITTED a row changed by a committed
 // transaction is re-read at its newest version and the WHERE clause
 // re-checked (EvalPlanQual); under REPEATABLE READ that is error 40001.
-func (s *Backend) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
+func (s *Executor) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) error) (int64, error) {
 	if p.parts != nil {
 		return s.execModifyPartitioned(ec, p, emit)
 	}
 	var targets []target
-	err := p.src.scanTIDs(ec, func(tid storage.TID, row []Datum) error {
-		ok, err := p.matches(ec, row)
+	err := s.scanTableTIDs(ec, p.src, func(tid storage.TID, row []Datum) error {
+		ok, err := s.modifyMatches(ec, p, row)
 		if err != nil || !ok {
 			return err
 		}
@@ -222,14 +208,14 @@ func (s *Backend) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 					if err := s.afterUpdateRow(p.t, p.set, row, out.NewTID, newRow); err != nil { // foreign keys (ri.go)
 						return 0, err
 					}
-					err = p.ret.emit(ec, newRow, out.NewTID, p.t, emit)
+					err = s.emitReturning(ec, p.ret, newRow, out.NewTID, p.t, emit)
 				} else {
 					if p.delete {
 						if err := s.afterDeleteRow(p.t, row); err != nil { // foreign keys (ri.go)
 							return 0, err
 						}
 					}
-					err = p.ret.emit(ec, row, tid, p.t, emit)
+					err = s.emitReturning(ec, p.ret, row, tid, p.t, emit)
 				}
 				if err != nil {
 					return 0, err
@@ -262,7 +248,7 @@ func (s *Backend) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 				if !ok {
 					break
 				}
-				if match, err := p.matches(ec, nrow); err != nil {
+				if match, err := s.modifyMatches(ec, p, nrow); err != nil {
 					return 0, err
 				} else if !match {
 					break
@@ -281,7 +267,7 @@ func (s *Backend) execModify(ec *evalCtx, p *modifyPlan, emit func([]Datum) erro
 // finished only once it has left the ProcArray (it may already be marked
 // committed in the commit log while still there): a version whose
 // inserter is still finishing is waited for.
-func (s *Backend) latestVersion(ec *evalCtx, t *TableDef, tid storage.TID) (storage.TID, []Datum, bool, error) {
+func (s *Executor) latestVersion(ec *evalCtx, t *TableDef, tid storage.TID) (storage.TID, []Datum, bool, error) {
 	rel := storage.RelID(t.RelFile)
 	row := make([]Datum, len(t.Cols)+numSysCols)
 	row[len(t.Cols)+sysColTableoid] = intDatum(int64(t.OID))

@@ -86,15 +86,15 @@ var specHook func(step string)
 // for insertion, with the target's columns and no system columns.
 type excludedSource struct{ cols []Column }
 
-func (e *excludedSource) name() string                                 { return "excluded" }
-func (e *excludedSource) columns() []Column                            { return e.cols }
-func (e *excludedSource) scan(*evalCtx, func(row []Datum) error) error { return nil }
+func (e *excludedSource) name() string                                                    { return "excluded" }
+func (e *excludedSource) columns() []Column                                               { return e.cols }
+func (x *Executor) scanExcluded(*evalCtx, *excludedSource, func(row []Datum) error) error { return nil }
 
 // compileOnConflict compiles ins's ON CONFLICT clause for table t under
 // alias, and returns the scope RETURNING may not see (excluded). The
 // arbiter indexes are inferred by finishOnConflict, after RETURNING, as
 // PostgreSQL's planner infers them after parse analysis.
-func (s *Backend) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias string, params *[]Type) (*onConflict, *scope, error) {
+func (s *planner) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias string, params *[]Type) (*onConflict, *scope, error) {
 	occ := ins.OnConflictClause
 	oc := &onConflict{update: occ.Action == pg.OnConflictAction_ONCONFLICT_UPDATE, ncols: len(t.Cols),
 		mode: txn.LockTupleNoKeyExclusive}
@@ -119,7 +119,7 @@ func (s *Backend) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias strin
 
 	// DO UPDATE: SET and WHERE see the existing row under the table's
 	// alias and the proposed one as excluded
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	sc := newScope(nil)
 	la := a.level(sc)
 	fb := &fromBuilder{a: la, sc: sc}
@@ -175,7 +175,7 @@ func (s *Backend) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias strin
 // inferArbiters resolves the inference clause: ON CONSTRAINT's name, or
 // the columns (transformOnConflictArbiter). The indexes they match are
 // found by finishOnConflict.
-func (s *Backend) inferArbiters(infer *pg.InferClause, t *TableDef, alias string, params *[]Type, oc *onConflict) error {
+func (s *planner) inferArbiters(infer *pg.InferClause, t *TableDef, alias string, params *[]Type, oc *onConflict) error {
 	cat := s.cat()
 	ixs := cat.tableIndexes(t)
 	sort.Slice(ixs, func(i, j int) bool { return ixs[i].OID < ixs[j].OID })
@@ -193,7 +193,7 @@ func (s *Backend) inferArbiters(infer *pg.InferClause, t *TableDef, alias string
 		}
 		return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" for table \"%s\" does not exist", infer.Conname, t.Name)
 	}
-	a := newAnalyzer(s, params)
+	a := newAnalyzer(&s.Backend, params)
 	a.singleTable(newTableSource(t, alias), alias)
 	cols := map[int]bool{}
 	exprs := false // an element that is no plain column: no index of lockd's matches
@@ -249,7 +249,7 @@ func (s *Backend) inferArbiters(infer *pg.InferClause, t *TableDef, alias string
 // planner find: two assignments to one column, then the arbiter indexes
 // (infer_arbiter_indexes; 42P10 when none matches). It returns the plan's
 // relation locks: the table and the indexes the inference opens.
-func (s *Backend) finishOnConflict(oc *onConflict, t *TableDef) ([]relLock, error) {
+func (s *planner) finishOnConflict(oc *onConflict, t *TableDef) ([]relLock, error) {
 	if oc.dup != nil {
 		return nil, oc.dup
 	}
@@ -337,12 +337,12 @@ func containsIndex(list []*IndexDef, ix *IndexDef) bool {
 // upsertRow inserts row (a full row of the table named) or resolves its
 // conflict; done says it was inserted or updated, and so counts and was
 // returned.
-func (s *Backend) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([]Datum) error) (done bool, err error) {
+func (s *Executor) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([]Datum) error) (done bool, err error) {
 	oc := p.conflict
 	t, indexes := p.t, p.indexes
 	switch {
 	case t.Partitioned():
-		lf, err := p.route.route(ec, t, row)
+		lf, err := s.routeRow(ec, p.route, t, row)
 		if err != nil {
 			return false, err
 		}
@@ -368,7 +368,7 @@ func (s *Backend) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([
 		if err != nil {
 			return false, err
 		}
-		return true, p.ret.emit(ec, row, tid, t, emit)
+		return true, s.emitReturning(ec, p.ret, row, tid, t, emit)
 	}
 	for {
 		tid, found, err := s.conflictPrecheck(ec, t, arbiters, row)
@@ -396,7 +396,7 @@ func (s *Backend) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([
 			if err := s.afterInsertRow(t, tid, row); err != nil { // foreign keys (ri.go)
 				return false, err
 			}
-			return true, p.ret.emit(ec, row, tid, t, emit)
+			return true, s.emitReturning(ec, p.ret, row, tid, t, emit)
 		}
 	}
 }
@@ -404,7 +404,7 @@ func (s *Backend) upsertRow(ec *evalCtx, p *insertPlan, row []Datum, emit func([
 // conflictPrecheck is ExecCheckIndexConstraints: the first live version
 // under row's key in an arbiter index, after waiting for every running
 // inserter or deleter met there.
-func (s *Backend) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDef, row []Datum) (storage.TID, bool, error) {
+func (s *Executor) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDef, row []Datum) (storage.TID, bool, error) {
 	for _, ix := range arbiters {
 		key := s.indexKey(t, ix, row)
 		if key == nil {
@@ -432,7 +432,7 @@ func (s *Backend) conflictPrecheck(ec *evalCtx, t *TableDef, arbiters []*IndexDe
 // checkConflictVisible is DO NOTHING's check under REPEATABLE READ
 // (ExecCheckTIDVisible): a conflicting version the transaction's snapshot
 // cannot see, not inserted by the transaction itself, is 40001.
-func (s *Backend) checkConflictVisible(t *TableDef, tid storage.TID) error {
+func (s *Executor) checkConflictVisible(t *TableDef, tid storage.TID) error {
 	if s.txn.Isolation() == txn.ReadCommitted {
 		return nil
 	}
@@ -454,7 +454,7 @@ func (s *Backend) checkConflictVisible(t *TableDef, tid storage.TID) error {
 // conflictUpdate is ExecOnConflictUpdate for the conflicting version at
 // tid of t: lock it, check it, apply SET. retry asks the caller to start
 // the row over (READ COMMITTED, the version was replaced meanwhile).
-func (s *Backend) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexes []*IndexDef, tid storage.TID, excluded []Datum, emit func([]Datum) error) (done, retry bool, err error) {
+func (s *Executor) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexes []*IndexDef, tid storage.TID, excluded []Datum, emit func([]Datum) error) (done, retry bool, err error) {
 	oc := p.conflict
 	rel := storage.RelID(t.RelFile)
 	st := s.store
@@ -567,13 +567,13 @@ func (s *Backend) conflictUpdate(ec *evalCtx, p *insertPlan, t *TableDef, indexe
 	if err := s.afterUpdateRow(t, oc.set, level[:nc], out.NewTID, newRow); err != nil { // foreign keys (ri.go)
 		return false, false, err
 	}
-	return true, false, p.ret.emit(ec, newRow, out.NewTID, t, emit)
+	return true, false, s.emitReturning(ec, p.ret, newRow, out.NewTID, t, emit)
 }
 
 // insertSpeculative inserts row into t speculatively (step 2 above):
 // inserted is false when an arbiter index met a conflict and the
 // insertion was undone.
-func (s *Backend) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters []*IndexDef, row []Datum) (tid storage.TID, inserted bool, err error) {
+func (s *Executor) insertSpeculative(ec *evalCtx, t *TableDef, indexes, arbiters []*IndexDef, row []Datum) (tid storage.TID, inserted bool, err error) {
 	if _, err := s.txn.AssignXid(); err != nil {
 		return tid, false, err
 	}

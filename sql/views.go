@@ -22,7 +22,7 @@ type viewSource struct {
 
 func (v *viewSource) name() string      { return v.alias }
 func (v *viewSource) columns() []Column { return v.v.cols }
-func (v *viewSource) scan(ec *evalCtx, fn func([]Datum) error) error {
+func (x *Executor) scanView(ec *evalCtx, v *viewSource, fn func([]Datum) error) error {
 	return v.v.rows(ec, fn)
 }
 
