@@ -313,12 +313,12 @@ func (s *Executor) execCopyFrom(ec *evalCtx, p *copyPlan) (int64, error) {
 	}
 	var n, line int64
 	if p.route != nil {
-		p.route.begin()
-		defer p.route.end(&s.Backend)
+		s.routeBegin(p.route)
+		defer s.routeEnd(p.route)
 	}
 	if !p.t.Partitioned() {
-		defer p.ixLocks.close(&s.Backend)
-		if err := p.ixLocks.open(ec, p.t); err != nil {
+		defer s.closeIndexLocks(&p.ixLocks)
+		if err := s.openIndexLocks(ec, &p.ixLocks, p.t); err != nil {
 			return 0, err
 		}
 	}

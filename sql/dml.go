@@ -240,12 +240,12 @@ func (x *Executor) buildInsertRow(ec *evalCtx, p *insertPlan, vals []Datum) ([]D
 func (s *Executor) execInsert(ec *evalCtx, p *insertPlan, emit func([]Datum) error) (int64, error) {
 	var n int64
 	if p.route != nil {
-		p.route.begin()
-		defer p.route.end(&s.Backend)
+		s.routeBegin(p.route)
+		defer s.routeEnd(p.route)
 	}
 	if !p.t.Partitioned() {
-		defer p.ixLocks.close(&s.Backend)
-		if err := p.ixLocks.open(ec, p.t); err != nil {
+		defer s.closeIndexLocks(&p.ixLocks)
+		if err := s.openIndexLocks(ec, &p.ixLocks, p.t); err != nil {
 			return 0, err
 		}
 	}

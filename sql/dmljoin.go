@@ -264,7 +264,7 @@ func (s *Executor) execJoinModify(ec *evalCtx, p *joinModifyPlan, emit func([]Da
 	if p.t.Partitioned() {
 		p.pu.root = p.t.OID
 	}
-	defer p.pu.finish(&s.Backend)
+	defer s.finishPartUpdate(&p.pu)
 
 	buf := make([]Datum, p.width)
 	var rows [][]Datum

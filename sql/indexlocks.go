@@ -14,9 +14,9 @@ type execIndexLocks struct {
 }
 
 // open locks t's indexes for the execution.
-func (l *execIndexLocks) open(ec *evalCtx, t *TableDef) error {
+func (x *Executor) openIndexLocks(ec *evalCtx, l *execIndexLocks, t *TableDef) error {
 	l.held = l.held[:0]
-	s := ec.s
+	s := x
 	for _, ix := range s.cat().tableIndexes(t) {
 		if err := s.lockNow(ec, ix.OID, locks.RowExclusiveLock); err != nil {
 			return err
@@ -27,9 +27,9 @@ func (l *execIndexLocks) open(ec *evalCtx, t *TableDef) error {
 }
 
 // close releases what open took.
-func (l *execIndexLocks) close(s *Backend) {
+func (x *Executor) closeIndexLocks(l *execIndexLocks) {
 	for _, oid := range l.held {
-		s.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
+		x.locks.Unlock(x.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
 	}
 	l.held = l.held[:0]
 }

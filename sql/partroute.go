@@ -42,15 +42,15 @@ func newPartRouter(t *TableDef) *partRouter {
 }
 
 // begin starts an execution.
-func (r *partRouter) begin() {
+func (x *Executor) routeBegin(r *partRouter) {
 	clear(r.leaves)
 	r.stmtLocks = r.stmtLocks[:0]
 }
 
 // end releases the statement-level index locks.
-func (r *partRouter) end(s *Backend) {
+func (x *Executor) routeEnd(r *partRouter) {
 	for _, oid := range r.stmtLocks {
-		s.locks.Unlock(s.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
+		x.locks.Unlock(x.proc, locks.RelationTag(DatabaseOID, oid), locks.RowExclusiveLock, false)
 	}
 	r.stmtLocks = r.stmtLocks[:0]
 	clear(r.leaves)
@@ -214,9 +214,9 @@ func (pu *partUpdate) mover() *partRouter {
 }
 
 // finish ends an execution that may have moved rows.
-func (pu *partUpdate) finish(s *Backend) {
+func (x *Executor) finishPartUpdate(pu *partUpdate) {
 	if pu.router != nil {
-		pu.router.end(s)
+		x.routeEnd(pu.router)
 	}
 }
 

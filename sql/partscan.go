@@ -272,7 +272,7 @@ func (s *Executor) execModifyPartitioned(ec *evalCtx, p *modifyPlan, emit func([
 	if !p.delete {
 		pu = &p.parts.pu
 		*pu = partUpdate{root: p.t.OID, router: pu.router}
-		defer pu.finish(&s.Backend)
+		defer s.finishPartUpdate(pu)
 	}
 	var n int64
 	sub := &p.parts.sub
