@@ -119,7 +119,7 @@ func (s *utility) alterColumnType(ec *evalCtx, t *TableDef, name string, typ Typ
 func (s *utility) transformExpr(t *TableDef, i int, typ Type, using *pg.Node) (expr, error) {
 	name := t.Cols[i].Name
 	a := newAnalyzer(&s.Backend, nil)
-	a.singleTable(newTableSource(t, t.Name), t.Name)
+	singleTable(a, newTableSource(t, t.Name), t.Name)
 	if using == nil {
 		from := t.Cols[i].Type()
 		if !assignable(from, typ) {

@@ -24,14 +24,17 @@ type Column struct {
 type analyzer struct {
 	s        *Backend
 	params   *[]Type
-	sc       *scope       // the level's names; nil outside a query
-	parentSc *scope       // the enclosing level of a query being compiled
-	fb       *fromBuilder // the level's FROM clause, once built
-	fold     evalCtx      // for folding constants at analysis time
-	aggs     *[]*aggRef   // where aggregates may appear, their list
-	aggCtx   string       // clause name for "not allowed in ..." errors
-	inAgg    bool         // inside an aggregate's arguments
-	allowSRF bool         // a set-returning function may appear here
+	sc       *scope     // the level's names; nil outside a query
+	parentSc *scope     // the enclosing level of a query being compiled
+	fold     evalCtx    // for folding constants at analysis time
+	aggs     *[]*aggRef // where aggregates may appear, their list
+	aggCtx   string     // clause name for "not allowed in ..." errors
+	inAgg    bool       // inside an aggregate's arguments
+	allowSRF bool       // a set-returning function may appear here
+	// subquery compiles a subquery met in an expression (the planner's
+	// compileSubquery): its plan, columns, and whether it reads the
+	// enclosing level's row
+	subquery func(a *analyzer, sel *pg.SelectStmt) (subplan, []Column, bool, error)
 	// keepUnknown: outputs of unknown type (NULL, 'text') stay unknown,
 	// so the set operation this query is a branch of resolves them from
 	// its other branches, as PostgreSQL does.
@@ -45,7 +48,9 @@ type analyzer struct {
 	inheritLock *lockSpec
 }
 
-func newAnalyzer(s *Backend, params *[]Type) *analyzer {
+// newExprAnalyzer returns an analyzer of expressions; one that may meet
+// subqueries needs its subquery hook set (newAnalyzer does).
+func newExprAnalyzer(s *Backend, params *[]Type) *analyzer {
 	a := &analyzer{s: s, params: params}
 	a.fold.s = s
 	return a
@@ -54,12 +59,12 @@ func newAnalyzer(s *Backend, params *[]Type) *analyzer {
 // level returns an analyzer for expressions of the query level sc, with
 // aggregates not allowed.
 func (a *analyzer) level(sc *scope) *analyzer {
-	return &analyzer{s: a.s, params: a.params, sc: sc, parentSc: sc.parent, fold: a.fold, keepUnknown: a.keepUnknown, ctes: a.ctes}
+	return &analyzer{s: a.s, params: a.params, sc: sc, parentSc: sc.parent, fold: a.fold, keepUnknown: a.keepUnknown, ctes: a.ctes, subquery: a.subquery}
 }
 
 // childWith returns an analyzer for a query nested in the level parent.
 func (a *analyzer) childWith(parent *scope) *analyzer {
-	return &analyzer{s: a.s, params: a.params, parentSc: parent, fold: a.fold, ctes: a.ctes}
+	return &analyzer{s: a.s, params: a.params, parentSc: parent, fold: a.fold, ctes: a.ctes, subquery: a.subquery}
 }
 
 // noAggs is a copy of a for a clause where aggregates are not allowed.
@@ -70,12 +75,14 @@ func (a *analyzer) noAggs(clause string) *analyzer {
 }
 
 // singleTable sets up a's scope for a statement over one table's rows
-// (UPDATE, DELETE): row positions are the source's column positions.
-func (a *analyzer) singleTable(src rowSource, alias string) {
+// (UPDATE, DELETE): row positions are the source's column positions. It
+// returns the one-item FROM clause it made.
+func singleTable(a *analyzer, src rowSource, alias string) *fromBuilder {
 	sc := newScope(nil)
 	fb := &fromBuilder{a: a, sc: sc}
 	_, _ = fb.addLeaf(src, alias, nil, len(src.columns())-numSysCols, nil, -1)
-	a.sc, a.fb = sc, fb
+	a.sc = sc
+	return fb
 }
 
 func posErr(e *pgerr.Error, loc int32) *pgerr.Error {

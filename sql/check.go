@@ -29,7 +29,7 @@ func (s *planner) compileCheck(t *TableDef, n *pg.Node) (expr, error) {
 		return nil, posErr(pgerr.NotSupported("cannot use subquery in check constraint"), loc)
 	}
 	a := newAnalyzer(&s.Backend, nil)
-	a.singleTable(newTableSource(t, t.Name), t.Name)
+	singleTable(a, newTableSource(t, t.Name), t.Name)
 	a.aggCtx = "check constraints"
 	e, err := a.expr(n)
 	if err != nil {

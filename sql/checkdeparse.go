@@ -924,7 +924,7 @@ func (d *rxAnalyzer) funcCall(n *pg.Node, fc *pg.FuncCall) (*rx, error) {
 	// another function: lockd's analyzer knows its result type; its
 	// arguments are printed as they are
 	a := newAnalyzer(d.s, nil)
-	a.singleTable(newTableSource(d.t, d.t.Name), d.t.Name)
+	singleTable(a, newTableSource(d.t, d.t.Name), d.t.Name)
 	e, err := a.expr(n)
 	if err != nil {
 		return nil, errNoDeparse

@@ -15,9 +15,9 @@ import (
 type cteDef struct {
 	name string
 	cols []Column
-	plan *selectPlan // non-recursive CTE
+	plan subplan // non-recursive CTE (a *selectPlan)
 	// recursive CTE: anchor UNION [ALL] step, where step reads work
-	anchor, step *selectPlan
+	anchor, step subplan
 	all          bool
 	stepCasts    []expr
 	work         [][]Datum // the rows of the previous iteration, while step runs
@@ -43,7 +43,7 @@ func (c *cteScope) lookup(name string) *cteDef {
 
 // withClause compiles a WITH clause; the CTEs become visible to the
 // query's FROM clauses (and to later CTEs of the same clause).
-func (a *analyzer) withClause(w *pg.WithClause) error {
+func withClause(a *analyzer, w *pg.WithClause) error {
 	cs := &cteScope{parent: a.ctes}
 	a.ctes = cs
 	for _, n := range w.Ctes {
@@ -59,13 +59,13 @@ func (a *analyzer) withClause(w *pg.WithClause) error {
 		}
 		def := &cteDef{name: c.Ctename}
 		if w.Recursive && sel.Op == pg.SetOperation_SETOP_UNION && refersTo(sel.Rarg, c.Ctename) {
-			if err := a.recursiveCTE(def, c, sel, cs); err != nil {
+			if err := recursiveCTE(a, def, c, sel, cs); err != nil {
 				return err
 			}
 		} else {
 			sub := a.childWith(a.parentSc)
 			sub.ctes = cs
-			p, err := sub.compileQuery(sel)
+			p, err := compileQuery(sub, sel)
 			if err != nil {
 				return err
 			}
@@ -136,7 +136,7 @@ func refersTo(sel *pg.SelectStmt, name string) bool {
 	return found
 }
 
-func (a *analyzer) recursiveCTE(def *cteDef, c *pg.CommonTableExpr, sel *pg.SelectStmt, cs *cteScope) error {
+func recursiveCTE(a *analyzer, def *cteDef, c *pg.CommonTableExpr, sel *pg.SelectStmt, cs *cteScope) error {
 	if len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil {
 		return posErr(pgerr.NotSupported("ORDER BY/LIMIT in a recursive query is not implemented"), c.Location)
 	}
@@ -144,7 +144,7 @@ func (a *analyzer) recursiveCTE(def *cteDef, c *pg.CommonTableExpr, sel *pg.Sele
 	def.all = sel.All
 	anchorA := a.childWith(a.parentSc)
 	anchorA.ctes = cs
-	anchor, err := anchorA.compileQuery(sel.Larg)
+	anchor, err := compileQuery(anchorA, sel.Larg)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (a *analyzer) recursiveCTE(def *cteDef, c *pg.CommonTableExpr, sel *pg.Sele
 	self := &cteScope{defs: []*cteDef{def}, parent: cs}
 	stepA := a.childWith(a.parentSc)
 	stepA.ctes = self
-	step, err := stepA.compileQuery(sel.Rarg)
+	step, err := compileQuery(stepA, sel.Rarg)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,10 @@ func (a *analyzer) recursiveCTE(def *cteDef, c *pg.CommonTableExpr, sel *pg.Sele
 
 // rows computes the CTE's rows (or returns the kept ones).
 func (x *Executor) cteRows(ec *evalCtx, d *cteDef) ([][]Datum, error) {
-	correlated := (d.plan != nil && d.plan.correlated) || (d.anchor != nil && (d.anchor.correlated || d.step.correlated))
+	plan, _ := d.plan.(*selectPlan)
+	anchor, _ := d.anchor.(*selectPlan)
+	step, _ := d.step.(*selectPlan)
+	correlated := (plan != nil && plan.correlated) || (anchor != nil && (anchor.correlated || step.correlated))
 	if !correlated {
 		if r, ok := ec.cteCache[d]; ok {
 			return r, nil
@@ -196,12 +199,12 @@ func (x *Executor) cteRows(ec *evalCtx, d *cteDef) ([][]Datum, error) {
 		}
 	}
 	if !d.recursive {
-		if err := x.runSelect(ec, d.plan, collect(&out)); err != nil {
+		if err := x.runSelect(ec, plan, collect(&out)); err != nil {
 			return nil, err
 		}
 	} else {
 		var work [][]Datum
-		if err := x.runSelect(ec, d.anchor, collect(&work)); err != nil {
+		if err := x.runSelect(ec, anchor, collect(&work)); err != nil {
 			return nil, err
 		}
 		seen := map[string]bool{}
@@ -229,7 +232,7 @@ func (x *Executor) cteRows(ec *evalCtx, d *cteDef) ([][]Datum, error) {
 			}
 			d.work = work
 			var next [][]Datum
-			err := x.runSelect(ec, d.step, func(row []Datum) error {
+			err := x.runSelect(ec, step, func(row []Datum) error {
 				r := append([]Datum(nil), row...)
 				for i, c := range d.stepCasts {
 					if c == nil {

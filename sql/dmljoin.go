@@ -126,7 +126,6 @@ func (s *planner) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 		}
 		sc.star = append(tcols, others...)
 	}
-	la.fb = fb
 	p.from = root
 
 	var conds []expr
@@ -149,7 +148,7 @@ func (s *planner) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 	}
 	if len(retList) > 0 {
 		rp := &selectPlan{}
-		if err := la.noAggs("RETURNING").targetList(retList, rp); err != nil {
+		if err := targetList(la.noAggs("RETURNING"), fb, retList, rp); err != nil {
 			return err
 		}
 		p.ret, st.cols = rp.targets, rp.cols

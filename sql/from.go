@@ -178,7 +178,7 @@ func (fb *fromBuilder) subselect(rs *pg.RangeSubselect) (planNode, error) {
 	if fb.sel != nil {
 		sa.inheritLock = subLock(fb.sel, fb.lock, rs.Alias.Aliasname)
 	}
-	sub, err := sa.compileQuery(sel)
+	sub, err := compileQuery(sa, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (fb *fromBuilder) function(rf *pg.RangeFunction) (planNode, error) {
 	la.aggCtx = "functions in FROM"
 	saved := fb.sc.visHi
 	fb.sc.visHi = fb.nitems
-	f, err := la.functionItem(rf)
+	f, err := functionItem(la, rf)
 	fb.sc.visHi = saved
 	if err != nil {
 		return nil, err

@@ -32,11 +32,11 @@ func (s *planner) compileReturningHiding(list []*pg.Node, t *TableDef, alias str
 		return nil, nil
 	}
 	a := newAnalyzer(&s.Backend, params)
-	a.singleTable(newTableSource(t, alias), alias)
+	fb := singleTable(a, newTableSource(t, alias), alias)
 	a.sc.hidden = hidden
 	a.aggCtx = "RETURNING"
 	p := &selectPlan{}
-	if err := a.targetList(list, p); err != nil {
+	if err := targetList(a, fb, list, p); err != nil {
 		return nil, err
 	}
 	r := &returning{targets: p.targets, cols: p.cols, ncols: len(t.Cols)}

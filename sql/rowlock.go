@@ -211,7 +211,7 @@ func (x *Executor) lockRows(ec *evalCtx, rl *rowLocking, level []Datum) (ok, cha
 // PostgreSQL's restrictions (CheckSelectLocking, transformLockingClause):
 // it locks the named tables of this level (every table when no OF list)
 // and passes the clause down to subqueries in FROM.
-func (a *analyzer) rowLockClause(sel *pg.SelectStmt, p *selectPlan, fb *fromBuilder, inherited *lockSpec, root planNode, where []expr) error {
+func rowLockClause(a *analyzer, sel *pg.SelectStmt, p *selectPlan, fb *fromBuilder, inherited *lockSpec, root planNode, where []expr) error {
 	var all *lockSpec // a clause without OF
 	byName := map[string]*lockSpec{}
 	if inherited != nil {

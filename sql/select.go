@@ -92,15 +92,32 @@ func (o *outputRef) eval(ec *evalCtx, _ []Datum) (Datum, error) {
 
 var errLimitReached = pgerr.New(pgerr.InternalError, "limit reached")
 
+// newAnalyzer returns an analyzer whose expressions may hold subqueries,
+// which it compiles as subqueries of the level being analysed.
+func newAnalyzer(s *Backend, params *[]Type) *analyzer {
+	a := newExprAnalyzer(s, params)
+	a.subquery = subqueryOf
+	return a
+}
+
+// subqueryOf is the analyzer's subquery hook.
+func subqueryOf(a *analyzer, sel *pg.SelectStmt) (subplan, []Column, bool, error) {
+	p, err := compileSubquery(a, sel)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return p, p.cols, p.correlated, nil
+}
+
 // compileSelect analyses a SelectStmt at the top level of a statement.
 func (s *planner) compileSelect(sel *pg.SelectStmt, params *[]Type) (*selectPlan, error) {
-	return newAnalyzer(&s.Backend, params).compileQuery(sel)
+	return compileQuery(newAnalyzer(&s.Backend, params), sel)
 }
 
 // compileQuery compiles a query whose enclosing level is a.parentSc.
-func (a *analyzer) compileQuery(sel *pg.SelectStmt) (*selectPlan, error) {
+func compileQuery(a *analyzer, sel *pg.SelectStmt) (*selectPlan, error) {
 	if sel.WithClause != nil {
-		if err := a.withClause(sel.WithClause); err != nil {
+		if err := withClause(a, sel.WithClause); err != nil {
 			return nil, err
 		}
 	}
@@ -112,19 +129,19 @@ func (a *analyzer) compileQuery(sel *pg.SelectStmt) (*selectPlan, error) {
 	}
 	switch {
 	case sel.Op != pg.SetOperation_SETOP_NONE:
-		return a.compileSetOp(sel)
+		return compileSetOp(a, sel)
 	case len(sel.ValuesLists) > 0:
-		return a.compileValues(sel)
+		return compileValues(a, sel)
 	}
-	return a.compileSimple(sel)
+	return compileSimple(a, sel)
 }
 
 // subquery compiles a subquery of the current level.
-func (a *analyzer) subquery(sel *pg.SelectStmt) (*selectPlan, error) {
-	return a.childWith(a.sc).compileQuery(sel)
+func compileSubquery(a *analyzer, sel *pg.SelectStmt) (*selectPlan, error) {
+	return compileQuery(a.childWith(a.sc), sel)
 }
 
-func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
+func compileSimple(a *analyzer, sel *pg.SelectStmt) (*selectPlan, error) {
 	sc := newScope(a.parentSc)
 	sc.hidden = a.hiddenSc
 	la := a.level(sc)
@@ -133,7 +150,6 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	la.fb = fb
 	p := &selectPlan{from: root}
 
 	var where []expr
@@ -153,14 +169,14 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 	la.aggs = &aggs
 	la.allowSRF = true
 	la.aggCtx = "SELECT"
-	if err := la.targetList(sel.TargetList, p); err != nil {
+	if err := targetList(la, fb, sel.TargetList, p); err != nil {
 		return nil, err
 	}
 	la.allowSRF = false
 
 	ga := la.noAggs("GROUP BY")
 	for _, g := range sel.GroupClause {
-		e, err := ga.groupExpr(g, sel.TargetList, p)
+		e, err := groupExpr(ga, g, sel.TargetList, p)
 		if err != nil {
 			return nil, err
 		}
@@ -177,29 +193,29 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 		}
 	}
 	for _, sb := range sel.SortClause {
-		k, err := la.sortKey(sb.GetSortBy(), p)
+		k, err := compileSortKey(la, sb.GetSortBy(), p)
 		if err != nil {
 			return nil, err
 		}
 		p.sort = append(p.sort, k)
 	}
 	if len(sel.DistinctClause) > 0 {
-		if err := la.distinctClause(sel.DistinctClause, p); err != nil {
+		if err := distinctClause(la, sel.DistinctClause, p); err != nil {
 			return nil, err
 		}
 	}
-	if err := la.noAggs("LIMIT").limits(sel, p); err != nil {
+	if err := limits(la.noAggs("LIMIT"), sel, p); err != nil {
 		return nil, err
 	}
 	p.aggs = aggs
 	if len(aggs) > 0 || len(p.groupBy) > 0 || p.having != nil {
 		p.grouped = true
-		if err := la.checkGrouping(p); err != nil {
+		if err := checkGrouping(la, fb, p); err != nil {
 			return nil, err
 		}
 	}
 	if len(sel.LockingClause) > 0 || a.inheritLock != nil {
-		if err := la.rowLockClause(sel, p, fb, a.inheritLock, root, where); err != nil {
+		if err := rowLockClause(la, sel, p, fb, a.inheritLock, root, where); err != nil {
 			return nil, err
 		}
 	}
@@ -214,7 +230,7 @@ func (a *analyzer) compileSimple(sel *pg.SelectStmt) (*selectPlan, error) {
 }
 
 // targetList compiles the select list, expanding * and t.*.
-func (a *analyzer) targetList(list []*pg.Node, p *selectPlan) error {
+func targetList(a *analyzer, fb *fromBuilder, list []*pg.Node, p *selectPlan) error {
 	for _, t := range list {
 		rt := t.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
@@ -258,8 +274,8 @@ func (a *analyzer) targetList(list []*pg.Node, p *selectPlan) error {
 			name = outputName(rt.Val)
 		}
 		col := Column{Name: name, Type: e.typ()}
-		if ce, ok := e.(*colExpr); ok && a.fb != nil && ce.i < len(a.fb.posMeta()) {
-			if m := a.fb.posMeta()[ce.i]; m.Attnum > 0 {
+		if ce, ok := e.(*colExpr); ok && fb != nil && ce.i < len(fb.posMeta()) {
+			if m := fb.posMeta()[ce.i]; m.Attnum > 0 {
 				col.TableOID, col.Attnum = m.TableOID, m.Attnum
 			}
 		}
@@ -282,7 +298,7 @@ func (fb *fromBuilder) posMeta() []Column {
 // groupExpr resolves a GROUP BY item: an output position, an input
 // expression, or (failing that) an output column name, as PostgreSQL's
 // SQL99 rule has it.
-func (a *analyzer) groupExpr(n *pg.Node, targets []*pg.Node, p *selectPlan) (expr, error) {
+func groupExpr(a *analyzer, n *pg.Node, targets []*pg.Node, p *selectPlan) (expr, error) {
 	if c := n.GetAConst(); c != nil {
 		if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
 			i := int(iv.Ival.Ival)
@@ -311,11 +327,11 @@ func (a *analyzer) groupExpr(n *pg.Node, targets []*pg.Node, p *selectPlan) (exp
 // sortKey resolves an ORDER BY item: an output position, an output
 // column name (which wins over an input column, as SQL92 says), or an
 // expression over the input.
-func (a *analyzer) sortKey(by *pg.SortBy, p *selectPlan) (sortKey, error) {
+func compileSortKey(a *analyzer, by *pg.SortBy, p *selectPlan) (sortKey, error) {
 	if by.UseOp != nil {
 		return sortKey{}, pgerr.NotSupported("ORDER BY ... USING is not supported")
 	}
-	e, err := a.sortExpr(by.Node, p)
+	e, err := sortExpr(a, by.Node, p)
 	if err != nil {
 		return sortKey{}, err
 	}
@@ -330,7 +346,7 @@ func (a *analyzer) sortKey(by *pg.SortBy, p *selectPlan) (sortKey, error) {
 	return newSortKey(e, by), nil
 }
 
-func (a *analyzer) sortExpr(n *pg.Node, p *selectPlan) (expr, error) {
+func sortExpr(a *analyzer, n *pg.Node, p *selectPlan) (expr, error) {
 	if c := n.GetAConst(); c != nil {
 		if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
 			i := int(iv.Ival.Ival)
@@ -361,7 +377,7 @@ func (a *analyzer) sortExpr(n *pg.Node, p *selectPlan) (expr, error) {
 	return a.expr(n)
 }
 
-func (a *analyzer) distinctClause(list []*pg.Node, p *selectPlan) error {
+func distinctClause(a *analyzer, list []*pg.Node, p *selectPlan) error {
 	if len(list) == 1 && (list[0] == nil || list[0].GetNode() == nil) {
 		p.distinct = true
 		for _, k := range p.sort {
@@ -382,7 +398,7 @@ func (a *analyzer) distinctClause(list []*pg.Node, p *selectPlan) error {
 		return nil
 	}
 	for _, n := range list {
-		e, err := a.sortExpr(n, p)
+		e, err := sortExpr(a, n, p)
 		if err != nil {
 			return err
 		}
@@ -415,7 +431,7 @@ func sameSortTarget(a, b expr, p *selectPlan) bool {
 	return ka != "" && ka == kb
 }
 
-func (a *analyzer) limits(sel *pg.SelectStmt, p *selectPlan) error {
+func limits(a *analyzer, sel *pg.SelectStmt, p *selectPlan) error {
 	if sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES {
 		return pgerr.NotSupported("FETCH ... WITH TIES is not supported")
 	}
@@ -445,7 +461,7 @@ func (a *analyzer) limits(sel *pg.SelectStmt, p *selectPlan) error {
 // GROUP BY values, and rejects any other column of this level used
 // outside an aggregate, unless the query groups by its table's primary
 // key (functional dependency, as PostgreSQL allows).
-func (a *analyzer) checkGrouping(p *selectPlan) error {
+func checkGrouping(a *analyzer, fb *fromBuilder, p *selectPlan) error {
 	keys := make([]string, len(p.groupBy))
 	for i, g := range p.groupBy {
 		keys[i] = exprKey(g)
@@ -469,7 +485,7 @@ func (a *analyzer) checkGrouping(p *selectPlan) error {
 					}
 				}
 			}
-			if c, ok := x.(*colExpr); ok && bad == nil && !a.functionallyDependent(c.i, groupedCols) {
+			if c, ok := x.(*colExpr); ok && bad == nil && !functionallyDependent(a, fb, c.i, groupedCols) {
 				bad = c
 			}
 			return nil
@@ -486,7 +502,7 @@ func (a *analyzer) checkGrouping(p *selectPlan) error {
 		p.distinctOn[i] = rewrite(p.distinctOn[i])
 	}
 	if bad != nil {
-		e := pgerr.New(pgerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", a.columnName(bad.i))
+		e := pgerr.New(pgerr.GroupingError, "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate function", columnName(a, bad.i))
 		e.Position = bad.loc
 		return e
 	}
@@ -496,11 +512,11 @@ func (a *analyzer) checkGrouping(p *selectPlan) error {
 // functionallyDependent reports whether level-row position pos is
 // determined by the grouped positions: its table's primary key columns
 // are all grouped.
-func (a *analyzer) functionallyDependent(pos int, grouped map[int]bool) bool {
-	if grouped[pos] || a.fb == nil {
+func functionallyDependent(a *analyzer, fb *fromBuilder, pos int, grouped map[int]bool) bool {
+	if grouped[pos] || fb == nil {
 		return grouped[pos]
 	}
-	for _, l := range a.fb.leaves {
+	for _, l := range fb.leaves {
 		if pos < l.off || pos >= l.off+l.n {
 			continue
 		}
@@ -524,7 +540,7 @@ func (a *analyzer) functionallyDependent(pos int, grouped map[int]bool) bool {
 }
 
 // columnName names a level-row position as alias.column for messages.
-func (a *analyzer) columnName(pos int) string {
+func columnName(a *analyzer, pos int) string {
 	for _, r := range a.sc.rels {
 		for _, c := range r.cols {
 			if ce, ok := c.e.(*colExpr); ok && ce.i == pos {

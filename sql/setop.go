@@ -119,17 +119,17 @@ func setopName(op pg.SetOperation) string {
 // compileSetOp compiles `larg op rarg`, resolving each column to the
 // common type of the branches (unknown literals become text), with the
 // left branch's column names.
-func (a *analyzer) compileSetOp(sel *pg.SelectStmt) (*selectPlan, error) {
+func compileSetOp(a *analyzer, sel *pg.SelectStmt) (*selectPlan, error) {
 	if len(sel.LockingClause) > 0 {
 		return nil, pgerr.NotSupported("%s is not allowed with UNION/INTERSECT/EXCEPT", lockSpecOf(sel.LockingClause[0].GetLockingClause()).word)
 	}
 	branch := a.childWith(a.parentSc)
 	branch.keepUnknown = true
-	left, err := branch.compileQuery(sel.Larg)
+	left, err := compileQuery(branch, sel.Larg)
 	if err != nil {
 		return nil, err
 	}
-	right, err := branch.compileQuery(sel.Rarg)
+	right, err := compileQuery(branch, sel.Rarg)
 	if err != nil {
 		return nil, err
 	}
@@ -166,13 +166,13 @@ func (a *analyzer) compileSetOp(sel *pg.SelectStmt) (*selectPlan, error) {
 		}
 		u.cols = append(u.cols, Column{Name: left.cols[i].Name, Type: t})
 	}
-	return a.wrapSource(sel, u, left.rels, right.rels, left.correlated || right.correlated, true)
+	return wrapSource(a, sel, u, left.rels, right.rels, left.correlated || right.correlated, true)
 }
 
 // wrapSource makes the plan around a set operation or VALUES source:
 // its columns as outputs, with ORDER BY (output columns only for a set
 // operation), LIMIT and OFFSET.
-func (a *analyzer) wrapSource(sel *pg.SelectStmt, src rowSource, rels1, rels2 []relLock, correlated, onlyOutputs bool) (*selectPlan, error) {
+func wrapSource(a *analyzer, sel *pg.SelectStmt, src rowSource, rels1, rels2 []relLock, correlated, onlyOutputs bool) (*selectPlan, error) {
 	sc := newScope(a.parentSc)
 	la := a.level(sc)
 	fb := &fromBuilder{a: la, sc: sc}
@@ -180,7 +180,6 @@ func (a *analyzer) wrapSource(sel *pg.SelectStmt, src rowSource, rels1, rels2 []
 	if err != nil {
 		return nil, err
 	}
-	la.fb = fb
 	p := &selectPlan{from: leaf, correlated: correlated}
 	for i, c := range src.columns() {
 		p.targets = append(p.targets, &colExpr{i: i, t: c.Type})
@@ -188,7 +187,7 @@ func (a *analyzer) wrapSource(sel *pg.SelectStmt, src rowSource, rels1, rels2 []
 	}
 	for _, sb := range sel.SortClause {
 		by := sb.GetSortBy()
-		k, err := la.noAggs("ORDER BY").sortKey(by, p)
+		k, err := compileSortKey(la.noAggs("ORDER BY"), by, p)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +200,7 @@ func (a *analyzer) wrapSource(sel *pg.SelectStmt, src rowSource, rels1, rels2 []
 		}
 		p.sort = append(p.sort, k)
 	}
-	if err := la.noAggs("LIMIT").limits(sel, p); err != nil {
+	if err := limits(la.noAggs("LIMIT"), sel, p); err != nil {
 		return nil, err
 	}
 	p.width = sc.width
@@ -237,7 +236,7 @@ func (x *Executor) scanValues(ec *evalCtx, v *valuesSource, fn func([]Datum) err
 
 // compileValues compiles a VALUES list: every row the same length, each
 // column resolved to its common type; columns are named column1, ...
-func (a *analyzer) compileValues(sel *pg.SelectStmt) (*selectPlan, error) {
+func compileValues(a *analyzer, sel *pg.SelectStmt) (*selectPlan, error) {
 	if len(sel.LockingClause) > 0 {
 		return nil, pgerr.NotSupported("FOR UPDATE cannot be applied to VALUES")
 	}
@@ -290,7 +289,7 @@ func (a *analyzer) compileValues(sel *pg.SelectStmt) (*selectPlan, error) {
 		}
 		v.cols = append(v.cols, Column{Name: "column" + strconv.Itoa(c+1), Type: t})
 	}
-	return a.wrapSource(sel, v, nil, nil, sc.correlated, false)
+	return wrapSource(a, sel, v, nil, nil, sc.correlated, false)
 }
 
 // loc is where output column i of a plan stands in the query, or -1.

@@ -285,7 +285,7 @@ func (x *Executor) scanFunctionLevel(ec *evalCtx, f *funcSource, level []Datum, 
 }
 
 // functionItem compiles a RangeFunction.
-func (a *analyzer) functionItem(rf *pg.RangeFunction) (*funcSource, error) {
+func functionItem(a *analyzer, rf *pg.RangeFunction) (*funcSource, error) {
 	if len(rf.Functions) != 1 || rf.IsRowsfrom {
 		return nil, pgerr.NotSupported("ROWS FROM with several functions is not supported")
 	}

@@ -188,13 +188,16 @@ func (a *analyzer) sublink(sl *pg.SubLink) (expr, error) {
 	if sel == nil {
 		return nil, posErr(pgerr.NotSupported("this kind of subquery is not supported"), sl.Location)
 	}
-	sub, err := a.subquery(sel)
+	if a.subquery == nil {
+		return nil, posErr(pgerr.NotSupported("subqueries are not supported here"), sl.Location)
+	}
+	sub, cols, correlated, err := a.subquery(a, sel)
 	if err != nil {
 		return nil, err
 	}
-	e := &sublinkExpr{plan: sub, correlated: sub.correlated}
+	e := &sublinkExpr{plan: sub, correlated: correlated}
 	one := func() error {
-		if len(sub.cols) != 1 {
+		if len(cols) != 1 {
 			return posErr(pgerr.New(pgerr.SyntaxError, "subquery must return only one column"), sl.Location)
 		}
 		return nil
@@ -206,14 +209,14 @@ func (a *analyzer) sublink(sl *pg.SubLink) (expr, error) {
 		if err := one(); err != nil {
 			return nil, err
 		}
-		e.kind, e.t = sublinkScalar, sub.cols[0].Type
+		e.kind, e.t = sublinkScalar, cols[0].Type
 	case pg.SubLinkType_ARRAY_SUBLINK:
 		if err := one(); err != nil {
 			return nil, err
 		}
-		at, ok := arrayOf(sub.cols[0].Type)
+		at, ok := arrayOf(cols[0].Type)
 		if !ok {
-			return nil, posErr(pgerr.NotSupported("arrays of type %s are not supported", sub.cols[0].Type.Name), sl.Location)
+			return nil, posErr(pgerr.NotSupported("arrays of type %s are not supported", cols[0].Type.Name), sl.Location)
 		}
 		e.kind, e.t = sublinkArray, at
 	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
@@ -228,7 +231,7 @@ func (a *analyzer) sublink(sl *pg.SubLink) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		ct := sub.cols[0].Type
+		ct := cols[0].Type
 		if isUnknown(test) {
 			if test, err = a.coerceUnknown(test, ct); err != nil {
 				return nil, err

@@ -89,7 +89,7 @@ func (s *planner) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]Type) 
 	}
 	src := newTableSource(t, alias)
 	a := newAnalyzer(&s.Backend, params)
-	a.singleTable(src, alias)
+	singleTable(a, src, alias)
 	p := &modifyPlan{t: t, src: src, indexes: s.cat().tableIndexes(t)}
 	if where != nil {
 		w, err := a.expr(where)

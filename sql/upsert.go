@@ -137,7 +137,6 @@ func (s *planner) compileOnConflict(ins *pg.InsertStmt, t *TableDef, alias strin
 		return nil, nil, err
 	}
 	sc.rels[len(sc.rels)-1].alias = "excluded"
-	la.fb = fb
 	var dup error
 	var err error
 	if oc.set, dup, err = s.compileSetList(la.noAggs("UPDATE"), t, occ.TargetList); err != nil {
@@ -194,7 +193,7 @@ func (s *planner) inferArbiters(infer *pg.InferClause, t *TableDef, alias string
 		return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" for table \"%s\" does not exist", infer.Conname, t.Name)
 	}
 	a := newAnalyzer(&s.Backend, params)
-	a.singleTable(newTableSource(t, alias), alias)
+	singleTable(a, newTableSource(t, alias), alias)
 	cols := map[int]bool{}
 	exprs := false // an element that is no plain column: no index of lockd's matches
 	for _, n := range infer.IndexElems {
