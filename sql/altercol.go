@@ -759,8 +759,8 @@ func (s *Backend) prettyDefault(c *ColumnDef) (string, bool) {
 	if err != nil || checkDefaultExpr(raw) != nil {
 		return "", false
 	}
-	d := &rxAnalyzer{s: s, t: &TableDef{}} // a default reads no column
-	x, err := d.analyze(raw)
+	a := newExprAnalyzer(s, nil) // a default reads no column
+	x, err := a.deparseTree(raw)
 	if err != nil {
 		return "", false
 	}
@@ -769,10 +769,10 @@ func (s *Backend) prettyDefault(c *ColumnDef) (string, bool) {
 	t := c.Type()
 	base := t
 	base.Mod = -1
-	if x = d.coerce(x, base, true); t.Mod >= 0 {
-		x = &rx{kind: rxCast, t: t, args: []*rx{x}, implicit: true, byFunc: true}
+	if x = a.treeCoerce(x, base, true); t.Mod >= 0 {
+		x = &treeNode{kind: tnCast, t: t, args: []*treeNode{x}, implicit: true, byFunc: true}
 	}
-	return printRx(x, true), true
+	return printTree(x, true), true
 }
 
 // alterWrongKind is ATWrongRelkindError for ALTER TABLE of an index or a

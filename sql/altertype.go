@@ -278,7 +278,7 @@ func parseExprText(text string) (*pg.Node, error) {
 
 // checkDefsOf is pg_get_constraintdef's text of CHECK con, whose
 // expression is now raw, on t.
-func (s *Backend) checkDefsOf(t *TableDef, raw *pg.Node, con *ConstraintDef) (def, pretty string) {
+func (s *planner) checkDefsOf(t *TableDef, raw *pg.Node, con *ConstraintDef) (def, pretty string) {
 	def, pretty = s.checkDefs(t, raw)
 	if con.NoInherit {
 		def += " NO INHERIT"

@@ -35,6 +35,9 @@ type analyzer struct {
 	// compileSubquery): its plan, columns, and whether it reads the
 	// enclosing level's row
 	subquery func(a *analyzer, sel *pg.SelectStmt) (subplan, []Column, bool, error)
+	// trees, when set, receives PostgreSQL's analysed form of each node
+	// analysed (nodetree.go), for deparsing
+	trees map[*pg.Node]*treeNode
 	// keepUnknown: outputs of unknown type (NULL, 'text') stay unknown,
 	// so the set operation this query is a branch of resolves them from
 	// its other branches, as PostgreSQL does.
@@ -235,6 +238,14 @@ func qualifiedName(nodes []*pg.Node) (schema, name string) {
 
 // expr compiles one expression node.
 func (a *analyzer) expr(n *pg.Node) (expr, error) {
+	e, err := a.exprNode(n)
+	if err == nil && a.trees != nil {
+		a.recordTree(n, e)
+	}
+	return e, err
+}
+
+func (a *analyzer) exprNode(n *pg.Node) (expr, error) {
 	switch {
 	case n.GetAConst() != nil:
 		return a.constant(n.GetAConst())

@@ -177,3 +177,11 @@ func findSubLink(n *pg.Node) (int32, bool) {
 	})
 	return loc, found
 }
+
+// checkDefs is pg_get_constraintdef's text of a CHECK on t with
+// expression n, plain and pretty.
+func (s *planner) checkDefs(t *TableDef, n *pg.Node) (def, pretty string) {
+	a := newAnalyzer(&s.Backend, nil)
+	singleTable(a, newTableSource(t, t.Name), t.Name)
+	return a.checkDefs(n)
+}

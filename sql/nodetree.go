@@ -7,28 +7,30 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// pg_get_constraintdef of a CHECK constraint. PostgreSQL prints the
-// analysed expression tree it stored (ruleutils.c get_rule_expr), not the
-// text the user wrote: operators resolved to their argument types with the
-// coercions parse analysis inserted shown as casts ((v)::text, (0)::numeric),
-// literals typed ('x'::text, '-1'::integer), IN lists as = ANY (ARRAY[...]),
-// BETWEEN as two comparisons. This file redoes that analysis for the
-// expressions lockd supports — PostgreSQL's operator and function
-// resolution (oper_select_candidate, select_common_type) over lockd's
-// types — into a small tree, and prints it with ruleutils' rules: every
-// operator parenthesised unless pretty, and in pretty mode the parentheses
-// isSimpleNode asks for. An expression outside that subset is printed by
-// pg_query's deparser instead.
+// The analysed tree PostgreSQL stores for an expression (pg_node_tree:
+// pg_constraint.conbin, pg_attrdef.adbin), which pg_get_constraintdef
+// and pg_get_expr print (ruleutils.go).
+//
+// The analyzer builds the executable form of an expression, folding
+// constants and coercing operands as evaluation needs. What PostgreSQL
+// stores is its parse analysis before the planner folds anything:
+// operators resolved among pg_operator's signatures (oper_select_candidate),
+// the implicit coercions that resolution inserts as nodes, literals typed
+// ('x'::text, '-1'::integer), IN lists as = ANY (ARRAY[...]), BETWEEN as
+// two comparisons. When asked to (analyzer.trees set, by deparse), the
+// analyzer also records that form for each node it analyses, built from
+// its children's forms and the types it resolved; an expression outside
+// what is modelled has no form and is printed by pg_query's deparser.
 
-// rx is one node of PostgreSQL's analysed form of an expression.
-type rx struct {
-	kind rxKind
+// treeNode is one node of PostgreSQL's analysed form of an expression.
+type treeNode struct {
+	kind treeKind
 	t    Type
 	name string // column, operator, function or keyword
 	// constants: text is the value's output form; null a NULL constant
 	text string
 	null bool
-	args []*rx
+	args []*treeNode
 	// casts: implicit ones were added by coercion (hidden where ruleutils
 	// passes showimplicit false); byFunc marks a cast done by a function
 	// (a FuncExpr, always "simple"), as opposed to a relabelling or I/O
@@ -38,43 +40,53 @@ type rx struct {
 	not              bool // IS NOT NULL, ...
 }
 
-type rxKind uint8
+type treeKind uint8
 
 const (
-	rxVar rxKind = iota
-	rxConst
-	rxOp     // binary or prefix operator
-	rxAnd    // BoolExpr
-	rxOr     //
-	rxNot    //
-	rxFunc   // function call
-	rxCast   // coercion
-	rxNull   // NullTest
-	rxBoolT  // BooleanTest (name: TRUE, FALSE, UNKNOWN)
-	rxSAOp   // ScalarArrayOpExpr
-	rxArray  // ArrayExpr
-	rxCoal   // COALESCE
-	rxMinMax // GREATEST, LEAST
-	rxNullIf // NULLIF
-	rxDist   // IS DISTINCT FROM
-	rxCase   // CASE: args are when, then, ..., else
-	rxSQLVal // CURRENT_DATE, ...
-	rxTrim   // TRIM(BOTH|LEADING|TRAILING [chars] FROM s)
+	tnVar treeKind = iota
+	tnConst
+	tnOp            // binary or prefix operator
+	tnAnd           // BoolExpr
+	tnOr            //
+	tnNot           //
+	tnFunc          // function call
+	tnCast          // coercion
+	tnNullTest      // NullTest
+	tnBoolTest      // BooleanTest (name: TRUE, FALSE, UNKNOWN)
+	tnScalarArrayOp // ScalarArrayOpExpr
+	tnArray         // ArrayExpr
+	tnCoalesce      // COALESCE
+	tnMinMax        // GREATEST, LEAST
+	tnNullIf        // NULLIF
+	tnDistinct      // IS DISTINCT FROM
+	tnCase          // CASE: args are when, then, ..., else
+	tnSQLValue      // CURRENT_DATE, ...
+	tnTrim          // TRIM(BOTH|LEADING|TRAILING [chars] FROM s)
 )
 
-// errNoDeparse: the expression uses something this deparser does not
-// model; the caller falls back to pg_query's deparser.
+// errNoDeparse: the expression uses something the analysed form does not
+// model; deparse falls back to pg_query's deparser.
 var errNoDeparse = &deparseError{}
 
 type deparseError struct{}
 
 func (*deparseError) Error() string { return "sql: expression not modelled for pg_get_constraintdef" }
 
-// checkDefs returns pg_get_constraintdef's text of a CHECK on t, plain and
-// pretty.
-func (s *Backend) checkDefs(t *TableDef, n *pg.Node) (def, pretty string) {
-	d := &rxAnalyzer{s: s, t: t}
-	x, err := d.analyze(n)
+// deparseTree analyses n and returns PostgreSQL's analysed form of it;
+// errNoDeparse when some part of it is not modelled.
+func (a *analyzer) deparseTree(n *pg.Node) (*treeNode, error) {
+	a.trees = map[*pg.Node]*treeNode{}
+	defer func() { a.trees = nil }()
+	if _, err := a.expr(n); err != nil {
+		return nil, err
+	}
+	return a.tree(n)
+}
+
+// checkDefs is pg_get_constraintdef's text of a CHECK with expression n,
+// plain and pretty; a's scope is the table's.
+func (a *analyzer) checkDefs(n *pg.Node) (def, pretty string) {
+	x, err := a.deparseTree(n)
 	if err != nil {
 		text, derr := deparseExpr(n)
 		if derr != nil {
@@ -82,75 +94,97 @@ func (s *Backend) checkDefs(t *TableDef, n *pg.Node) (def, pretty string) {
 		}
 		return "CHECK ((" + text + "))", "CHECK (" + text + ")"
 	}
-	return "CHECK (" + printRx(x, false) + ")", "CHECK (" + printRx(x, true) + ")"
+	return "CHECK (" + printTree(x, false) + ")", "CHECK (" + printTree(x, true) + ")"
 }
 
-// --- analysis
-
-type rxAnalyzer struct {
-	s *Backend
-	t *TableDef
+// recordTree records the analysed form of n, which the analyzer has just
+// analysed into e (when forms are being recorded).
+func (a *analyzer) recordTree(n *pg.Node, e expr) {
+	if t, err := a.treeOf(n, e); err == nil {
+		a.trees[n] = t
+	}
 }
 
-func (d *rxAnalyzer) analyze(n *pg.Node) (*rx, error) {
+// tree is the recorded form of a node analysed before.
+func (a *analyzer) tree(n *pg.Node) (*treeNode, error) {
+	if t := a.trees[n]; t != nil {
+		return t, nil
+	}
+	return nil, errNoDeparse
+}
+
+// hasVar reports whether t reads a column.
+func (t *treeNode) hasVar() bool {
+	if t.kind == tnVar {
+		return true
+	}
+	for _, c := range t.args {
+		if c.hasVar() {
+			return true
+		}
+	}
+	return false
+}
+
+// treeOf builds the form of n from its children's recorded forms and
+// what the analyzer made of n (e).
+func (a *analyzer) treeOf(n *pg.Node, e expr) (*treeNode, error) {
 	switch {
 	case n == nil:
 		return nil, errNoDeparse
 	case n.GetColumnRef() != nil:
 		cr := n.GetColumnRef()
-		name := nodeName(cr.Fields[len(cr.Fields)-1])
-		i := d.t.colIndex(name)
-		if i < 0 {
+		if _, ok := e.(*colExpr); !ok {
 			return nil, errNoDeparse
 		}
-		return &rx{kind: rxVar, t: d.t.Cols[i].Type(), name: name}, nil
+		return &treeNode{kind: tnVar, t: e.typ(), name: nodeName(cr.Fields[len(cr.Fields)-1])}, nil
 	case n.GetAConst() != nil:
-		return d.constant(n.GetAConst())
+		return treeConst(n.GetAConst())
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		arg, err := d.analyze(tc.Arg)
+		arg, err := a.tree(tc.Arg)
 		if err != nil {
 			return nil, err
 		}
-		t, err := newAnalyzer(d.s, nil).typeName(tc.TypeName)
+		t, err := a.typeName(tc.TypeName)
 		if err != nil {
 			return nil, errNoDeparse
 		}
-		return d.coerce(arg, t, false), nil
+		return a.treeCoerce(arg, t, false), nil
 	case n.GetBoolExpr() != nil:
 		be := n.GetBoolExpr()
-		x := &rx{kind: rxAnd, t: TypeBool}
+		x := &treeNode{kind: tnAnd, t: TypeBool}
 		switch be.Boolop {
 		case pg.BoolExprType_OR_EXPR:
-			x.kind = rxOr
+			x.kind = tnOr
 		case pg.BoolExprType_NOT_EXPR:
-			x.kind = rxNot
+			x.kind = tnNot
 		}
-		for _, a := range be.Args {
-			y, err := d.analyze(a)
+		for _, arg := range be.Args {
+			y, err := a.tree(arg)
 			if err != nil {
 				return nil, err
 			}
-			x.args = append(x.args, d.coerce(y, TypeBool, true))
+			x.args = append(x.args, a.treeCoerce(y, TypeBool, true))
 		}
 		return x, nil
 	case n.GetNullTest() != nil:
 		nt := n.GetNullTest()
-		arg, err := d.analyze(nt.Arg)
+		arg, err := a.tree(nt.Arg)
 		if err != nil {
 			return nil, err
 		}
 		if arg.t.OID == OIDUnknown {
-			arg = d.coerce(arg, TypeText, true)
+			arg = a.treeCoerce(arg, TypeText, true)
 		}
-		return &rx{kind: rxNull, t: TypeBool, args: []*rx{arg}, not: nt.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
+		return &treeNode{kind: tnNullTest, t: TypeBool, args: []*treeNode{arg}, not: nt.Nulltesttype == pg.NullTestType_IS_NOT_NULL}, nil
 	case n.GetBooleanTest() != nil:
 		bt := n.GetBooleanTest()
-		arg, err := d.analyze(bt.Arg)
+		arg, err := a.tree(bt.Arg)
 		if err != nil {
 			return nil, err
 		}
-		x := &rx{kind: rxBoolT, t: TypeBool, args: []*rx{d.coerce(arg, TypeBool, true)}}
+		x := &treeNode{kind: tnBoolTest, t: TypeBool, args: []*treeNode{a.treeCoerce(arg, TypeBool, true)}}
 		switch bt.Booltesttype {
 		case pg.BoolTestType_IS_TRUE, pg.BoolTestType_IS_NOT_TRUE:
 			x.name = "TRUE"
@@ -165,18 +199,18 @@ func (d *rxAnalyzer) analyze(n *pg.Node) (*rx, error) {
 		}
 		return x, nil
 	case n.GetAExpr() != nil:
-		return d.aexpr(n.GetAExpr())
+		return a.treeAExpr(n.GetAExpr())
 	case n.GetFuncCall() != nil:
-		return d.funcCall(n, n.GetFuncCall())
+		return a.treeFunc(n.GetFuncCall(), e)
 	case n.GetCoalesceExpr() != nil:
-		args, t, err := d.common(n.GetCoalesceExpr().Args)
+		args, t, err := a.treeCommon(n.GetCoalesceExpr().Args)
 		if err != nil {
 			return nil, err
 		}
-		return &rx{kind: rxCoal, t: t, args: args}, nil
+		return &treeNode{kind: tnCoalesce, t: t, args: args}, nil
 	case n.GetMinMaxExpr() != nil:
 		mm := n.GetMinMaxExpr()
-		args, t, err := d.common(mm.Args)
+		args, t, err := a.treeCommon(mm.Args)
 		if err != nil {
 			return nil, err
 		}
@@ -184,9 +218,9 @@ func (d *rxAnalyzer) analyze(n *pg.Node) (*rx, error) {
 		if mm.Op == pg.MinMaxOp_IS_LEAST {
 			name = "LEAST"
 		}
-		return &rx{kind: rxMinMax, t: t, name: name, args: args}, nil
+		return &treeNode{kind: tnMinMax, t: t, name: name, args: args}, nil
 	case n.GetAArrayExpr() != nil:
-		elems, t, err := d.common(n.GetAArrayExpr().Elements)
+		elems, t, err := a.treeCommon(n.GetAArrayExpr().Elements)
 		if err != nil || len(elems) == 0 {
 			return nil, errNoDeparse
 		}
@@ -194,17 +228,17 @@ func (d *rxAnalyzer) analyze(n *pg.Node) (*rx, error) {
 		if !ok {
 			return nil, errNoDeparse
 		}
-		return &rx{kind: rxArray, t: at, args: elems}, nil
+		return &treeNode{kind: tnArray, t: at, args: elems}, nil
 	case n.GetCaseExpr() != nil:
-		return d.caseExpr(n.GetCaseExpr())
+		return a.treeCase(n.GetCaseExpr())
 	case n.GetSqlvalueFunction() != nil:
 		switch n.GetSqlvalueFunction().Op {
 		case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
-			return &rx{kind: rxSQLVal, t: TypeDate, name: "CURRENT_DATE"}, nil
+			return &treeNode{kind: tnSQLValue, t: TypeDate, name: "CURRENT_DATE"}, nil
 		case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP:
-			return &rx{kind: rxSQLVal, t: TypeTimestamptz, name: "CURRENT_TIMESTAMP"}, nil
+			return &treeNode{kind: tnSQLValue, t: TypeTimestamptz, name: "CURRENT_TIMESTAMP"}, nil
 		case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:
-			return &rx{kind: rxSQLVal, t: TypeTimestamp, name: "LOCALTIMESTAMP"}, nil
+			return &treeNode{kind: tnSQLValue, t: TypeTimestamp, name: "LOCALTIMESTAMP"}, nil
 		}
 	}
 	return nil, errNoDeparse
@@ -212,33 +246,33 @@ func (d *rxAnalyzer) analyze(n *pg.Node) (*rx, error) {
 
 // constant is make_const: integers that fit are int4, larger ones int8,
 // decimals numeric; strings stay unknown until coerced.
-func (d *rxAnalyzer) constant(c *pg.A_Const) (*rx, error) {
+func treeConst(c *pg.A_Const) (*treeNode, error) {
 	if c.Isnull {
-		return &rx{kind: rxConst, t: TypeUnknown, null: true}, nil
+		return &treeNode{kind: tnConst, t: TypeUnknown, null: true}, nil
 	}
 	switch v := c.Val.(type) {
 	case *pg.A_Const_Ival:
-		return &rx{kind: rxConst, t: TypeInt4, text: strconv.FormatInt(int64(v.Ival.Ival), 10)}, nil
+		return &treeNode{kind: tnConst, t: TypeInt4, text: strconv.FormatInt(int64(v.Ival.Ival), 10)}, nil
 	case *pg.A_Const_Fval:
 		s := v.Fval.Fval
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			if i >= -1<<31 && i < 1<<31 {
-				return &rx{kind: rxConst, t: TypeInt4, text: strconv.FormatInt(i, 10)}, nil
+				return &treeNode{kind: tnConst, t: TypeInt4, text: strconv.FormatInt(i, 10)}, nil
 			}
-			return &rx{kind: rxConst, t: TypeInt8, text: strconv.FormatInt(i, 10)}, nil
+			return &treeNode{kind: tnConst, t: TypeInt8, text: strconv.FormatInt(i, 10)}, nil
 		}
 		dt, err := parseText(TypeNumeric, s, nil)
 		if err != nil {
 			return nil, errNoDeparse
 		}
-		return &rx{kind: rxConst, t: TypeNumeric, text: dt.S}, nil
+		return &treeNode{kind: tnConst, t: TypeNumeric, text: dt.S}, nil
 	case *pg.A_Const_Sval:
-		return &rx{kind: rxConst, t: TypeUnknown, text: v.Sval.Sval}, nil
+		return &treeNode{kind: tnConst, t: TypeUnknown, text: v.Sval.Sval}, nil
 	case *pg.A_Const_Boolval:
 		if v.Boolval.Boolval {
-			return &rx{kind: rxConst, t: TypeBool, text: "t"}, nil
+			return &treeNode{kind: tnConst, t: TypeBool, text: "t"}, nil
 		}
-		return &rx{kind: rxConst, t: TypeBool, text: "f"}, nil
+		return &treeNode{kind: tnConst, t: TypeBool, text: "f"}, nil
 	}
 	return nil, errNoDeparse
 }
@@ -246,24 +280,24 @@ func (d *rxAnalyzer) constant(c *pg.A_Const) (*rx, error) {
 // coerce converts x to t (coerce_type): an unknown literal becomes a
 // constant of t; anything else gets a cast node, unless it already has
 // the type.
-func (d *rxAnalyzer) coerce(x *rx, t Type, implicit bool) *rx {
+func (a *analyzer) treeCoerce(x *treeNode, t Type, implicit bool) *treeNode {
 	if x.t.OID == t.OID && (t.Mod < 0 || x.t.Mod == t.Mod) {
 		return x
 	}
-	if x.kind == rxConst && x.t.OID == OIDUnknown {
-		c := &rx{kind: rxConst, t: t, null: x.null}
+	if x.kind == tnConst && x.t.OID == OIDUnknown {
+		c := &treeNode{kind: tnConst, t: t, null: x.null}
 		if !x.null {
 			c.text = x.text
-			if v, err := parseText(t, x.text, &d.s.fc); err == nil {
-				c.text = string(appendText(nil, t, v, &d.s.fc))
+			if v, err := parseText(t, x.text, a.fold.formatCtx()); err == nil {
+				c.text = string(appendText(nil, t, v, a.fold.formatCtx()))
 			}
 		}
 		return c
 	}
-	if x.kind == rxConst && x.null {
-		return &rx{kind: rxConst, t: t, null: true}
+	if x.kind == tnConst && x.null {
+		return &treeNode{kind: tnConst, t: t, null: true}
 	}
-	return &rx{kind: rxCast, t: t, args: []*rx{x}, implicit: implicit, byFunc: castByFunction(x.t, t)}
+	return &treeNode{kind: tnCast, t: t, args: []*treeNode{x}, implicit: implicit, byFunc: castByFunction(x.t, t)}
 }
 
 // castByFunction reports whether PostgreSQL converts from to to with a
@@ -294,10 +328,10 @@ func castByFunction(from, to Type) bool {
 
 // common is select_common_type over expressions, each coerced to the
 // result.
-func (d *rxAnalyzer) common(nodes []*pg.Node) ([]*rx, Type, error) {
-	var xs []*rx
+func (a *analyzer) treeCommon(nodes []*pg.Node) ([]*treeNode, Type, error) {
+	var xs []*treeNode
 	for _, n := range nodes {
-		x, err := d.analyze(n)
+		x, err := a.tree(n)
 		if err != nil {
 			return nil, Type{}, err
 		}
@@ -305,7 +339,7 @@ func (d *rxAnalyzer) common(nodes []*pg.Node) ([]*rx, Type, error) {
 	}
 	t := commonType(xs)
 	for i := range xs {
-		xs[i] = d.coerce(xs[i], t, true)
+		xs[i] = a.treeCoerce(xs[i], t, true)
 	}
 	return xs, t, nil
 }
@@ -313,7 +347,7 @@ func (d *rxAnalyzer) common(nodes []*pg.Node) ([]*rx, Type, error) {
 // commonType is select_common_type: the first known type, replaced by a
 // later one it coerces to implicitly but not back, unless it is the
 // category's preferred type; text when all are unknown.
-func commonType(xs []*rx) Type {
+func commonType(xs []*treeNode) Type {
 	var p Type
 	have := false
 	for _, x := range xs {
@@ -546,7 +580,7 @@ func typeOf(oid uint32) Type {
 
 // binop resolves op over l and r (oper_select_candidate with the
 // binary_oper_exact shortcut for one unknown side) and coerces them.
-func (d *rxAnalyzer) binop(op string, l, r *rx) (*rx, error) {
+func (a *analyzer) treeBinop(op string, l, r *treeNode) (*treeNode, error) {
 	sigs := operatorSigs(op)
 	if op == "||" {
 		// anytextcat and textanycat: text with anything that is not a
@@ -554,12 +588,12 @@ func (d *rxAnalyzer) binop(op string, l, r *rx) (*rx, error) {
 		ls, rs := categoryOf(l.t) == catString || l.t.OID == OIDUnknown, categoryOf(r.t) == catString || r.t.OID == OIDUnknown
 		if !ls || !rs {
 			if l.t.OID == OIDUnknown {
-				l = d.coerce(l, TypeText, true)
+				l = a.treeCoerce(l, TypeText, true)
 			}
 			if r.t.OID == OIDUnknown {
-				r = d.coerce(r, TypeText, true)
+				r = a.treeCoerce(r, TypeText, true)
 			}
-			return &rx{kind: rxOp, t: TypeText, name: op, args: []*rx{l, r}}, nil
+			return &treeNode{kind: tnOp, t: TypeText, name: op, args: []*treeNode{l, r}}, nil
 		}
 	}
 	if len(sigs) == 0 {
@@ -606,10 +640,10 @@ func (d *rxAnalyzer) binop(op string, l, r *rx) (*rx, error) {
 		rt = r.t
 	}
 	res := typeOf(sig.res)
-	return &rx{kind: rxOp, t: res, name: op, args: []*rx{d.coerce(l, lt, true), d.coerce(r, rt, true)}}, nil
+	return &treeNode{kind: tnOp, t: res, name: op, args: []*treeNode{a.treeCoerce(l, lt, true), a.treeCoerce(r, rt, true)}}, nil
 }
 
-func (d *rxAnalyzer) aexpr(x *pg.A_Expr) (*rx, error) {
+func (a *analyzer) treeAExpr(x *pg.A_Expr) (*treeNode, error) {
 	op := ""
 	if len(x.Name) > 0 {
 		op = nodeName(x.Name[len(x.Name)-1])
@@ -617,75 +651,75 @@ func (d *rxAnalyzer) aexpr(x *pg.A_Expr) (*rx, error) {
 	switch x.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
 		if x.Lexpr == nil {
-			arg, err := d.analyze(x.Rexpr)
+			arg, err := a.tree(x.Rexpr)
 			if err != nil || (op != "-" && op != "+") || arg.t.OID == OIDUnknown {
 				return nil, errNoDeparse
 			}
-			return &rx{kind: rxOp, t: arg.t, name: op, args: []*rx{arg}}, nil
+			return &treeNode{kind: tnOp, t: arg.t, name: op, args: []*treeNode{arg}}, nil
 		}
-		l, err := d.analyze(x.Lexpr)
+		l, err := a.tree(x.Lexpr)
 		if err != nil {
 			return nil, err
 		}
-		r, err := d.analyze(x.Rexpr)
+		r, err := a.tree(x.Rexpr)
 		if err != nil {
 			return nil, err
 		}
-		return d.binop(op, l, r)
+		return a.treeBinop(op, l, r)
 	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
 		if x.Rexpr.GetFuncCall() != nil { // ESCAPE
 			return nil, errNoDeparse
 		}
-		l, err := d.analyze(x.Lexpr)
+		l, err := a.tree(x.Lexpr)
 		if err != nil {
 			return nil, err
 		}
-		r, err := d.analyze(x.Rexpr)
+		r, err := a.tree(x.Rexpr)
 		if err != nil {
 			return nil, err
 		}
-		return d.binop(op, l, r)
+		return a.treeBinop(op, l, r)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT, pg.A_Expr_Kind_AEXPR_NULLIF:
-		l, err := d.analyze(x.Lexpr)
+		l, err := a.tree(x.Lexpr)
 		if err != nil {
 			return nil, err
 		}
-		r, err := d.analyze(x.Rexpr)
+		r, err := a.tree(x.Rexpr)
 		if err != nil {
 			return nil, err
 		}
-		eq, err := d.binop("=", l, r)
+		eq, err := a.treeBinop("=", l, r)
 		if err != nil {
 			return nil, err
 		}
 		switch x.Kind {
 		case pg.A_Expr_Kind_AEXPR_NULLIF:
-			return &rx{kind: rxNullIf, t: eq.args[0].t, args: eq.args}, nil
+			return &treeNode{kind: tnNullIf, t: eq.args[0].t, args: eq.args}, nil
 		case pg.A_Expr_Kind_AEXPR_DISTINCT:
-			return &rx{kind: rxDist, t: TypeBool, args: eq.args}, nil
+			return &treeNode{kind: tnDistinct, t: TypeBool, args: eq.args}, nil
 		}
-		return &rx{kind: rxNot, t: TypeBool, args: []*rx{{kind: rxDist, t: TypeBool, args: eq.args}}}, nil
+		return &treeNode{kind: tnNot, t: TypeBool, args: []*treeNode{{kind: tnDistinct, t: TypeBool, args: eq.args}}}, nil
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		bounds := x.Rexpr.GetList().GetItems()
 		if len(bounds) != 2 {
 			return nil, errNoDeparse
 		}
 		ops := [2]string{">=", "<="}
-		kind := rxAnd
+		kind := tnAnd
 		if x.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
-			ops, kind = [2]string{"<", ">"}, rxOr
+			ops, kind = [2]string{"<", ">"}, tnOr
 		}
-		out := &rx{kind: kind, t: TypeBool}
+		out := &treeNode{kind: kind, t: TypeBool}
 		for i, b := range bounds {
-			l, err := d.analyze(x.Lexpr)
+			l, err := a.tree(x.Lexpr)
 			if err != nil {
 				return nil, err
 			}
-			r, err := d.analyze(b)
+			r, err := a.tree(b)
 			if err != nil {
 				return nil, err
 			}
-			c, err := d.binop(ops[i], l, r)
+			c, err := a.treeBinop(ops[i], l, r)
 			if err != nil {
 				return nil, err
 			}
@@ -693,29 +727,29 @@ func (d *rxAnalyzer) aexpr(x *pg.A_Expr) (*rx, error) {
 		}
 		return out, nil
 	case pg.A_Expr_Kind_AEXPR_IN:
-		return d.inList(op, x)
+		return a.treeInList(op, x)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
-		l, err := d.analyze(x.Lexpr)
+		l, err := a.tree(x.Lexpr)
 		if err != nil {
 			return nil, err
 		}
-		arr, err := d.analyze(x.Rexpr)
+		arr, err := a.tree(x.Rexpr)
 		if err != nil {
 			return nil, err
 		}
-		return d.scalarArrayOp(op, x.Kind == pg.A_Expr_Kind_AEXPR_OP_ANY, l, arr)
+		return a.treeScalarArrayOp(op, x.Kind == pg.A_Expr_Kind_AEXPR_OP_ANY, l, arr)
 	}
 	return nil, errNoDeparse
 }
 
 // scalarArrayOp is make_scalar_array_op: op resolved between l and the
 // array's element type; the array cast as a whole if its elements must be.
-func (d *rxAnalyzer) scalarArrayOp(op string, useOr bool, l, arr *rx) (*rx, error) {
+func (a *analyzer) treeScalarArrayOp(op string, useOr bool, l, arr *treeNode) (*treeNode, error) {
 	elem, ok := elemOf(arr.t)
 	if !ok {
 		return nil, errNoDeparse
 	}
-	probe, err := d.binop(op, l, &rx{kind: rxVar, t: elem})
+	probe, err := a.treeBinop(op, l, &treeNode{kind: tnVar, t: elem})
 	if err != nil || probe.t.OID != OIDBool {
 		return nil, errNoDeparse
 	}
@@ -725,42 +759,40 @@ func (d *rxAnalyzer) scalarArrayOp(op string, useOr bool, l, arr *rx) (*rx, erro
 		if !ok {
 			return nil, errNoDeparse
 		}
-		arr = &rx{kind: rxCast, t: at, args: []*rx{arr}, implicit: true}
+		arr = &treeNode{kind: tnCast, t: at, args: []*treeNode{arr}, implicit: true}
 	}
-	return &rx{kind: rxSAOp, t: TypeBool, name: op, useOr: useOr, args: []*rx{probe.args[0], arr}}, nil
+	return &treeNode{kind: tnScalarArrayOp, t: TypeBool, name: op, useOr: useOr, args: []*treeNode{probe.args[0], arr}}, nil
 }
 
 // inList is transformAExprIn: the items without column references (when
 // there are at least two) form an = ANY (ARRAY[...]) of their common type
 // with the left side; every other item is a comparison of its own, OR-ed
 // (AND-ed for NOT IN) on.
-func (d *rxAnalyzer) inList(op string, x *pg.A_Expr) (*rx, error) {
+func (a *analyzer) treeInList(op string, x *pg.A_Expr) (*treeNode, error) {
 	items := x.Rexpr.GetList().GetItems()
-	lexpr := func() (*rx, error) { return d.analyze(x.Lexpr) }
+	lexpr := func() (*treeNode, error) { return a.tree(x.Lexpr) }
 	var nonVars, vars []*pg.Node
 	for _, it := range items {
-		hasVar := false
-		walkRawNodes(it, func(n *pg.Node) {
-			if n.GetColumnRef() != nil {
-				hasVar = true
-			}
-		})
-		if hasVar {
+		t, err := a.tree(it)
+		if err != nil {
+			return nil, err
+		}
+		if t.hasVar() {
 			vars = append(vars, it)
 		} else {
 			nonVars = append(nonVars, it)
 		}
 	}
-	var result *rx
+	var result *treeNode
 	rest := items
 	if len(nonVars) > 1 {
 		l, err := lexpr()
 		if err != nil {
 			return nil, err
 		}
-		all := []*rx{l}
+		all := []*treeNode{l}
 		for _, n := range nonVars {
-			y, err := d.analyze(n)
+			y, err := a.tree(n)
 			if err != nil {
 				return nil, err
 			}
@@ -771,36 +803,36 @@ func (d *rxAnalyzer) inList(op string, x *pg.A_Expr) (*rx, error) {
 		if !ok {
 			return nil, errNoDeparse
 		}
-		arr := &rx{kind: rxArray, t: at}
+		arr := &treeNode{kind: tnArray, t: at}
 		for _, y := range all[1:] {
-			arr.args = append(arr.args, d.coerce(y, t, true))
+			arr.args = append(arr.args, a.treeCoerce(y, t, true))
 		}
-		if result, err = d.scalarArrayOp(op, op == "=", l, arr); err != nil {
+		if result, err = a.treeScalarArrayOp(op, op == "=", l, arr); err != nil {
 			return nil, err
 		}
 		rest = vars
 	}
-	kind := rxOr
+	kind := tnOr
 	if op == "<>" {
-		kind = rxAnd
+		kind = tnAnd
 	}
 	for _, it := range rest {
 		l, err := lexpr()
 		if err != nil {
 			return nil, err
 		}
-		r, err := d.analyze(it)
+		r, err := a.tree(it)
 		if err != nil {
 			return nil, err
 		}
-		c, err := d.binop(op, l, r)
+		c, err := a.treeBinop(op, l, r)
 		if err != nil {
 			return nil, err
 		}
 		if result == nil {
 			result = c
 		} else {
-			result = &rx{kind: kind, t: TypeBool, args: []*rx{result, c}}
+			result = &treeNode{kind: kind, t: TypeBool, args: []*treeNode{result, c}}
 		}
 	}
 	if result == nil {
@@ -809,36 +841,36 @@ func (d *rxAnalyzer) inList(op string, x *pg.A_Expr) (*rx, error) {
 	return result, nil
 }
 
-func (d *rxAnalyzer) caseExpr(c *pg.CaseExpr) (*rx, error) {
+func (a *analyzer) treeCase(c *pg.CaseExpr) (*treeNode, error) {
 	if c.Arg != nil {
 		return nil, errNoDeparse
 	}
-	var conds []*rx
+	var conds []*treeNode
 	var results []*pg.Node
 	for _, w := range c.Args {
 		cw := w.GetCaseWhen()
-		cond, err := d.analyze(cw.Expr)
+		cond, err := a.tree(cw.Expr)
 		if err != nil {
 			return nil, err
 		}
-		conds = append(conds, d.coerce(cond, TypeBool, true))
+		conds = append(conds, a.treeCoerce(cond, TypeBool, true))
 		results = append(results, cw.Result)
 	}
 	if c.Defresult != nil {
 		results = append(results, c.Defresult)
 	}
-	res, t, err := d.common(results)
+	res, t, err := a.treeCommon(results)
 	if err != nil {
 		return nil, err
 	}
-	x := &rx{kind: rxCase, t: t}
+	x := &treeNode{kind: tnCase, t: t}
 	for i := range conds {
 		x.args = append(x.args, conds[i], res[i])
 	}
 	if c.Defresult != nil {
 		x.args = append(x.args, res[len(res)-1])
 	} else {
-		x.args = append(x.args, &rx{kind: rxConst, t: t, null: true})
+		x.args = append(x.args, &treeNode{kind: tnConst, t: t, null: true})
 	}
 	return x, nil
 }
@@ -886,18 +918,18 @@ var funcSigs = map[string][][]uint32{
 	"date_trunc":            {{OIDText, OIDTimestamp, OIDTimestamp}, {OIDText, OIDTimestamptz, OIDTimestamptz}},
 }
 
-func (d *rxAnalyzer) funcCall(n *pg.Node, fc *pg.FuncCall) (*rx, error) {
+func (a *analyzer) treeFunc(fc *pg.FuncCall, e expr) (*treeNode, error) {
 	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || fc.Over != nil || len(fc.AggOrder) > 0 || fc.FuncVariadic {
 		return nil, errNoDeparse
 	}
 	_, name := qualifiedName(fc.Funcname)
 	name = strings.ToLower(name)
-	var args []*rx
-	for _, a := range fc.Args {
-		if a.GetNamedArgExpr() != nil {
+	var args []*treeNode
+	for _, arg := range fc.Args {
+		if arg.GetNamedArgExpr() != nil {
 			return nil, errNoDeparse
 		}
-		x, err := d.analyze(a)
+		x, err := a.tree(arg)
 		if err != nil {
 			return nil, err
 		}
@@ -908,38 +940,32 @@ func (d *rxAnalyzer) funcCall(n *pg.Node, fc *pg.FuncCall) (*rx, error) {
 		if word == "" {
 			return nil, errNoDeparse
 		}
-		f, err := d.resolveFunc(name, args)
+		f, err := a.treeResolveFunc(name, args)
 		if err != nil {
 			return nil, err
 		}
-		f.kind, f.name = rxTrim, word
+		f.kind, f.name = tnTrim, word
 		return f, nil
 	}
 	if name == "concat" {
-		return &rx{kind: rxFunc, t: TypeText, name: name, args: args}, nil
+		return &treeNode{kind: tnFunc, t: TypeText, name: name, args: args}, nil
 	}
 	if _, ok := funcSigs[name]; ok {
-		return d.resolveFunc(name, args)
+		return a.treeResolveFunc(name, args)
 	}
-	// another function: lockd's analyzer knows its result type; its
-	// arguments are printed as they are
-	a := newAnalyzer(d.s, nil)
-	singleTable(a, newTableSource(d.t, d.t.Name), d.t.Name)
-	e, err := a.expr(n)
-	if err != nil {
-		return nil, errNoDeparse
-	}
+	// another function: the analyzer gave its result type; its arguments
+	// are printed as they are
 	for _, x := range args {
 		if x.t.OID == OIDUnknown {
 			return nil, errNoDeparse
 		}
 	}
-	return &rx{kind: rxFunc, t: e.typ(), name: name, args: args}, nil
+	return &treeNode{kind: tnFunc, t: e.typ(), name: name, args: args}, nil
 }
 
 // resolveFunc picks the signature of a known function and coerces the
 // arguments to it.
-func (d *rxAnalyzer) resolveFunc(name string, args []*rx) (*rx, error) {
+func (a *analyzer) treeResolveFunc(name string, args []*treeNode) (*treeNode, error) {
 	var sigs [][]uint32
 	for _, s := range funcSigs[name] {
 		if len(s) == len(args)+1 {
@@ -947,8 +973,8 @@ func (d *rxAnalyzer) resolveFunc(name string, args []*rx) (*rx, error) {
 		}
 	}
 	in := make([]uint32, len(args))
-	for i, a := range args {
-		in[i] = a.t.OID
+	for i, arg := range args {
+		in[i] = arg.t.OID
 	}
 	var sig []uint32
 	for _, s := range sigs {
@@ -973,13 +999,13 @@ func (d *rxAnalyzer) resolveFunc(name string, args []*rx) (*rx, error) {
 			res = s[len(args)]
 		}
 	}
-	x := &rx{kind: rxFunc, t: typeOf(res), name: name}
-	for i, a := range args {
+	x := &treeNode{kind: tnFunc, t: typeOf(res), name: name}
+	for i, arg := range args {
 		want := typeOf(sig[i])
-		if a.t.OID == want.OID {
-			want = a.t
+		if arg.t.OID == want.OID {
+			want = arg.t
 		}
-		x.args = append(x.args, d.coerce(a, want, true))
+		x.args = append(x.args, a.treeCoerce(arg, want, true))
 	}
 	return x, nil
 }
@@ -994,364 +1020,4 @@ func equalOIDs(a, b []uint32) bool {
 		}
 	}
 	return true
-}
-
-// --- printing (ruleutils.c)
-
-type rxPrinter struct {
-	buf    []byte
-	pretty bool
-	indent int
-}
-
-func printRx(x *rx, pretty bool) string {
-	p := &rxPrinter{pretty: pretty}
-	p.expr(x, false)
-	return string(p.buf)
-}
-
-func (p *rxPrinter) str(s string) { p.buf = append(p.buf, s...) }
-
-// open and close write the parentheses an operator-like node puts around
-// itself when not pretty-printing.
-func (p *rxPrinter) open() {
-	if !p.pretty {
-		p.buf = append(p.buf, '(')
-	}
-}
-
-func (p *rxPrinter) close() {
-	if !p.pretty {
-		p.buf = append(p.buf, ')')
-	}
-}
-
-// paren is get_rule_expr_paren: in pretty mode, x is parenthesised unless
-// isSimpleNode says it needs none under parent.
-func (p *rxPrinter) paren(x *rx, showImplicit bool, parent *rx) {
-	need := p.pretty && !rxSimple(x, parent)
-	if need {
-		p.str("(")
-	}
-	p.expr(x, showImplicit)
-	if need {
-		p.str(")")
-	}
-}
-
-// keyword is appendContextKeyword with PRETTYFLAG_INDENT (on in both
-// modes of pg_get_constraintdef): a new line, indented.
-func (p *rxPrinter) keyword(s string, before, after int) {
-	p.indent += before
-	for len(p.buf) > 0 && p.buf[len(p.buf)-1] == ' ' {
-		p.buf = p.buf[:len(p.buf)-1]
-	}
-	p.buf = append(p.buf, '\n')
-	for i := 0; i < max(p.indent, 0); i++ {
-		p.buf = append(p.buf, ' ')
-	}
-	p.str(s)
-	p.indent = max(p.indent+after, 0)
-}
-
-func (p *rxPrinter) expr(x *rx, showImplicit bool) {
-	switch x.kind {
-	case rxVar:
-		p.str(quoteIdent(x.name))
-	case rxConst:
-		p.constant(x, 0)
-	case rxOp:
-		p.open()
-		if len(x.args) == 1 {
-			p.str(x.name + " ")
-			p.paren(x.args[0], true, x)
-		} else {
-			p.paren(x.args[0], true, x)
-			p.str(" " + x.name + " ")
-			p.paren(x.args[1], true, x)
-		}
-		p.close()
-	case rxAnd, rxOr:
-		word := " AND "
-		if x.kind == rxOr {
-			word = " OR "
-		}
-		p.open()
-		for i, a := range x.args {
-			if i > 0 {
-				p.str(word)
-			}
-			p.paren(a, false, x)
-		}
-		p.close()
-	case rxNot:
-		p.open()
-		p.str("NOT ")
-		p.paren(x.args[0], false, x)
-		p.close()
-	case rxCast:
-		if x.implicit && !showImplicit {
-			p.paren(x.args[0], false, x)
-			return
-		}
-		arg := x.args[0]
-		if arg.kind == rxConst && arg.t.OID == x.t.OID && arg.t.Mod < 0 {
-			p.constant(arg, -1)
-		} else {
-			p.open()
-			p.paren(arg, false, x)
-			p.close()
-		}
-		p.str("::" + formatType(x.t.OID, x.t.Mod))
-	case rxFunc:
-		p.str(quoteIdent(x.name) + "(")
-		p.list(x.args)
-		p.str(")")
-	case rxTrim:
-		p.str("TRIM(" + x.name)
-		if len(x.args) > 1 {
-			p.str(" ")
-			p.expr(x.args[1], false)
-		}
-		p.str(" FROM ")
-		p.expr(x.args[0], false)
-		p.str(")")
-	case rxNull:
-		p.open()
-		p.paren(x.args[0], true, x)
-		if x.not {
-			p.str(" IS NOT NULL")
-		} else {
-			p.str(" IS NULL")
-		}
-		p.close()
-	case rxBoolT:
-		p.open()
-		p.paren(x.args[0], false, x)
-		if x.not {
-			p.str(" IS NOT " + x.name)
-		} else {
-			p.str(" IS " + x.name)
-		}
-		p.close()
-	case rxDist:
-		p.open()
-		p.paren(x.args[0], true, x)
-		p.str(" IS DISTINCT FROM ")
-		p.paren(x.args[1], true, x)
-		p.close()
-	case rxSAOp:
-		p.open()
-		p.paren(x.args[0], true, x)
-		if x.useOr {
-			p.str(" " + x.name + " ANY (")
-		} else {
-			p.str(" " + x.name + " ALL (")
-		}
-		p.paren(x.args[1], true, x)
-		p.str(")")
-		p.close()
-	case rxArray:
-		p.str("ARRAY[")
-		p.list(x.args)
-		p.str("]")
-	case rxCoal:
-		p.str("COALESCE(")
-		p.list(x.args)
-		p.str(")")
-	case rxMinMax:
-		p.str(x.name + "(")
-		p.list(x.args)
-		p.str(")")
-	case rxNullIf:
-		p.str("NULLIF(")
-		p.list(x.args)
-		p.str(")")
-	case rxSQLVal:
-		p.str(x.name)
-	case rxCase:
-		p.keyword("CASE", 0, 4)
-		n := len(x.args) - 1
-		for i := 0; i < n; i += 2 {
-			p.keyword("WHEN ", 0, 0)
-			p.expr(x.args[i], false)
-			p.str(" THEN ")
-			p.expr(x.args[i+1], true)
-		}
-		p.keyword("ELSE ", 0, 0)
-		p.expr(x.args[n], true)
-		p.keyword("END", -4, 0)
-	}
-}
-
-func (p *rxPrinter) list(args []*rx) {
-	for i, a := range args {
-		if i > 0 {
-			p.str(", ")
-		}
-		p.expr(a, true)
-	}
-}
-
-// constant is get_const_expr; showType -1 never labels the type, 0
-// labels it unless the literal reads back as that type anyway.
-func (p *rxPrinter) constant(x *rx, showType int) {
-	label := "::" + formatType(x.t.OID, x.t.Mod)
-	if x.null {
-		p.str("NULL")
-		if showType >= 0 {
-			p.str(label)
-		}
-		return
-	}
-	needLabel := false
-	switch x.t.OID {
-	case OIDInt4:
-		if strings.HasPrefix(x.text, "-") {
-			p.str(simpleQuoteLiteral(x.text))
-			needLabel = true
-		} else {
-			p.str(x.text)
-		}
-	case OIDNumeric:
-		if x.text != "" && x.text[0] >= '0' && x.text[0] <= '9' && strings.ContainsAny(x.text, "eE.") {
-			p.str(x.text)
-		} else {
-			p.str(simpleQuoteLiteral(x.text))
-			needLabel = true
-		}
-		needLabel = needLabel || x.t.Mod >= 0
-	case OIDBool:
-		if x.text == "t" || x.text == "true" {
-			p.str("true")
-		} else {
-			p.str("false")
-		}
-	case OIDUnknown:
-		p.str(simpleQuoteLiteral(x.text))
-	default:
-		p.str(simpleQuoteLiteral(x.text))
-		needLabel = true
-	}
-	if needLabel && showType >= 0 {
-		p.str(label)
-	}
-}
-
-// simpleQuoteLiteral is simple_quote_literal with standard_conforming_strings on.
-func simpleQuoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// rxSimple is isSimpleNode with PRETTYFLAG_PAREN: whether x needs no
-// parentheses as an argument of parent.
-func rxSimple(x, parent *rx) bool {
-	switch x.kind {
-	case rxVar, rxConst, rxFunc, rxCoal, rxMinMax, rxNullIf, rxArray, rxCase, rxSQLVal, rxTrim:
-		return true
-	case rxCast:
-		if x.byFunc {
-			return true
-		}
-		return rxSimple(x.args[0], x)
-	case rxOp:
-		if parent.kind == rxOp {
-			if len(x.args) != 2 || len(parent.args) != 2 {
-				return false
-			}
-			lo, hi := strings.Contains("+-", x.name) && len(x.name) == 1, strings.Contains("*/%", x.name) && len(x.name) == 1
-			plo, phi := strings.Contains("+-", parent.name) && len(parent.name) == 1, strings.Contains("*/%", parent.name) && len(parent.name) == 1
-			switch {
-			case !(lo || hi) || !(plo || phi):
-				return false
-			case hi && plo:
-				return true
-			case lo && phi:
-				return false
-			}
-			return parent.args[0] == x // (a - b) - c, not a - (b - c)
-		}
-		return simpleUnder(parent)
-	case rxNull, rxBoolT, rxDist:
-		return simpleUnder(parent)
-	case rxAnd, rxOr, rxNot:
-		switch parent.kind {
-		case rxAnd, rxOr, rxNot:
-			switch x.kind {
-			case rxNot, rxAnd:
-				return parent.kind == rxAnd || parent.kind == rxOr
-			default:
-				return parent.kind == rxOr
-			}
-		case rxCast:
-			return false
-		case rxFunc, rxArray, rxCoal, rxMinMax, rxNullIf, rxCase:
-			return true
-		}
-	}
-	return false
-}
-
-// simpleUnder is isSimpleNode's test on the parent for operators, null
-// tests and the like.
-func simpleUnder(parent *rx) bool {
-	switch parent.kind {
-	case rxCast:
-		return false
-	case rxFunc, rxAnd, rxOr, rxNot, rxArray, rxCoal, rxMinMax, rxNullIf, rxCase:
-		return true
-	}
-	return false
-}
-
-// walkRawNodes calls fn for n and the sub-expressions of the expression
-// node kinds a CHECK constraint can hold.
-func walkRawNodes(n *pg.Node, fn func(*pg.Node)) {
-	if n == nil {
-		return
-	}
-	fn(n)
-	each := func(l []*pg.Node) {
-		for _, x := range l {
-			walkRawNodes(x, fn)
-		}
-	}
-	switch {
-	case n.GetAExpr() != nil:
-		x := n.GetAExpr()
-		walkRawNodes(x.Lexpr, fn)
-		walkRawNodes(x.Rexpr, fn)
-	case n.GetBoolExpr() != nil:
-		each(n.GetBoolExpr().Args)
-	case n.GetFuncCall() != nil:
-		each(n.GetFuncCall().Args)
-	case n.GetTypeCast() != nil:
-		walkRawNodes(n.GetTypeCast().Arg, fn)
-	case n.GetNullTest() != nil:
-		walkRawNodes(n.GetNullTest().Arg, fn)
-	case n.GetBooleanTest() != nil:
-		walkRawNodes(n.GetBooleanTest().Arg, fn)
-	case n.GetCoalesceExpr() != nil:
-		each(n.GetCoalesceExpr().Args)
-	case n.GetMinMaxExpr() != nil:
-		each(n.GetMinMaxExpr().Args)
-	case n.GetCaseExpr() != nil:
-		c := n.GetCaseExpr()
-		walkRawNodes(c.Arg, fn)
-		each(c.Args)
-		walkRawNodes(c.Defresult, fn)
-	case n.GetCaseWhen() != nil:
-		walkRawNodes(n.GetCaseWhen().Expr, fn)
-		walkRawNodes(n.GetCaseWhen().Result, fn)
-	case n.GetAArrayExpr() != nil:
-		each(n.GetAArrayExpr().Elements)
-	case n.GetList() != nil:
-		each(n.GetList().Items)
-	case n.GetCollateClause() != nil:
-		walkRawNodes(n.GetCollateClause().Arg, fn)
-	case n.GetAIndirection() != nil:
-		walkRawNodes(n.GetAIndirection().Arg, fn)
-	case n.GetRowExpr() != nil:
-		each(n.GetRowExpr().Args)
-	case n.GetSubLink() != nil:
-		walkRawNodes(n.GetSubLink().Testexpr, fn)
-	}
 }
