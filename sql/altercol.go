@@ -271,7 +271,7 @@ func (s *utility) compileAddColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd,
 			if err := checkDefaultExpr(con.RawExpr); err != nil {
 				return nil, 0, err
 			}
-			if spec.col.Default, err = s.deparseDefault(con.RawExpr); err != nil {
+			if spec.col.Default, err = deparseDefault(&s.Backend, con.RawExpr); err != nil {
 				return nil, 0, err
 			}
 		case pg.ConstrType_CONSTR_PRIMARY, pg.ConstrType_CONSTR_UNIQUE:
@@ -754,7 +754,7 @@ func (s *utility) setPersistence(ec *evalCtx, t *TableDef, unlogged bool) error 
 // default, as ruleutils prints the analysed expression — the literal
 // typed ('x'::text), coerced to the column's type with the assignment
 // cast hidden — when checkdeparse.go models it.
-func (s *Backend) prettyDefault(c *ColumnDef) (string, bool) {
+func prettyDefault(s *Backend, c *ColumnDef) (string, bool) {
 	raw, err := parseExprText(c.Default)
 	if err != nil || checkDefaultExpr(raw) != nil {
 		return "", false

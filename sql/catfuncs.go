@@ -48,7 +48,7 @@ func init() {
 		}},
 		"pg_get_indexdef": {1, 3, []Type{TypeOid, TypeInt4, TypeBool}, TypeText, false, fnIndexDef},
 		"pg_get_constraintdef": {1, 2, []Type{TypeOid, TypeBool}, TypeText, false, func(ec *evalCtx, v []Datum) (Datum, error) {
-			for _, c := range ec.s.constraints() {
+			for _, c := range constraintRows(ec.s) {
 				if c.oid == uint32(v[0].I) {
 					if len(v) > 1 && !v[1].Null && v[1].I != 0 && c.prettyDef != "" {
 						return textDatum(c.prettyDef), nil
@@ -197,7 +197,7 @@ func fnIndexDef(ec *evalCtx, v []Datum) (Datum, error) {
 		}
 		return textDatum(quoteIdent(t.Cols[ix.Cols[k-1]].Name)), nil
 	}
-	return textDatum(ec.s.indexDef(ix, pretty)), nil
+	return textDatum(indexDef(ec.s, ix, pretty)), nil
 }
 
 // sizePretty is pg_size_pretty(bigint), with PostgreSQL's units and

@@ -309,7 +309,7 @@ func (c *catalogState) chooseRelationName(name1, name2, label string, others []s
 // tableConstraints lists the CHECK and FOREIGN KEY constraints for
 // pg_constraint and pg_get_constraintdef (the primary keys and unique
 // constraints come from their indexes).
-func (s *Backend) tableConstraints() []conInfo {
+func tableConstraints(s *Backend) []conInfo {
 	cat := s.cat()
 	if len(cat.Constraints) == 0 {
 		return nil

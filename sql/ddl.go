@@ -154,7 +154,7 @@ func (s *utility) compileCreateTable(cs *pg.CreateStmt, st *Stmt) error {
 					col.NotNull = true
 				case pg.ConstrType_CONSTR_NULL:
 				case pg.ConstrType_CONSTR_DEFAULT:
-					text, err := s.deparseDefault(con.RawExpr)
+					text, err := deparseDefault(&s.Backend, con.RawExpr)
 					if err != nil {
 						return err
 					}
@@ -624,7 +624,7 @@ func (s *utility) compileVacuum(v *pg.VacuumStmt, st *Stmt) error {
 			}
 		}
 		for _, rv := range rvs {
-			if s.skipSequence(rv, tag) { // seqcols.go
+			if skipSequence(&s.Backend, rv, tag) { // seqcols.go
 				continue
 			}
 			t, err := s.resolveTable(rv)

@@ -296,7 +296,7 @@ type conInfo struct {
 // constraints lists the constraints of the catalog: primary keys and
 // unique constraints from their indexes, then the table's own check and
 // foreign-key constraints.
-func (s *Backend) constraints() []conInfo {
+func constraintRows(s *Backend) []conInfo {
 	cat := s.cat()
 	var out []conInfo
 	for _, ix := range cat.Indexes {
@@ -326,14 +326,14 @@ func (s *Backend) constraints() []conInfo {
 		c.def = word + " (" + strings.Join(names, ", ") + ")"
 		out = append(out, c)
 	}
-	out = append(out, s.tableConstraints()...)
+	out = append(out, tableConstraints(s)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].oid < out[j].oid })
 	return out
 }
 
 // indexDef is pg_get_indexdef: the CREATE INDEX statement of an index
 // (schema-qualified unless pretty).
-func (s *Backend) indexDef(ix *IndexDef, pretty bool) string {
+func indexDef(s *Backend, ix *IndexDef, pretty bool) string {
 	cat := s.cat()
 	t := cat.Tables[ix.Table]
 	if t == nil {

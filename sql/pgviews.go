@@ -111,7 +111,7 @@ func pgClassView() *view {
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
 			s := ec.s
 			cat := s.cat()
-			cons := s.constraints()
+			cons := constraintRows(s)
 			for _, r := range s.relations() {
 				row := make([]Datum, 33)
 				row[0], row[1], row[2] = oidDatum(r.oid), textDatum(r.name), oidDatum(r.nsp)
@@ -218,7 +218,7 @@ type attrRow struct {
 	identity byte // attidentity
 }
 
-func (s *Backend) attributes() []attrRow {
+func attributeRows(s *Backend) []attrRow {
 	var out []attrRow
 	for _, r := range s.relations() {
 		switch {
@@ -259,7 +259,7 @@ func pgAttributeView() *view {
 			for _, tr := range pgTypes() {
 				colls[tr.t.OID] = tr.collate
 			}
-			for _, a := range ec.s.attributes() {
+			for _, a := range attributeRows(ec.s) {
 				ndims := int64(0)
 				if isArray(a.t) {
 					ndims = 1
@@ -460,7 +460,7 @@ func pgConstraintView() *view {
 			"conpfeqop", typeOidArray, "conppeqop", typeOidArray, "conffeqop", typeOidArray,
 			"confdelsetcols", Type{OIDInt2Array, -1, -1, "smallint[]"}, "conexclop", typeOidArray, "conbin", TypeNodeTree),
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			for _, c := range ec.s.constraints() {
+			for _, c := range constraintRows(ec.s) {
 				row := []Datum{
 					oidDatum(c.oid), textDatum(c.name), oidDatum(nspPublic), charDatum(c.kind), boolDatum(false),
 					boolDatum(false), boolDatum(!c.notValid), oidDatum(c.rel), oidDatum(0), oidDatum(c.index),
@@ -558,7 +558,7 @@ func pgAttrdefView() *view {
 					// A stable OID per default: lockd keeps no OID for it.
 					n := r.table.attnum(i)
 					oid := r.oid<<8 | uint32(n)&0xff
-					row := []Datum{oidDatum(oid), oidDatum(r.oid), intDatum(int64(n)), textDatum(ec.s.defaultText(&r.table.Cols[i]))}
+					row := []Datum{oidDatum(oid), oidDatum(r.oid), intDatum(int64(n)), textDatum(defaultText(ec.s, &r.table.Cols[i]))}
 					if err := emit(row); err != nil {
 						return err
 					}
@@ -615,7 +615,7 @@ func pgTablesView() *view {
 		cols: cols(oidPgTables, "schemaname", TypeName, "tablename", TypeName, "tableowner", TypeName, "tablespace", TypeName,
 			"hasindexes", TypeBool, "hasrules", TypeBool, "hastriggers", TypeBool, "rowsecurity", TypeBool),
 		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			cons := ec.s.constraints()
+			cons := constraintRows(ec.s)
 			for _, r := range ec.s.relations() {
 				if r.table == nil {
 					continue
@@ -651,7 +651,7 @@ func pgIndexesView() *view {
 				if t == nil {
 					continue
 				}
-				row := []Datum{textDatum("public"), textDatum(t.Name), textDatum(r.name), NullDatum, textDatum(ec.s.indexDef(r.index, false))}
+				row := []Datum{textDatum("public"), textDatum(t.Name), textDatum(r.name), NullDatum, textDatum(indexDef(ec.s, r.index, false))}
 				if err := emit(row); err != nil {
 					return err
 				}
@@ -662,8 +662,8 @@ func pgIndexesView() *view {
 }
 
 // defaultText is how pg_get_expr prints a column default.
-func (s *Backend) defaultText(c *ColumnDef) string {
-	if text, ok := s.prettyDefault(c); ok { // altercol.go
+func defaultText(s *Backend, c *ColumnDef) string {
+	if text, ok := prettyDefault(s, c); ok { // altercol.go
 		return text
 	}
 	return strings.TrimSpace(c.Default)

@@ -276,11 +276,11 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *Stmt) {
 			clear(s.prepared)
 			s.locks.ReleaseSessionLocks(s.proc, true)
 			s.discardPlans()
-			s.discardSequences() // seqfuncs.go
+			discardSequences(&s.Backend) // seqfuncs.go
 		case pg.DiscardMode_DISCARD_PLANS:
 			s.discardPlans()
 		case pg.DiscardMode_DISCARD_SEQUENCES:
-			s.discardSequences()
+			discardSequences(&s.Backend)
 		}
 		return tag, nil
 	}

@@ -93,7 +93,7 @@ func pgSequencesView() *view {
 			for _, q := range ec.s.cat().sequencesByOID() {
 				row := []Datum{textDatum(sequenceNamespaceName), textDatum(q.Name), textDatum(bootstrapRole),
 					oidDatum(q.TypeOID), intDatum(q.Start), intDatum(q.Min), intDatum(q.Max),
-					intDatum(q.Increment), boolDatum(q.Cycle), intDatum(q.Cache), ec.s.seqLastValue(ec, q)}
+					intDatum(q.Increment), boolDatum(q.Cycle), intDatum(q.Cache), seqLastValue(ec.s, ec, q)}
 				if err := emit(row); err != nil {
 					return err
 				}

@@ -136,7 +136,7 @@ func (s *utility) ownColumnSequences(ec *evalCtx, table uint32, seqs []ownedSeq)
 		if err := s.lockNow(ec, o.def.OID, locks.ShareRowExclusiveLock); err != nil {
 			return err
 		}
-		if _, _, _, err := s.seqOpen(ec, o.def.OID); err != nil {
+		if _, _, _, err := seqOpen(&s.Backend, ec, o.def.OID); err != nil {
 			return err
 		}
 		if err := s.lockNow(ec, table, locks.AccessShareLock); err != nil {
@@ -164,8 +164,8 @@ func stripIdentity(cols []ColumnDef) {
 // catalog. As in PostgreSQL, a sequence function's relation argument is a
 // regclass constant: written back as 'name'::regclass, and an error when
 // no such relation exists.
-func (s *Backend) deparseDefault(n *pg.Node) (string, error) {
-	if err := s.regclassArgs(n, false); err != nil {
+func deparseDefault(s *Backend, n *pg.Node) (string, error) {
+	if err := regclassArgs(s, n, false); err != nil {
 		return "", err
 	}
 	return deparseExpr(n)
@@ -176,7 +176,7 @@ var regclassFuncs = map[string]bool{"nextval": true, "currval": true, "setval": 
 // regclassArgs rewrites the regclass constants of an expression tree:
 // cast says n is the argument of a ::regclass cast or of a sequence
 // function.
-func (s *Backend) regclassArgs(n *pg.Node, cast bool) error {
+func regclassArgs(s *Backend, n *pg.Node, cast bool) error {
 	switch {
 	case n == nil:
 	case n.GetAConst() != nil:
@@ -195,14 +195,14 @@ func (s *Backend) regclassArgs(n *pg.Node, cast bool) error {
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
 		_, tname := qualifiedName(tc.TypeName.GetNames())
-		return s.regclassArgs(tc.Arg, tname == "regclass")
+		return regclassArgs(s, tc.Arg, tname == "regclass")
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		_, fname := qualifiedName(fc.Funcname)
 		for i, a := range fc.Args {
 			if i == 0 && regclassFuncs[fname] && a.GetAConst() != nil {
 				if _, ok := a.GetAConst().Val.(*pg.A_Const_Sval); ok {
-					if err := s.regclassArgs(a, true); err != nil {
+					if err := regclassArgs(s, a, true); err != nil {
 						return err
 					}
 					fc.Args[0] = &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: a,
@@ -210,41 +210,41 @@ func (s *Backend) regclassArgs(n *pg.Node, cast bool) error {
 					continue
 				}
 			}
-			if err := s.regclassArgs(a, false); err != nil {
+			if err := regclassArgs(s, a, false); err != nil {
 				return err
 			}
 		}
 	case n.GetAExpr() != nil:
-		if err := s.regclassArgs(n.GetAExpr().Lexpr, false); err != nil {
+		if err := regclassArgs(s, n.GetAExpr().Lexpr, false); err != nil {
 			return err
 		}
-		return s.regclassArgs(n.GetAExpr().Rexpr, false)
+		return regclassArgs(s, n.GetAExpr().Rexpr, false)
 	case n.GetBoolExpr() != nil:
-		return s.regclassList(n.GetBoolExpr().Args)
+		return regclassList(s, n.GetBoolExpr().Args)
 	case n.GetCoalesceExpr() != nil:
-		return s.regclassList(n.GetCoalesceExpr().Args)
+		return regclassList(s, n.GetCoalesceExpr().Args)
 	case n.GetMinMaxExpr() != nil:
-		return s.regclassList(n.GetMinMaxExpr().Args)
+		return regclassList(s, n.GetMinMaxExpr().Args)
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
 		for _, w := range ce.Args {
 			if cw := w.GetCaseWhen(); cw != nil {
-				if err := s.regclassArgs(cw.Expr, false); err != nil {
+				if err := regclassArgs(s, cw.Expr, false); err != nil {
 					return err
 				}
-				if err := s.regclassArgs(cw.Result, false); err != nil {
+				if err := regclassArgs(s, cw.Result, false); err != nil {
 					return err
 				}
 			}
 		}
-		return s.regclassArgs(ce.Defresult, false)
+		return regclassArgs(s, ce.Defresult, false)
 	}
 	return nil
 }
 
-func (s *Backend) regclassList(ns []*pg.Node) error {
+func regclassList(s *Backend, ns []*pg.Node) error {
 	for _, n := range ns {
-		if err := s.regclassArgs(n, false); err != nil {
+		if err := regclassArgs(s, n, false); err != nil {
 			return err
 		}
 	}
@@ -433,7 +433,7 @@ func (s *utility) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*Tab
 		}
 	}
 	for _, q := range seqs {
-		elm, q, _, err := s.seqOpen(ec, q.OID)
+		elm, q, _, err := seqOpen(&s.Backend, ec, q.OID)
 		if err != nil {
 			return err
 		}
@@ -453,7 +453,7 @@ func (s *utility) restartIdentity(ec *evalCtx, rvs []*pg.RangeVar, leaves []*Tab
 // for sequences named where a table is expected and for identity
 // columns: INSERT and UPDATE of a GENERATED ALWAYS column (428C9), and
 // OVERRIDING USER VALUE, which gives identity columns their default.
-func (s *Backend) checkSequenceUse(n *pg.Node) error {
+func checkSequenceUse(s *Backend, n *pg.Node) error {
 	cat := s.cat()
 	if len(cat.Sequences) == 0 {
 		return nil
@@ -473,13 +473,13 @@ func (s *Backend) checkSequenceUse(n *pg.Node) error {
 		if q := seq(ins.Relation); q != nil {
 			return pgerr.New(pgerr.WrongObjectType, "cannot change sequence \"%s\"", q.Name)
 		}
-		return s.identityInsert(ins)
+		return identityInsert(s, ins)
 	case n.GetUpdateStmt() != nil:
 		up := n.GetUpdateStmt()
 		if q := seq(up.Relation); q != nil {
 			return pgerr.New(pgerr.WrongObjectType, "cannot change sequence \"%s\"", q.Name)
 		}
-		return s.identityUpdate(up)
+		return identityUpdate(s, up)
 	case n.GetDeleteStmt() != nil:
 		if q := seq(n.GetDeleteStmt().Relation); q != nil {
 			return pgerr.New(pgerr.WrongObjectType, "cannot change sequence \"%s\"", q.Name)
@@ -532,7 +532,7 @@ func generatedAlways(msg, col string) *pgerr.Error {
 // identityInsert is rewriteTargetListIU for identity columns. OVERRIDING
 // USER VALUE turns the values given for them into DEFAULT; the change is
 // made in the parse tree, and is the same when made again.
-func (s *Backend) identityInsert(ins *pg.InsertStmt) error {
+func identityInsert(s *Backend, ins *pg.InsertStmt) error {
 	t, err := s.resolveTable(ins.Relation)
 	if err != nil {
 		return nil // compileInsert reports it
@@ -600,7 +600,7 @@ func (s *Backend) identityInsert(ins *pg.InsertStmt) error {
 
 // identityUpdate refuses to set a GENERATED ALWAYS column to anything but
 // DEFAULT.
-func (s *Backend) identityUpdate(up *pg.UpdateStmt) error {
+func identityUpdate(s *Backend, up *pg.UpdateStmt) error {
 	t, err := s.resolveTable(up.Relation)
 	if err != nil {
 		return nil
@@ -633,7 +633,7 @@ func identitySetList(t *TableDef, targets []*pg.Node) error {
 
 // skipSequence is VACUUM's and ANALYZE's answer to a sequence: a warning,
 // and nothing done.
-func (s *Backend) skipSequence(rv *pg.RangeVar, tag string) bool {
+func skipSequence(s *Backend, rv *pg.RangeVar, tag string) bool {
 	q := s.rangeSequence(rv)
 	if q == nil {
 		return false

@@ -28,7 +28,7 @@ type seqElm struct {
 }
 
 // seqElem returns the session's entry for sequence oid.
-func (s *Backend) seqElem(oid uint32) *seqElm {
+func seqElem(s *Backend, oid uint32) *seqElm {
 	elm := s.seqTab[oid]
 	if elm == nil {
 		if s.seqTab == nil {
@@ -43,7 +43,7 @@ func (s *Backend) seqElem(oid uint32) *seqElm {
 // seqLock is lock_and_open_sequence: RowExclusiveLock on the sequence, once
 // per transaction, outside the subtransaction log (so that ROLLBACK TO
 // keeps it, as PostgreSQL's TopTransactionResourceOwner does).
-func (s *Backend) seqLock(ec *evalCtx, elm *seqElm) error {
+func seqLock(s *Backend, ec *evalCtx, elm *seqElm) error {
 	if elm.lxid == s.lxid && s.lxid != 0 {
 		return nil
 	}
@@ -60,9 +60,9 @@ func (s *Backend) seqLock(ec *evalCtx, elm *seqElm) error {
 // session's entry, the definition and the storage. A sequence whose
 // storage changed since the session last used it loses its cached values
 // (not its currval).
-func (s *Backend) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqData, error) {
-	elm := s.seqElem(oid)
-	if err := s.seqLock(ec, elm); err != nil {
+func seqOpen(s *Backend, ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqData, error) {
+	elm := seqElem(s, oid)
+	if err := seqLock(s, ec, elm); err != nil {
 		return nil, nil, nil, err
 	}
 	q := s.cat().Sequences[oid]
@@ -85,13 +85,13 @@ func (s *Backend) seqOpen(ec *evalCtx, oid uint32) (*seqElm, *SequenceDef, *seqD
 
 // discardSequences is DISCARD SEQUENCES (ResetSequenceCaches): the
 // session forgets its currval and lastval states and its cached values.
-func (s *Backend) discardSequences() {
+func discardSequences(s *Backend) {
 	s.seqTab, s.lastSeq = nil, nil
 }
 
 // seqReadOnly is PreventCommandIfReadOnly for the sequence functions
 // (lockd has no temporary sequences, which PostgreSQL lets them change).
-func (s *Backend) seqReadOnly(fn string) error {
+func seqReadOnly(s *Backend, fn string) error {
 	if s.gucs.Bool("transaction_read_only") {
 		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s() in a read-only transaction", fn)
 	}
@@ -99,12 +99,12 @@ func (s *Backend) seqReadOnly(fn string) error {
 }
 
 // nextval is nextval_internal.
-func (s *Backend) nextval(ec *evalCtx, oid uint32) (int64, error) {
-	elm, q, data, err := s.seqOpen(ec, oid)
+func nextval(s *Backend, ec *evalCtx, oid uint32) (int64, error) {
+	elm, q, data, err := seqOpen(s, ec, oid)
 	if err != nil {
 		return 0, err
 	}
-	if err := s.seqReadOnly("nextval"); err != nil {
+	if err := seqReadOnly(s, "nextval"); err != nil {
 		return 0, err
 	}
 	if elm.last != elm.cached { // a cached value
@@ -186,8 +186,8 @@ func (s *Backend) nextval(ec *evalCtx, oid uint32) (int64, error) {
 }
 
 // currval returns the value nextval last gave this session.
-func (s *Backend) currval(ec *evalCtx, oid uint32) (int64, error) {
-	elm, q, _, err := s.seqOpen(ec, oid)
+func currval(s *Backend, ec *evalCtx, oid uint32) (int64, error) {
+	elm, q, _, err := seqOpen(s, ec, oid)
 	if err != nil {
 		return 0, err
 	}
@@ -199,7 +199,7 @@ func (s *Backend) currval(ec *evalCtx, oid uint32) (int64, error) {
 
 // lastval returns the value nextval last gave this session, of any
 // sequence.
-func (s *Backend) lastval(ec *evalCtx) (int64, error) {
+func lastval(s *Backend, ec *evalCtx) (int64, error) {
 	elm := s.lastSeq
 	if elm == nil {
 		return 0, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
@@ -207,7 +207,7 @@ func (s *Backend) lastval(ec *evalCtx) (int64, error) {
 	if _, ok := s.relationByOID(elm.oid); !ok { // dropped since
 		return 0, pgerr.New(pgerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session")
 	}
-	if err := s.seqLock(ec, elm); err != nil {
+	if err := seqLock(s, ec, elm); err != nil {
 		return 0, err
 	}
 	return elm.last, nil
@@ -215,12 +215,12 @@ func (s *Backend) lastval(ec *evalCtx) (int64, error) {
 
 // setval is do_setval: the next nextval returns next+increment (isCalled)
 // or next.
-func (s *Backend) setval(ec *evalCtx, oid uint32, next int64, isCalled bool) error {
-	elm, q, data, err := s.seqOpen(ec, oid)
+func setval(s *Backend, ec *evalCtx, oid uint32, next int64, isCalled bool) error {
+	elm, q, data, err := seqOpen(s, ec, oid)
 	if err != nil {
 		return err
 	}
-	if err := s.seqReadOnly("setval"); err != nil {
+	if err := seqReadOnly(s, "setval"); err != nil {
 		return err
 	}
 	data.lw.Acquire(s.proc, locks.LWExclusive)
@@ -244,7 +244,7 @@ func (s *Backend) setval(ec *evalCtx, oid uint32, next int64, isCalled bool) err
 
 // seqLastValue is pg_sequence_last_value: the sequence's last_value, NULL
 // before the first nextval.
-func (s *Backend) seqLastValue(ec *evalCtx, q *SequenceDef) Datum {
+func seqLastValue(s *Backend, ec *evalCtx, q *SequenceDef) Datum {
 	d := s.seqs.get(q.RelFile)
 	if d == nil {
 		return NullDatum
@@ -331,7 +331,7 @@ func (a *analyzer) seqFunc(name string, args []expr, fc *pg.FuncCall) (expr, boo
 			if err != nil {
 				return Datum{}, err
 			}
-			n, err := ec.s.nextval(ec, oid)
+			n, err := nextval(ec.s, ec, oid)
 			return intDatum(n), err
 		}
 	case "currval":
@@ -340,12 +340,12 @@ func (a *analyzer) seqFunc(name string, args []expr, fc *pg.FuncCall) (expr, boo
 			if err != nil {
 				return Datum{}, err
 			}
-			n, err := ec.s.currval(ec, oid)
+			n, err := currval(ec.s, ec, oid)
 			return intDatum(n), err
 		}
 	case "lastval":
 		fn = func(ec *evalCtx, _ []Datum) (Datum, error) {
-			n, err := ec.s.lastval(ec)
+			n, err := lastval(ec.s, ec)
 			return intDatum(n), err
 		}
 	case "setval":
@@ -355,7 +355,7 @@ func (a *analyzer) seqFunc(name string, args []expr, fc *pg.FuncCall) (expr, boo
 				return Datum{}, err
 			}
 			isCalled := len(v) < 3 || v[2].I != 0
-			return v[1], ec.s.setval(ec, oid, v[1].I, isCalled)
+			return v[1], setval(ec.s, ec, oid, v[1].I, isCalled)
 		}
 	case "pg_sequence_last_value":
 		fn = func(ec *evalCtx, v []Datum) (Datum, error) {
@@ -367,7 +367,7 @@ func (a *analyzer) seqFunc(name string, args []expr, fc *pg.FuncCall) (expr, boo
 			if q == nil {
 				return Datum{}, pgerr.New(pgerr.WrongObjectType, "\"%d\" is not a sequence", oid)
 			}
-			return ec.s.seqLastValue(ec, q), nil
+			return seqLastValue(ec.s, ec, q), nil
 		}
 	}
 	return &funcExpr{name: name, t: result, args: args, volatile: true, fn: fn}, true, nil

@@ -496,7 +496,7 @@ func (s *utility) compileAlterSequence(as *pg.AlterSeqStmt, st *Stmt) error {
 		if err := s.lockNow(ec, oid, locks.ShareRowExclusiveLock); err != nil {
 			return "", err
 		}
-		elm, q, data, err := s.seqOpen(ec, oid)
+		elm, q, data, err := seqOpen(&s.Backend, ec, oid)
 		if err != nil {
 			return "", err
 		}

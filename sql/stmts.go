@@ -19,7 +19,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		st.cacheable = !s.foldedVolatile
 		st.roName = readOnlyName(n, st)
 	}()
-	if err := s.checkSequenceUse(n); err != nil { // seqcols.go
+	if err := checkSequenceUse(&s.Backend, n); err != nil { // seqcols.go
 		return nil, err
 	}
 	switch {
