@@ -60,7 +60,7 @@ func init() {
 		}},
 		"pg_get_partkeydef": {1, 1, oidArgs, TypeText, false, func(ec *evalCtx, v []Datum) (Datum, error) {
 			t := ec.s.cat().Tables[uint32(v[0].I)]
-			if t == nil || !t.isPartitioned() {
+			if t == nil || !t.Partitioned() {
 				return NullDatum, nil
 			}
 			return textDatum(t.partitionKeyDef()), nil
@@ -139,7 +139,7 @@ func init() {
 		"pg_partition_root": {1, 1, []Type{TypeRegclass}, TypeRegclass, false, func(ec *evalCtx, v []Datum) (Datum, error) {
 			cat := ec.s.cat()
 			t := cat.Tables[uint32(v[0].I)]
-			if t == nil || (!t.isPartitioned() && t.parentOID() == 0) {
+			if t == nil || (!t.Partitioned() && t.parentOID() == 0) {
 				return NullDatum, nil
 			}
 			for t.parentOID() != 0 && cat.Tables[t.parentOID()] != nil {

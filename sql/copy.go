@@ -34,7 +34,7 @@ type CopySink interface {
 // CopyInColumns reports, for a COPY FROM STDIN statement, how many
 // columns the client must send (0 for any other statement).
 func (st *Stmt) CopyInColumns() int {
-	if st.copyIn {
+	if st.fromStdin {
 		return st.copyCols
 	}
 	return 0
@@ -42,10 +42,10 @@ func (st *Stmt) CopyInColumns() int {
 
 // CopyIn reports whether st is COPY FROM STDIN, and its format (0 text
 // or csv, 1 binary).
-func (st *Stmt) CopyIn() (bool, int16) { return st.copyIn, st.copyFormat }
+func (st *Stmt) CopyIn() (bool, int16) { return st.fromStdin, st.copyFormat }
 
 // CopyOut reports whether st is COPY TO STDOUT.
-func (st *Stmt) CopyOut() bool { return st.copyOut }
+func (st *Stmt) CopyOut() bool { return st.toStdout }
 
 // SetCopySource installs the data source for the next COPY FROM STDIN.
 func (s *Session) SetCopySource(src CopySource) { s.copySrc = src }
@@ -243,7 +243,7 @@ func (s *Executor) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 	}
 	if c.IsFrom {
 		st.writes = true
-		st.copyIn = p.file == ""
+		st.fromStdin = p.file == ""
 		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 			n, err := s.execCopyFrom(ec, p)
 			if err != nil {
@@ -253,7 +253,7 @@ func (s *Executor) compileCopy(c *pg.CopyStmt, params *[]Type, st *Stmt) error {
 		}
 		return nil
 	}
-	st.copyOut = p.file == ""
+	st.toStdout = p.file == ""
 	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
 		n, err := s.execCopyTo(ec, p)
 		if err != nil {

@@ -65,10 +65,10 @@ func (s *Backend) relations() []relInfo {
 	cat := s.cat()
 	out := make([]relInfo, 0, len(cat.Tables)+len(cat.Indexes)+len(s.views))
 	for _, t := range cat.Tables {
-		out = append(out, relInfo{oid: t.OID, name: t.Name, nsp: nspPublic, kind: t.relkind(), table: t})
+		out = append(out, relInfo{oid: t.OID, name: t.Name, nsp: nspPublic, kind: t.Relkind(), table: t})
 	}
 	for _, ix := range cat.Indexes {
-		out = append(out, relInfo{oid: ix.OID, name: ix.Name, nsp: nspPublic, kind: ix.relkind(cat), index: ix})
+		out = append(out, relInfo{oid: ix.OID, name: ix.Name, nsp: nspPublic, kind: ix.Relkind(), index: ix})
 	}
 	for _, v := range s.views {
 		out = append(out, relInfo{oid: v.oid, name: v.name, nsp: nspPgCatalog, kind: 'v', view: v})
@@ -83,10 +83,10 @@ func (s *Backend) relations() []relInfo {
 func (s *Backend) relationByOID(oid uint32) (relInfo, bool) {
 	cat := s.cat()
 	if t := cat.Tables[oid]; t != nil {
-		return relInfo{oid: t.OID, name: t.Name, nsp: nspPublic, kind: t.relkind(), table: t}, true
+		return relInfo{oid: t.OID, name: t.Name, nsp: nspPublic, kind: t.Relkind(), table: t}, true
 	}
 	if ix := cat.Indexes[oid]; ix != nil {
-		return relInfo{oid: ix.OID, name: ix.Name, nsp: nspPublic, kind: ix.relkind(cat), index: ix}, true
+		return relInfo{oid: ix.OID, name: ix.Name, nsp: nspPublic, kind: ix.Relkind(), index: ix}, true
 	}
 	if q := cat.Sequences[oid]; q != nil {
 		return relInfo{oid: q.OID, name: q.Name, nsp: nspPublic, kind: 'S', seq: q}, true
@@ -114,14 +114,6 @@ func (s *Backend) relationOID(schema, name string) (uint32, bool) {
 	}
 	return 0, false
 }
-
-func (t *TableDef) relkind() byte { return t.Relkind() }
-
-func (ix *IndexDef) relkind(*catalogState) byte { return ix.Relkind() }
-
-// isPartitioned reports whether t is a partitioned table (it has no
-// storage of its own).
-func (t *TableDef) isPartitioned() bool { return t.Partitioned() }
 
 // typeRow is a pg_type entry.
 type typeRow struct {
@@ -347,7 +339,7 @@ func indexDef(s *Backend, ix *IndexDef, pretty bool) string {
 	b.WriteString("INDEX ")
 	b.WriteString(quoteIdent(ix.Name))
 	b.WriteString(" ON ")
-	if t.isPartitioned() {
+	if t.Partitioned() {
 		b.WriteString("ONLY ")
 	}
 	if !pretty {

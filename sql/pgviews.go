@@ -130,7 +130,7 @@ func pgClassView() *view {
 				switch {
 				case r.table != nil:
 					t := r.table
-					if !t.isPartitioned() {
+					if !t.Partitioned() {
 						row[6] = oidDatum(amHeap)
 						row[7] = oidDatum(t.RelFile)
 						n, _ := s.store.RelationPages(storage.RelID(t.RelFile))
@@ -412,7 +412,7 @@ func pgPartitionedTableView() *view {
 			cat := ec.s.cat()
 			for _, r := range ec.s.relations() {
 				t := r.table
-				if t == nil || !t.isPartitioned() {
+				if t == nil || !t.Partitioned() {
 					continue
 				}
 				strat, keys, def := t.partitionKey(cat)

@@ -139,7 +139,7 @@ func tableAttributes(t *TableDef) []attrRow {
 		out = append(out, attrRow{rel: t.OID, name: droppedName(d.Attnum), t: typ, num: d.Attnum, dropped: true})
 	}
 	slices.SortFunc(out, func(a, b attrRow) int { return int(a.num) - int(b.num) })
-	if !t.isPartitioned() {
+	if !t.Partitioned() {
 		out = append(out,
 			attrRow{rel: t.OID, name: "tableoid", t: TypeOid, num: -6, notNull: true},
 			attrRow{rel: t.OID, name: "ctid", t: TypeTid, num: -1, notNull: true})

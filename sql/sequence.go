@@ -22,11 +22,14 @@ import (
 // state), as PostgreSQL gives it a new relfilenode: a rollback goes back to
 // the old storage and so to the old state.
 
-// SQLSTATEs used only by sequences.
+// codeSequenceLimit is sequence_generator_limit_exceeded.
+const codeSequenceLimit = "2200H"
+
+// codeGeneratedAlways is generated_always (identity columns).
+const codeGeneratedAlways = "428C9"
+
 const (
-	codeSequenceLimit     = "2200H" // sequence_generator_limit_exceeded
-	codeGeneratedAlways   = "428C9" // generated_always
-	sequenceLogVals       = 32      // SEQ_LOG_VALS: values logged ahead by one nextval
+	sequenceLogVals       = 32 // SEQ_LOG_VALS: values logged ahead by one nextval
 	sequenceNamespaceName = "public"
 )
 

@@ -196,8 +196,8 @@ type Stmt struct {
 	rels       []relLock // relation locks taken at each execution
 	writes     bool      // advances the command counter afterwards
 	copyCols   int       // COPY: columns in each row
-	copyIn     bool      // COPY FROM STDIN
-	copyOut    bool      // COPY TO STDOUT
+	fromStdin  bool      // COPY FROM STDIN
+	toStdout   bool      // COPY TO STDOUT
 	copyFormat int16     // COPY: 0 text or csv, 1 binary
 	catVer     uint64    // catalog version the plan was made against
 	roName     string    // the command a read-only transaction refuses (readonly.go)
