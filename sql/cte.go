@@ -182,10 +182,10 @@ func recursiveCTE(a *analyzer, def *cteDef, c *pg.CommonTableExpr, sel *pg.Selec
 
 // rows computes the CTE's rows (or returns the kept ones).
 func (x *Executor) cteRows(ec *evalCtx, d *cteDef) ([][]Datum, error) {
-	plan, _ := d.plan.(*selectPlan)
+	sp, _ := d.plan.(*selectPlan)
 	anchor, _ := d.anchor.(*selectPlan)
 	step, _ := d.step.(*selectPlan)
-	correlated := (plan != nil && plan.correlated) || (anchor != nil && (anchor.correlated || step.correlated))
+	correlated := (sp != nil && sp.correlated) || (anchor != nil && (anchor.correlated || step.correlated))
 	if !correlated {
 		if r, ok := ec.cteCache[d]; ok {
 			return r, nil
@@ -199,7 +199,7 @@ func (x *Executor) cteRows(ec *evalCtx, d *cteDef) ([][]Datum, error) {
 		}
 	}
 	if !d.recursive {
-		if err := x.runSelect(ec, plan, collect(&out)); err != nil {
+		if err := x.runSelect(ec, sp, collect(&out)); err != nil {
 			return nil, err
 		}
 	} else {

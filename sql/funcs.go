@@ -775,12 +775,12 @@ func (a *analyzer) textOfAny(name string, args []expr, loc int32) (expr, error) 
 			}
 		}
 	}
-	types := make([]Type, len(args))
+	argTypes := make([]Type, len(args))
 	for i, e := range args {
-		types[i] = e.typ()
+		argTypes[i] = e.typ()
 	}
 	text := func(ec *evalCtx, i int, d Datum) string {
-		return string(appendText(nil, types[i], d, ec.formatCtx()))
+		return string(appendText(nil, argTypes[i], d, ec.formatCtx()))
 	}
 	var fn func(ec *evalCtx, v []Datum) (Datum, error)
 	switch name {

@@ -234,11 +234,11 @@ func (e *Engine) preparedStatementsView() *view {
 			slices.Sort(names)
 			for _, n := range names {
 				p := own.prepared[n]
-				types := Datum{A: make([]Datum, 0, len(p.st.params))}
+				paramTypes := Datum{A: make([]Datum, 0, len(p.st.params))}
 				for _, t := range p.st.params {
-					types.A = append(types.A, intDatum(int64(t.OID)))
+					paramTypes.A = append(paramTypes.A, intDatum(int64(t.OID)))
 				}
-				row := []Datum{textDatum(p.name), textDatum(p.text), tsDatum(p.prepared), types, boolDatum(p.fromSQL),
+				row := []Datum{textDatum(p.name), textDatum(p.text), tsDatum(p.prepared), paramTypes, boolDatum(p.fromSQL),
 					intDatum(int64(p.st.genericPlans)), intDatum(int64(p.st.customPlans))}
 				if err := emit(row); err != nil {
 					return err

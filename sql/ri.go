@@ -159,13 +159,13 @@ func keyNames(t *TableDef, cols []int) string {
 	return strings.Join(names, ", ")
 }
 
-func keyValues(types []Type, vals []Datum) string {
+func keyValues(keyTypes []Type, vals []Datum) string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
 		if v.Null {
 			out[i] = "null"
 		} else {
-			out[i] = string(appendText(nil, types[i], v, nil))
+			out[i] = string(appendText(nil, keyTypes[i], v, nil))
 		}
 	}
 	return strings.Join(out, ", ")
@@ -354,7 +354,7 @@ func anyNull(row []Datum, cols []int) bool {
 
 // keysEqual compares the columns of two rows by their binary images
 // (ri_KeysEqual).
-func keysEqual(types []Type, a, b []Datum, cols []int) bool {
+func keysEqual(keyTypes []Type, a, b []Datum, cols []int) bool {
 	for i, c := range cols {
 		if a[c].Null != b[c].Null {
 			return false
@@ -362,7 +362,7 @@ func keysEqual(types []Type, a, b []Datum, cols []int) bool {
 		if a[c].Null {
 			continue
 		}
-		t := types[i : i+1]
+		t := keyTypes[i : i+1]
 		if string(appendKey(nil, t, a[c:c+1])) != string(appendKey(nil, t, b[c:c+1])) {
 			return false
 		}

@@ -198,8 +198,8 @@ func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []Datu
 
 // appendKey appends a memcmp-ordered encoding of the index columns, so
 // that byte order equals PostgreSQL's btree order for these types.
-func appendKey(buf []byte, types []Type, vals []Datum) []byte {
-	for i, t := range types {
+func appendKey(buf []byte, keyTypes []Type, vals []Datum) []byte {
+	for i, t := range keyTypes {
 		d := vals[i]
 		if d.Null {
 			buf = append(buf, 0x02) // NULLs sort last

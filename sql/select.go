@@ -707,14 +707,14 @@ func (x *Executor) runSelect(ec *evalCtx, p *selectPlan, emit func(row []Datum) 
 	}
 	if len(p.distinctOn) > 0 {
 		n := len(p.sort)
-		types := make([]Column, len(p.distinctOn))
+		keyCols := make([]Column, len(p.distinctOn))
 		for i, d := range p.distinctOn {
-			types[i] = Column{Type: d.typ()}
+			keyCols[i] = Column{Type: d.typ()}
 		}
 		kept := results[:0]
 		prev := ""
 		for i, r := range results {
-			key := rowKey(r.keys[n:], types)
+			key := rowKey(r.keys[n:], keyCols)
 			if i == 0 || key != prev {
 				kept = append(kept, r)
 			}
