@@ -49,16 +49,13 @@ func seqClassRow(row []Datum, q *SequenceDef) {
 }
 
 // seqColumns are a sequence relation's columns.
-var seqColumns = []struct {
-	name string
-	t    Type
-}{{"last_value", TypeInt8}, {"log_cnt", TypeInt8}, {"is_called", TypeBool}}
+var seqColumns = []Column{{Name: "last_value", Type: TypeInt8}, {Name: "log_cnt", Type: TypeInt8}, {Name: "is_called", Type: TypeBool}}
 
 // seqAttributes are a sequence's pg_attribute rows.
 func seqAttributes(oid uint32) []attrRow {
 	var out []attrRow
 	for i, c := range seqColumns {
-		out = append(out, attrRow{rel: oid, name: c.name, t: c.t, num: int16(i + 1), notNull: true})
+		out = append(out, attrRow{rel: oid, name: c.Name, t: c.Type, num: int16(i + 1), notNull: true})
 	}
 	return append(out,
 		attrRow{rel: oid, name: "tableoid", t: TypeOid, num: -6, notNull: true},
@@ -172,7 +169,7 @@ func (s *Backend) rangeSequence(rv *pg.RangeVar) *SequenceDef {
 func (fb *fromBuilder) sequenceLeaf(q *SequenceDef, alias string, aliases []*pg.Node, loc int32) (planNode, error) {
 	src := &seqSource{q: q, alias: alias}
 	for i, c := range seqColumns {
-		src.cols = append(src.cols, Column{Name: c.name, Type: c.t, TableOID: q.OID, Attnum: int16(i + 1)})
+		src.cols = append(src.cols, Column{Name: c.Name, Type: c.Type, TableOID: q.OID, Attnum: int16(i + 1)})
 	}
 	src.cols = append(src.cols, // its one tuple is (0,1)
 		Column{Name: "ctid", Type: TypeTid, TableOID: q.OID, Attnum: -1},
