@@ -202,7 +202,7 @@ func (b *backend) run() {
 	defer func() {
 		if r := recover(); r != nil {
 			b.srv.log.Error("panic in session", "pid", b.pid, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			b.sess.Proc().ReleaseAllLWLocks()
+			b.sess.Proc.ReleaseAllLWLocks()
 			b.sess.Abort()
 			b.send(errorResponse(&pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InternalError,
 				Message: fmt.Sprintf("internal error: %v", r)}))

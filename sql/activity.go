@@ -3,11 +3,15 @@ package sql
 import (
 	"net"
 	"sort"
-	"strconv"
+
 	"sync"
 	"time"
 
-	"lockd/locks"
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/funcs"
+	"lockd/sql/sysviews"
+	"lockd/sql/types"
 )
 
 // activity is what pg_stat_activity shows of a session. It is written by
@@ -30,7 +34,7 @@ func (s *Session) startStatement(text string, now time.Time) {
 	a.mu.Lock()
 	a.query = text
 	a.queryStart = now
-	a.xactStart = s.xactStart
+	a.xactStart = s.XactStart
 	if a.state != "active" {
 		a.state = "active"
 		a.stateChange = now
@@ -42,15 +46,15 @@ func (s *Session) startStatement(text string, now time.Time) {
 // it before each ReadyForQuery.
 func (s *Session) Idle() {
 	state := "idle"
-	switch s.tx {
-	case txBlock:
+	switch s.Tx {
+	case expr.TxBlock:
 		state = "idle in transaction"
-	case txFailed:
+	case expr.TxFailed:
 		state = "idle in transaction (aborted)"
 	}
 	a := &s.act
 	a.mu.Lock()
-	if s.tx == txNone {
+	if s.Tx == expr.TxNone {
 		a.xactStart = time.Time{}
 	}
 	if a.state != state {
@@ -60,111 +64,44 @@ func (s *Session) Idle() {
 	a.mu.Unlock()
 }
 
-func tsDatum(t time.Time) Datum {
-	if t.IsZero() {
-		return NullDatum
-	}
-	return intDatum(t.UnixMicro())
-}
-
-func textOrNull(s string) Datum {
-	if s == "" {
-		return NullDatum
-	}
-	return textDatum(s)
-}
-
-func (e *Engine) statActivityView() *view {
-	return &view{
-		name: "pg_stat_activity",
-		oid:  oidPgStatActivity,
-		cols: cols(oidPgStatActivity,
-			"datid", TypeOid, "datname", TypeName, "pid", TypeInt4, "leader_pid", TypeInt4,
-			"usesysid", TypeOid, "usename", TypeName, "application_name", TypeText, "client_addr", TypeText,
-			"client_hostname", TypeText, "client_port", TypeInt4, "backend_start", TypeTimestamptz,
-			"xact_start", TypeTimestamptz, "query_start", TypeTimestamptz, "state_change", TypeTimestamptz,
-			"wait_event_type", TypeText, "wait_event", TypeText, "state", TypeText, "backend_xid", TypeXid,
-			"backend_xmin", TypeXid, "query_id", TypeInt8, "query", TypeText, "backend_type", TypeText),
-		rows: func(ec *evalCtx, emit func([]Datum) error) error {
+func (e *Engine) statActivityView() *expr.View {
+	return &expr.View{
+		Name: "pg_stat_activity",
+		Oid:  sysviews.OidPgStatActivity,
+		Cols: sysviews.Cols(sysviews.OidPgStatActivity,
+			"datid", types.TypeOid, "datname", types.TypeName, "pid", types.TypeInt4, "leader_pid", types.TypeInt4,
+			"usesysid", types.TypeOid, "usename", types.TypeName, "application_name", types.TypeText, "client_addr", types.TypeText,
+			"client_hostname", types.TypeText, "client_port", types.TypeInt4, "backend_start", types.TypeTimestamptz,
+			"xact_start", types.TypeTimestamptz, "query_start", types.TypeTimestamptz, "state_change", types.TypeTimestamptz,
+			"wait_event_type", types.TypeText, "wait_event", types.TypeText, "state", types.TypeText, "backend_xid", types.TypeXid,
+			"backend_xmin", types.TypeXid, "query_id", types.TypeInt8, "query", types.TypeText, "backend_type", types.TypeText),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			for _, s := range e.sessions() {
 				a := &s.act
 				a.mu.Lock()
 				state, query := a.state, a.query
 				qs, xs, sc, bs := a.queryStart, a.xactStart, a.stateChange, a.backendStart
-				app, addr := s.gucs.String("application_name"), a.clientAddr
-				if s.pid != ec.s.pid {
+				app, addr := s.Gucs.String("application_name"), a.clientAddr
+				if s.Pid != ec.S.Pid {
 					app = a.app
 				}
 				a.mu.Unlock()
-				wt, wn := s.proc.WaitEvent()
+				wt, wn := s.Proc.WaitEvent()
 				if wt == "" && (state == "idle" || state == "idle in transaction" || state == "idle in transaction (aborted)") {
 					wt, wn = "Client", "ClientRead"
 				}
-				clientAddr, clientPort := NullDatum, NullDatum
+				clientAddr, clientPort := types.NullDatum, types.NullDatum
 				if ta, ok := addr.(*net.TCPAddr); ok {
-					clientAddr = textDatum(ta.IP.String())
-					clientPort = intDatum(int64(ta.Port))
+					clientAddr = types.TextDatum(ta.IP.String())
+					clientPort = types.IntDatum(int64(ta.Port))
 				}
-				row := []Datum{
-					intDatum(DatabaseOID), textDatum(s.database), intDatum(int64(s.pid)), NullDatum,
-					intDatum(10), textDatum(s.user), textDatum(app), clientAddr,
-					NullDatum, clientPort, tsDatum(bs),
-					tsDatum(xs), tsDatum(qs), tsDatum(sc),
-					textOrNull(wt), textOrNull(wn), textOrNull(state), NullDatum,
-					NullDatum, NullDatum, textDatum(query), textDatum("client backend"),
-				}
-				if err := emit(row); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
-}
-
-func pgLocksView() *view {
-	return &view{
-		name: "pg_locks",
-		oid:  oidPgLocks,
-		cols: cols(oidPgLocks,
-			"locktype", TypeText, "database", TypeOid, "relation", TypeOid, "page", TypeInt4,
-			"tuple", TypeInt2, "virtualxid", TypeText, "transactionid", TypeXid, "classid", TypeOid,
-			"objid", TypeOid, "objsubid", TypeInt2, "virtualtransaction", TypeText, "pid", TypeInt4,
-			"mode", TypeText, "granted", TypeBool, "fastpath", TypeBool, "waitstart", TypeTimestamptz),
-		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			for _, st := range ec.s.locks.Status() {
-				row := make([]Datum, 16)
-				for i := range row {
-					row[i] = NullDatum
-				}
-				t := st.Tag
-				u := func(v uint32) Datum { return intDatum(int64(v)) }
-				row[0] = textDatum(t.TypeName())
-				switch t.Type {
-				case locks.LockTagRelation, locks.LockTagRelationExtend:
-					row[1], row[2] = u(t.Field1), u(t.Field2)
-				case locks.LockTagDatabaseFrozenIDs:
-					row[1] = u(t.Field1)
-				case locks.LockTagPage:
-					row[1], row[2], row[3] = u(t.Field1), u(t.Field2), u(t.Field3)
-				case locks.LockTagTuple:
-					row[1], row[2], row[3], row[4] = u(t.Field1), u(t.Field2), u(t.Field3), intDatum(int64(t.Field4))
-				case locks.LockTagTransaction:
-					row[6] = u(t.Field1)
-				case locks.LockTagVirtualTransaction:
-					row[5] = textDatum(strconv.FormatUint(uint64(t.Field1), 10) + "/" + strconv.FormatUint(uint64(t.Field2), 10))
-				case locks.LockTagSpeculativeToken:
-					row[6], row[8] = u(t.Field1), u(t.Field2)
-				default: // object, userlock, advisory, applytransaction
-					row[1], row[7], row[8], row[9] = u(t.Field1), u(t.Field2), u(t.Field3), intDatum(int64(t.Field4))
-				}
-				row[10] = textDatum(st.VXID)
-				row[11] = intDatum(int64(st.PID))
-				row[12] = textDatum(st.Mode.String())
-				row[13] = boolDatum(st.Granted)
-				row[14] = boolDatum(st.FastPath)
-				if !st.Granted {
-					row[15] = tsDatum(st.WaitStart)
+				row := []types.Datum{
+					types.IntDatum(catalog.DatabaseOID), types.TextDatum(s.Database), types.IntDatum(int64(s.Pid)), types.NullDatum,
+					types.IntDatum(10), types.TextDatum(s.User), types.TextDatum(app), clientAddr,
+					types.NullDatum, clientPort, funcs.TsDatum(bs),
+					funcs.TsDatum(xs), funcs.TsDatum(qs), funcs.TsDatum(sc),
+					funcs.TextOrNull(wt), funcs.TextOrNull(wn), funcs.TextOrNull(state), types.NullDatum,
+					types.NullDatum, types.NullDatum, types.TextDatum(query), types.TextDatum("client backend"),
 				}
 				if err := emit(row); err != nil {
 					return err
@@ -183,39 +120,8 @@ func (e *Engine) sessions() []*Session {
 		out = append(out, s)
 	}
 	e.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
 	return out
-}
-
-// extensionView is pg_stat_lockd_extension: relation-extension counters
-// per table (lockd's own view; PostgreSQL has none).
-func extensionView() *view {
-	return &view{
-		name: "pg_stat_lockd_extension",
-		oid:  oidPgStatExtension,
-		cols: cols(oidPgStatExtension,
-			"relid", TypeOid, "relname", TypeName, "extensions", TypeInt8, "pages_added", TypeInt8,
-			"waits", TypeInt8, "wait_time", TypeFloat8),
-		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			cat := ec.s.cat()
-			byFile := map[uint32]*TableDef{}
-			for _, t := range cat.Tables {
-				byFile[t.RelFile] = t
-			}
-			for _, st := range ec.s.store.ExtensionStats() {
-				t := byFile[uint32(st.Rel)]
-				if t == nil {
-					continue // an index, or a file of a dropped table
-				}
-				row := []Datum{intDatum(int64(t.OID)), textDatum(t.Name), intDatum(int64(st.Extensions)),
-					intDatum(int64(st.PagesAdded)), intDatum(int64(st.Waits)), floatDatum(float64(st.WaitTime) / 1e6)}
-				if err := emit(row); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
 }
 
 // session returns the live session with the given pid (the caller's own:

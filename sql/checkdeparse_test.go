@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/sql/catalog"
 )
 
 // TestCheckDefs: pg_get_constraintdef of CHECK expressions, plain and
@@ -11,7 +13,7 @@ import (
 func TestCheckDefs(t *testing.T) {
 	_, s := testEngine(t, -1)
 	mustRun(t, s, "create table d (a int, b int, s smallint, l bigint, n numeric(10,2), f float8, r real, t text, v varchar(10), c char(3), d date, bo bool)")
-	tab := s.cat().table("d")
+	tab := s.Cat().Table("d")
 	for _, c := range []struct{ expr, plain, pretty string }{
 		{"a > 0", "CHECK ((a > 0))", "CHECK (a > 0)"},
 		{"a + b > 1 + 2", "CHECK (((a + b) > (1 + 2)))", "CHECK ((a + b) > (1 + 2))"},
@@ -50,7 +52,7 @@ func TestCheckDefs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plain, pretty := s.checkDefs(tab, tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val)
+		plain, pretty := s.CheckDefs(tab, tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val)
 		if plain != c.plain || pretty != c.pretty {
 			t.Errorf("%s:\n got %s | %s\nwant %s | %s", c.expr, plain, pretty, c.plain, c.pretty)
 		}
@@ -67,7 +69,7 @@ func TestMakeObjectName(t *testing.T) {
 		{long, "cccccccccccccccccccccccccccccc", "check", "tttttttttttttttttttttttttttt_cccccccccccccccccccccccccccc_check"},
 		{long, "d", "check1", "tttttttttttttttttttttttttttttttttttttttttttttttttttttt_d_check1"},
 	} {
-		if got := makeObjectName(c.n1, c.n2, c.label); got != c.want {
+		if got := catalog.MakeObjectName(c.n1, c.n2, c.label); got != c.want {
 			t.Errorf("makeObjectName(%q, %q, %q) = %q, want %q", c.n1, c.n2, c.label, got, c.want)
 		}
 	}

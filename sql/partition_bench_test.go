@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"lockd/sql/types"
 )
 
 // BenchmarkPartitionedUpdate runs pgbench's account UPDATE and SELECT by
@@ -35,15 +37,15 @@ func BenchmarkPartitionedUpdate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx, discard := context.Background(), func([]Datum) error { return nil }
+			ctx, discard := context.Background(), func([]types.Datum) error { return nil }
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				aid := intDatum(int64(i * 7919 % n))
-				if _, err := s.Execute(ctx, up, []Datum{intDatum(1), aid}, discard); err != nil {
+				aid := types.IntDatum(int64(i * 7919 % n))
+				if _, err := s.Execute(ctx, up, []types.Datum{types.IntDatum(1), aid}, discard); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.Execute(ctx, sel, []Datum{aid}, discard); err != nil {
+				if _, err := s.Execute(ctx, sel, []types.Datum{aid}, discard); err != nil {
 					b.Fatal(err)
 				}
 				s.Sync()

@@ -16,6 +16,9 @@ import (
 	"lockd/locks"
 	"lockd/storage"
 	"lockd/txn"
+
+	"lockd/sql/catalog"
+	"lockd/sql/types"
 )
 
 // testEngine is an Engine over a fresh data directory, for tests that
@@ -36,7 +39,7 @@ func testEngine(t testing.TB, fastPathSlots int) (*Engine, *Session) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := storage.Open(storage.Config{DataDir: dir, SharedBuffers: 4096, Locks: mgr, Txns: txns, DatabaseOID: DatabaseOID, Logger: logger})
+	store, err := storage.Open(storage.Config{DataDir: dir, SharedBuffers: 4096, Locks: mgr, Txns: txns, DatabaseOID: catalog.DatabaseOID, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,7 @@ func (s *Session) runQuery(query string) error {
 			s.Fail()
 			break
 		}
-		if _, err = s.Execute(context.Background(), st, params, func([]Datum) error { return nil }); err != nil {
+		if _, err = s.Execute(context.Background(), st, params, func([]types.Datum) error { return nil }); err != nil {
 			break
 		}
 	}
@@ -131,8 +134,8 @@ create table ld2d partition of ld2 default`
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	cat := s.cat()
-	hm := strconv.Itoa(int(cat.table("hm").OID))
+	cat := s.Cat()
+	hm := strconv.Itoa(int(cat.Table("hm").OID))
 	// relname | key | bound | constraint, as PostgreSQL 15 printed them
 	want := `
 hm|HASH (a, b)||
@@ -170,30 +173,30 @@ sub1d||DEFAULT|((a IS NOT NULL) AND (a >= 0) AND (a < 100) AND (NOT ((b IS NOT N
 vc1||FOR VALUES IN ('a')|((a IS NOT NULL) AND ((a)::text = 'a'::character varying(5)))`
 	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
 		f := strings.Split(strings.ReplaceAll(line, "HM", hm), "|")
-		tab := cat.table(f[0])
+		tab := cat.Table(f[0])
 		if tab == nil {
 			t.Errorf("%s: no such table", f[0])
 			continue
 		}
-		cons, _ := partitionConstraintDef(cat, tab)
-		got := []string{f[0], partitionKeyDef(tab), partitionBoundDef(tab), cons}
+		cons, _ := catalog.PartitionConstraintDef(cat, tab)
+		got := []string{f[0], catalog.PartitionKeyDef(tab), catalog.PartitionBoundDef(tab), cons}
 		if strings.Join(got, "|") != strings.Join(f, "|") {
 			t.Errorf("\n got %s\nwant %s", strings.Join(got, "|"), strings.Join(f, "|"))
 		}
 	}
-	if got := cat.defaultPartition(cat.table("l")); got != cat.table("ld").OID || cat.defaultPartition(cat.table("ri")) != 0 {
+	if got := cat.DefaultPartition(cat.Table("l")); got != cat.Table("ld").OID || cat.DefaultPartition(cat.Table("ri")) != 0 {
 		t.Errorf("defaultPartition: %d", got)
 	}
 	var kids []string
-	for _, k := range cat.partitionChildren(cat.table("l")) {
+	for _, k := range cat.PartitionChildren(cat.Table("l")) {
 		kids = append(kids, k.Name)
 	}
 	if strings.Join(kids, " ") != "l2 l1 ld" { // PostgreSQL's order: by smallest value, default last
 		t.Errorf("partitions of l in bound order: %v", kids)
 	}
 	// a partitioned table has no storage; its partitions do
-	if ri := cat.table("ri"); ri.RelFile != 0 || ri.Relkind() != 'p' || cat.table("ri1").RelFile == 0 || cat.table("ri1").Relkind() != 'r' {
-		t.Errorf("relfile/relkind: ri %d %c, ri1 %d %c", ri.RelFile, ri.Relkind(), cat.table("ri1").RelFile, cat.table("ri1").Relkind())
+	if ri := cat.Table("ri"); ri.RelFile != 0 || ri.Relkind() != 'p' || cat.Table("ri1").RelFile == 0 || cat.Table("ri1").Relkind() != 'r' {
+		t.Errorf("relfile/relkind: ri %d %c, ri1 %d %c", ri.RelFile, ri.Relkind(), cat.Table("ri1").RelFile, cat.Table("ri1").Relkind())
 	}
 }
 
@@ -210,13 +213,13 @@ func TestOldCatalogLoads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "global", "lockd_catalog.json"), []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := openCatalog(dir)
+	c, err := catalog.OpenCatalog(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := c.state()
-	a, ix := st.table("a"), st.Indexes[16385]
-	if a == nil || a.Partitioned() || a.Relkind() != 'r' || a.Parent != 0 || ix.Relkind() != 'i' || st.partDesc(a.OID) != nil {
+	st := c.State()
+	a, ix := st.Table("a"), st.Indexes[16385]
+	if a == nil || a.Partitioned() || a.Relkind() != 'r' || a.Parent != 0 || ix.Relkind() != 'i' || st.PartDesc(a.OID) != nil {
 		t.Fatalf("old catalog: %+v %+v", a, ix)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"lockd/sql/plan"
+	"lockd/sql/types"
 )
 
 // The relation locks of prepared statements' executions follow
@@ -30,12 +33,12 @@ func planCacheTables(t *testing.T, s *Session) {
 
 // execLocks executes st with params in its own transaction and returns
 // the relation locks it held.
-func execLocks(t *testing.T, s *Session, st *Stmt, params ...Datum) string {
+func execLocks(t *testing.T, s *Session, st *plan.Stmt, params ...types.Datum) string {
 	t.Helper()
 	mustRun(t, s, "begin")
 	defer mustRun(t, s, "commit")
 	rows := 0
-	if _, err := s.Execute(context.Background(), st, params, func([]Datum) error { rows++; return nil }); err != nil {
+	if _, err := s.Execute(context.Background(), st, params, func([]types.Datum) error { rows++; return nil }); err != nil {
 		t.Fatalf("%s: %v", st.Text, err)
 	}
 	if rows == 0 {
@@ -53,7 +56,7 @@ const (
 func TestPlanCacheLocks(t *testing.T) {
 	_, s := testEngine(t, -1)
 	planCacheTables(t, s)
-	five := func(t *testing.T, st *Stmt, want string, params ...Datum) {
+	five := func(t *testing.T, st *plan.Stmt, want string, params ...types.Datum) {
 		t.Helper()
 		for i := 1; i <= 5; i++ {
 			if got := execLocks(t, s, st, params...); got != sortedWords(want) {
@@ -61,16 +64,16 @@ func TestPlanCacheLocks(t *testing.T) {
 			}
 		}
 	}
-	step := func(t *testing.T, st *Stmt, n int, want string, params ...Datum) {
+	step := func(t *testing.T, st *plan.Stmt, n int, want string, params ...types.Datum) {
 		t.Helper()
 		if got := execLocks(t, s, st, params...); got != sortedWords(want) {
 			t.Errorf("execution %d:\n got %s\nwant %s", n, got, sortedWords(want))
 		}
 	}
 	n := 0
-	prepare := func(t *testing.T, named bool, q string) *Stmt {
+	prepare := func(t *testing.T, named bool, q string) *plan.Stmt {
 		t.Helper()
-		var st *Stmt
+		var st *plan.Stmt
 		var err error
 		if named {
 			n++
@@ -83,7 +86,7 @@ func TestPlanCacheLocks(t *testing.T) {
 		}
 		return st
 	}
-	key := intDatum(5)
+	key := types.IntDatum(5)
 
 	t.Run("auto: pruning on a parameter keeps custom plans", func(t *testing.T) {
 		st := prepare(t, true, "select b from pt where a = $1")

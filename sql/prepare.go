@@ -9,6 +9,13 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
+
+	"lockd/sql/analyze"
+	"lockd/sql/expr"
+	"lockd/sql/funcs"
+	"lockd/sql/plan"
+	"lockd/sql/sysviews"
+	"lockd/sql/types"
 )
 
 // Named prepared statements: the extended protocol's named Parse and SQL
@@ -19,7 +26,7 @@ import (
 // preparedStmt is one named prepared statement.
 type preparedStmt struct {
 	name     string
-	st       *Stmt
+	st       *plan.Stmt
 	text     string // the query string that prepared it
 	prepared time.Time
 	fromSQL  bool
@@ -27,7 +34,7 @@ type preparedStmt struct {
 
 // PrepareNamed analyses query as the named prepared statement name (a
 // Parse message with a name). A name in use is 42P05.
-func (s *Session) PrepareNamed(name, query string, paramOIDs []uint32) (*Stmt, error) {
+func (s *Session) PrepareNamed(name, query string, paramOIDs []uint32) (*plan.Stmt, error) {
 	if _, ok := s.prepared[name]; ok {
 		return nil, duplicatePrepared(name)
 	}
@@ -38,13 +45,13 @@ func (s *Session) PrepareNamed(name, query string, paramOIDs []uint32) (*Stmt, e
 	// its own copy: Prepare may return a plan shared through its cache,
 	// and a named statement keeps plan cache counts
 	c := *st
-	c.named = true
+	c.Named = true
 	s.addPrepared(name, &c, query, false)
 	return &c, nil
 }
 
 // Prepared returns the named prepared statement name.
-func (s *Session) Prepared(name string) (*Stmt, bool) {
+func (s *Session) Prepared(name string) (*plan.Stmt, bool) {
 	p, ok := s.prepared[name]
 	if !ok {
 		return nil, false
@@ -56,7 +63,7 @@ func (s *Session) Prepared(name string) (*Stmt, bool) {
 // (a Close message).
 func (s *Session) ClosePrepared(name string) { delete(s.prepared, name) }
 
-func (s *Session) addPrepared(name string, st *Stmt, text string, fromSQL bool) {
+func (s *Session) addPrepared(name string, st *plan.Stmt, text string, fromSQL bool) {
 	if s.prepared == nil {
 		s.prepared = map[string]*preparedStmt{}
 	}
@@ -73,11 +80,11 @@ func noPrepared(name string) error {
 
 // compilePrepare is PREPARE name [(type, ...)] AS statement. The statement
 // is analysed when PREPARE runs, against the catalog as it is then.
-func (s *Session) compilePrepare(p *pg.PrepareStmt, text string, params *[]Type, st *Stmt) error {
-	a := newAnalyzer(&s.Backend, params)
-	declared := make([]Type, len(p.Argtypes))
+func (s *Session) compilePrepare(p *pg.PrepareStmt, text string, params *[]types.Type, st *plan.Stmt) error {
+	a := plan.NewAnalyzer(&s.Backend, params)
+	declared := make([]types.Type, len(p.Argtypes))
 	for i, n := range p.Argtypes {
-		t, err := a.typeName(n.GetTypeName())
+		t, err := a.TypeName(n.GetTypeName())
 		if err != nil {
 			return err
 		}
@@ -88,20 +95,20 @@ func (s *Session) compilePrepare(p *pg.PrepareStmt, text string, params *[]Type,
 		return pgerr.NotSupported("this form of PREPARE is not supported")
 	}
 	st.Tag = "PREPARE"
-	st.noSnapshot = true
-	s.foldedVolatile = true // keeps it out of the plan caches: each PREPARE analyses afresh
-	st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+	st.NoSnapshot = true
+	s.FoldedVolatile = true // keeps it out of the plan caches: each PREPARE analyses afresh
+	st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
 		if _, ok := s.prepared[p.Name]; ok {
 			return "", duplicatePrepared(p.Name)
 		}
-		ps := append([]Type(nil), declared...)
+		ps := append([]types.Type(nil), declared...)
 		pst, err := s.analyze(p.Query, inner, &ps)
 		if err != nil {
 			return "", err
 		}
-		finishParams(ps)
-		pst.params = ps
-		pst.named = true
+		analyze.FinishParams(ps)
+		pst.Params = ps
+		pst.Named = true
 		full := text
 		if s.queryText != "" {
 			full = s.queryText
@@ -138,70 +145,70 @@ func preparedText(text string) (string, bool) {
 // compileExecute is EXECUTE name [(value, ...)]: the prepared
 // statement's rows and command tag, its parameters the values converted
 // to their declared types as an assignment would.
-func (s *Session) compileExecute(x *pg.ExecuteStmt, params *[]Type, st *Stmt) error {
+func (s *Session) compileExecute(x *pg.ExecuteStmt, params *[]types.Type, st *plan.Stmt) error {
 	p, ok := s.prepared[x.Name]
 	if !ok {
 		return noPrepared(x.Name)
 	}
 	inner := p.st
-	if len(x.Params) != len(inner.params) {
+	if len(x.Params) != len(inner.Params) {
 		return pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement \"%s\"", x.Name).
-			WithDetail(fmt.Sprintf("Expected %d parameters but got %d.", len(inner.params), len(x.Params)))
+			WithDetail(fmt.Sprintf("Expected %d parameters but got %d.", len(inner.Params), len(x.Params)))
 	}
-	a := newAnalyzer(&s.Backend, params)
-	args := make([]expr, len(x.Params))
+	a := plan.NewAnalyzer(&s.Backend, params)
+	args := make([]expr.Expr, len(x.Params))
 	for i, n := range x.Params {
-		e, err := a.expr(n)
+		e, err := a.Expr(n)
 		if err != nil {
 			return err
 		}
-		want := inner.params[i]
+		want := inner.Params[i]
 		switch {
-		case isUnknown(e):
-			e, err = a.coerceUnknown(e, want)
-		case e.typ().OID == want.OID:
-		case assignable(e.typ(), want):
-			e, err = a.castTo(e, want, false)
+		case analyze.IsUnknown(e):
+			e, err = a.CoerceUnknown(e, want)
+		case e.Type().OID == want.OID:
+		case analyze.Assignable(e.Type(), want):
+			e, err = a.CastTo(e, want, false)
 		default:
-			return posErr(pgerr.New(pgerr.DatatypeMismatch, "parameter $%d of type %s cannot be coerced to the expected type %s", i+1, e.typ().Name, want.Name).
-				WithHint("You will need to rewrite or cast the expression."), exprLocation(n))
+			return expr.PosErr(pgerr.New(pgerr.DatatypeMismatch, "parameter $%d of type %s cannot be coerced to the expected type %s", i+1, e.Type().Name, want.Name).
+				WithHint("You will need to rewrite or cast the expression."), analyze.ExprLocation(n))
 		}
 		if err != nil {
 			if pe, ok := err.(*pgerr.Error); ok {
-				return posErr(pe, exprLocation(n))
+				return expr.PosErr(pe, analyze.ExprLocation(n))
 			}
 			return err
 		}
 		args[i] = e
 	}
 	st.Tag = inner.Tag
-	st.cols = inner.cols
-	st.noSnapshot = true    // the prepared statement takes its own
-	s.foldedVolatile = true // resolved by name: never reused from a plan cache
-	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
+	st.Cols = inner.Cols
+	st.NoSnapshot = true    // the prepared statement takes its own
+	s.FoldedVolatile = true // resolved by name: never reused from a plan cache
+	st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
 		if cur, ok := s.prepared[x.Name]; !ok || cur != p {
 			// deallocated (or replaced) since this EXECUTE was analysed
 			return "", noPrepared(x.Name)
 		}
-		vals := make([]Datum, len(args))
+		vals := make([]types.Datum, len(args))
 		for i, e := range args {
-			v, err := e.eval(ec, nil)
+			v, err := e.Eval(ec, nil)
 			if err != nil {
 				return "", err
 			}
 			vals[i] = v
 		}
-		return s.runStmt(ec.ctx, inner, vals, emit)
+		return s.runStmt(ec.Ctx, inner, vals, emit)
 	}
 	return nil
 }
 
 // compileDeallocate is DEALLOCATE [PREPARE] name | ALL.
-func (s *Session) compileDeallocate(d *pg.DeallocateStmt, st *Stmt) {
+func (s *Session) compileDeallocate(d *pg.DeallocateStmt, st *plan.Stmt) {
 	st.Tag = "DEALLOCATE"
-	st.noSnapshot = true
-	s.foldedVolatile = true
-	st.run = func(*evalCtx, func([]Datum) error) (string, error) {
+	st.NoSnapshot = true
+	s.FoldedVolatile = true
+	st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
 		if d.Isall || d.Name == "" {
 			clear(s.prepared)
 			return "DEALLOCATE ALL", nil
@@ -217,16 +224,16 @@ func (s *Session) compileDeallocate(d *pg.DeallocateStmt, st *Stmt) {
 // oidPgPreparedStatements is the view's OID in PostgreSQL 15.
 const oidPgPreparedStatements = 12095
 
-func (e *Engine) preparedStatementsView() *view {
-	return &view{
-		name: "pg_prepared_statements",
-		oid:  oidPgPreparedStatements,
-		cols: cols(oidPgPreparedStatements,
-			"name", TypeText, "statement", TypeText, "prepare_time", TypeTimestamptz,
-			"parameter_types", Type{OID: 2211, Len: -1, Mod: -1, Name: "regtype[]"}, "from_sql", TypeBool,
-			"generic_plans", TypeInt8, "custom_plans", TypeInt8),
-		rows: func(ec *evalCtx, emit func([]Datum) error) error {
-			own := e.session(ec.s.pid)
+func (e *Engine) preparedStatementsView() *expr.View {
+	return &expr.View{
+		Name: "pg_prepared_statements",
+		Oid:  oidPgPreparedStatements,
+		Cols: sysviews.Cols(oidPgPreparedStatements,
+			"name", types.TypeText, "statement", types.TypeText, "prepare_time", types.TypeTimestamptz,
+			"parameter_types", types.Type{OID: 2211, Len: -1, Mod: -1, Name: "regtype[]"}, "from_sql", types.TypeBool,
+			"generic_plans", types.TypeInt8, "custom_plans", types.TypeInt8),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			own := e.session(ec.S.Pid)
 			names := make([]string, 0, len(own.prepared))
 			for n := range own.prepared {
 				names = append(names, n)
@@ -234,12 +241,12 @@ func (e *Engine) preparedStatementsView() *view {
 			slices.Sort(names)
 			for _, n := range names {
 				p := own.prepared[n]
-				paramTypes := Datum{A: make([]Datum, 0, len(p.st.params))}
-				for _, t := range p.st.params {
-					paramTypes.A = append(paramTypes.A, intDatum(int64(t.OID)))
+				paramTypes := types.Datum{A: make([]types.Datum, 0, len(p.st.Params))}
+				for _, t := range p.st.Params {
+					paramTypes.A = append(paramTypes.A, types.IntDatum(int64(t.OID)))
 				}
-				row := []Datum{textDatum(p.name), textDatum(p.text), tsDatum(p.prepared), paramTypes, boolDatum(p.fromSQL),
-					intDatum(int64(p.st.genericPlans)), intDatum(int64(p.st.customPlans))}
+				row := []types.Datum{types.TextDatum(p.name), types.TextDatum(p.text), funcs.TsDatum(p.prepared), paramTypes, types.BoolDatum(p.fromSQL),
+					types.IntDatum(int64(p.st.GenericPlans)), types.IntDatum(int64(p.st.CustomPlans))}
 				if err := emit(row); err != nil {
 					return err
 				}
@@ -253,13 +260,13 @@ func (e *Engine) preparedStatementsView() *view {
 // (a connection pooler's reset) is, as in PostgreSQL, RESET ALL,
 // DEALLOCATE ALL, pg_advisory_unlock_all() and DISCARD PLANS; lockd has no
 // temporary tables and no LISTEN, so DISCARD TEMP has nothing to drop.
-func (s *Session) compileDiscard(d *pg.DiscardStmt, st *Stmt) {
-	st.noSnapshot = true
-	s.foldedVolatile = true
+func (s *Session) compileDiscard(d *pg.DiscardStmt, st *plan.Stmt) {
+	st.NoSnapshot = true
+	s.FoldedVolatile = true
 	switch d.Target {
 	case pg.DiscardMode_DISCARD_ALL:
 		st.Tag = "DISCARD ALL"
-		st.noBlock = "DISCARD ALL"
+		st.NoBlock = "DISCARD ALL"
 	case pg.DiscardMode_DISCARD_PLANS:
 		st.Tag = "DISCARD PLANS"
 	case pg.DiscardMode_DISCARD_SEQUENCES:
@@ -268,19 +275,19 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *Stmt) {
 		st.Tag = "DISCARD TEMP"
 	}
 	tag := st.Tag
-	st.run = func(*evalCtx, func([]Datum) error) (string, error) {
+	st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
 		switch d.Target {
 		case pg.DiscardMode_DISCARD_ALL:
-			s.gucs.ResetAll()
-			s.refreshFormat()
+			s.Gucs.ResetAll()
+			s.RefreshFormat()
 			clear(s.prepared)
-			s.locks.ReleaseSessionLocks(s.proc, true)
+			s.Locks.ReleaseSessionLocks(s.Proc, true)
 			s.discardPlans()
-			discardSequences(&s.Backend) // seqfuncs.go
+			funcs.DiscardSequences(&s.Backend) // seqfuncs.go
 		case pg.DiscardMode_DISCARD_PLANS:
 			s.discardPlans()
 		case pg.DiscardMode_DISCARD_SEQUENCES:
-			discardSequences(&s.Backend)
+			funcs.DiscardSequences(&s.Backend)
 		}
 		return tag, nil
 	}
@@ -294,6 +301,6 @@ func (s *Session) discardPlans() {
 	clear(s.prepCache)
 	clear(s.shapeCache)
 	for _, p := range s.prepared {
-		p.st.genericCached = false
+		p.st.GenericCached = false
 	}
 }

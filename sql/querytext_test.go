@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"lockd/sql/types"
 )
 
 // queryString runs one query and returns its rows as text: fields joined
@@ -20,13 +22,13 @@ func queryString(t testing.TB, s *Session, q string) string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	var out []string
-	if _, err := s.Execute(context.Background(), st, params, func(row []Datum) error {
+	if _, err := s.Execute(context.Background(), st, params, func(row []types.Datum) error {
 		var f []string
 		for i, c := range st.Columns() {
 			if row[i].Null {
 				f = append(f, "NULL")
 			} else {
-				f = append(f, string(appendText(nil, c.Type, row[i], nil)))
+				f = append(f, string(types.AppendText(nil, c.Type, row[i], nil)))
 			}
 		}
 		out = append(out, strings.Join(f, ","))

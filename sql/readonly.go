@@ -5,6 +5,9 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
+
+	"lockd/sql/analyze"
+	"lockd/sql/plan"
 )
 
 // Read-only transactions: BEGIN READ ONLY, SET TRANSACTION READ ONLY and
@@ -16,7 +19,7 @@ import (
 
 // readOnlyName is the command name a read-only transaction refuses st
 // under (PostgreSQL's CreateCommandName), or "" when st may run in one.
-func readOnlyName(n *pg.Node, st *Stmt) string {
+func readOnlyName(n *pg.Node, st *plan.Stmt) string {
 	switch {
 	case n.GetInsertStmt() != nil:
 		return "INSERT"
@@ -28,11 +31,11 @@ func readOnlyName(n *pg.Node, st *Stmt) string {
 		if n.GetSelectStmt().IntoClause != nil {
 			return "SELECT INTO"
 		}
-		if st.writes { // a data-modifying WITH
+		if st.Writes { // a data-modifying WITH
 			return "SELECT"
 		}
-		for _, r := range st.rels {
-			if r.mode == locks.RowShareLock {
+		for _, r := range st.Rels {
+			if r.Mode == locks.RowShareLock {
 				return "SELECT FOR " + lockStrengthName(firstLockingClause(n.GetSelectStmt()))
 			}
 		}
@@ -49,7 +52,7 @@ func readOnlyName(n *pg.Node, st *Stmt) string {
 		// EXECUTE: the prepared statement is checked when it runs
 		return ""
 	}
-	return commandName(n)
+	return analyze.CommandName(n)
 }
 
 // firstLockingClause is the strength of the first FOR UPDATE/SHARE clause
@@ -109,27 +112,11 @@ func lockStrengthName(s pg.LockClauseStrength) string {
 }
 
 // checkReadOnly refuses st in a read-only transaction.
-func (s *Session) checkReadOnly(st *Stmt) error {
-	if st.roName == "" || !s.gucs.Bool("transaction_read_only") {
+func (s *Session) checkReadOnly(st *plan.Stmt) error {
+	if st.RoName == "" || !s.Gucs.Bool("transaction_read_only") {
 		return nil
 	}
-	return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.roName)
-}
-
-// checkReadWrite is SET transaction_read_only = off's rule: a read-only
-// transaction can become read-write only before its first query, and not
-// inside a savepoint.
-func (s *Backend) checkReadWrite() error {
-	if s.tx == txNone || !s.gucs.Bool("transaction_read_only") {
-		return nil
-	}
-	if s.txn.NestLevel() > 1 { // IsSubTransaction
-		return pgerr.New(pgerr.ActiveSQLTransaction, "cannot set transaction read-write mode inside a read-only transaction")
-	}
-	if s.txn.SnapshotTaken() {
-		return pgerr.New(pgerr.ActiveSQLTransaction, "transaction read-write mode must be set before any query")
-	}
-	return nil
+	return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.RoName)
 }
 
 // startTxnSettings gives a new transaction its isolation level and
@@ -137,8 +124,8 @@ func (s *Backend) checkReadWrite() error {
 // does, so SHOW transaction_isolation tells the truth.
 func (s *Session) startTxnSettings() {
 	for _, p := range [...][2]string{{"transaction_isolation", "default_transaction_isolation"}, {"transaction_read_only", "default_transaction_read_only"}} {
-		if v := s.gucs.String(p[1]); s.gucs.String(p[0]) != v {
-			_, _ = s.gucs.Set(p[0], v, true)
+		if v := s.Gucs.String(p[1]); s.Gucs.String(p[0]) != v {
+			_, _ = s.Gucs.Set(p[0], v, true)
 		}
 	}
 }

@@ -11,6 +11,10 @@ import (
 	"lockd/pgerr"
 	"lockd/storage"
 	"lockd/txn"
+
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/types"
 )
 
 // rowLockEngine is an Engine over a fresh data directory, without a server.
@@ -26,7 +30,7 @@ func rowLockEngine(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := storage.Open(storage.Config{DataDir: dir, SharedBuffers: 64, Locks: lm, Txns: tm, DatabaseOID: DatabaseOID})
+	st, err := storage.Open(storage.Config{DataDir: dir, SharedBuffers: 64, Locks: lm, Txns: tm, DatabaseOID: catalog.DatabaseOID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +73,7 @@ func (s *Session) exec(query string) error {
 			s.Fail()
 			return err
 		}
-		if _, err := s.Execute(context.Background(), st, params, func([]Datum) error { return nil }); err != nil {
+		if _, err := s.Execute(context.Background(), st, params, func([]types.Datum) error { return nil }); err != nil {
 			return err
 		}
 	}
@@ -84,11 +88,11 @@ func mustExec(t *testing.T, s *Session, query string) {
 }
 
 // visibleTID returns the TID of the row with id = 1 in s's snapshot.
-func visibleTID(t *testing.T, s *Session, tab *TableDef) storage.TID {
+func visibleTID(t *testing.T, s *Session, tab *catalog.TableDef) storage.TID {
 	t.Helper()
-	s.txn.StatementSnapshot()
+	s.Txn.StatementSnapshot()
 	var found storage.TID
-	err := s.eng.store.Scan(context.Background(), s.proc, &s.txn, storage.RelID(tab.RelFile), func(tid storage.TID, _ []byte) error {
+	err := s.eng.store.Scan(context.Background(), s.Proc, &s.Txn, storage.RelID(tab.RelFile), func(tid storage.TID, _ []byte) error {
 		found = tid
 		return nil
 	})
@@ -106,17 +110,17 @@ func TestLockRow(t *testing.T) {
 	a, b, c := e.testSession(t), e.testSession(t), e.testSession(t)
 	mustExec(t, a, "create table tellers (tid int primary key, tbalance int)")
 	mustExec(t, a, "insert into tellers values (1, 0)")
-	tab := a.cat().table("tellers")
+	tab := a.Cat().Table("tellers")
 
 	mustExec(t, a, "begin")
 	mustExec(t, a, "update tellers set tbalance = tbalance + 5 where tid = 1")
 
 	mustExec(t, b, "begin")
-	ec := &evalCtx{s: &b.Backend, ctx: context.Background()}
+	ec := &expr.EvalCtx{S: &b.Backend, Ctx: context.Background()}
 	tid := visibleTID(t, b, tab)
 	done := make(chan error, 1)
 	go func() {
-		locked, _, _, err := b.lockRow(ec, tab, tid, txn.LockTupleKeyShare, storage.WaitBlock, nil)
+		locked, _, _, err := b.LockRow(ec, tab, tid, txn.LockTupleKeyShare, storage.WaitBlock, nil)
 		if err == nil && !locked {
 			err = errors.New("not locked")
 		}
@@ -132,13 +136,13 @@ func TestLockRow(t *testing.T) {
 	}
 
 	mustExec(t, c, "begin")
-	cec := &evalCtx{s: &c.Backend, ctx: context.Background()}
+	cec := &expr.EvalCtx{S: &c.Backend, Ctx: context.Background()}
 	ctid := visibleTID(t, c, tab)
-	_, _, _, err := c.lockRow(cec, tab, ctid, txn.LockTupleShare, storage.WaitError, nil)
+	_, _, _, err := c.LockRow(cec, tab, ctid, txn.LockTupleShare, storage.WaitError, nil)
 	if pe := pgerr.From(err); pe == nil || pe.Code != pgerr.LockNotAvailable || pe.Message != `could not obtain lock on row in relation "tellers"` {
 		t.Fatalf("NOWAIT: %v", err)
 	}
-	locked, _, _, err := c.lockRow(cec, tab, ctid, txn.LockTupleShare, storage.WaitSkip, nil)
+	locked, _, _, err := c.LockRow(cec, tab, ctid, txn.LockTupleShare, storage.WaitSkip, nil)
 	if err != nil || locked {
 		t.Fatalf("SKIP LOCKED: locked %v, %v", locked, err)
 	}
@@ -149,7 +153,7 @@ func TestLockRow(t *testing.T) {
 	go func() { done <- a.exec("update tellers set tid = 2 where tid = 1") }()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, n := a.proc.WaitEvent(); n == "transactionid" {
+		if _, n := a.Proc.WaitEvent(); n == "transactionid" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -172,14 +176,14 @@ func TestLockRowFollowsUpdate(t *testing.T) {
 	a, b := e.testSession(t), e.testSession(t)
 	mustExec(t, a, "create table acc (id int primary key, bal int)")
 	mustExec(t, a, "insert into acc values (1, 100)")
-	tab := a.cat().table("acc")
+	tab := a.Cat().Table("acc")
 
 	for _, iso := range []string{"read committed", "repeatable read"} {
 		mustExec(t, b, "begin isolation level "+iso)
 		tid := visibleTID(t, b, tab)
 		mustExec(t, a, "update acc set bal = bal + 1")
-		ec := &evalCtx{s: &b.Backend, ctx: context.Background()}
-		locked, lt, row, err := b.lockRow(ec, tab, tid, txn.LockTupleExclusive, storage.WaitBlock, func(r []Datum) (bool, error) { return r[1].I > 100, nil })
+		ec := &expr.EvalCtx{S: &b.Backend, Ctx: context.Background()}
+		locked, lt, row, err := b.LockRow(ec, tab, tid, txn.LockTupleExclusive, storage.WaitBlock, func(r []types.Datum) (bool, error) { return r[1].I > 100, nil })
 		if iso == "repeatable read" {
 			if pe := pgerr.From(err); pe == nil || pe.Code != pgerr.SerializationFailure {
 				t.Fatalf("%s: %v", iso, err)

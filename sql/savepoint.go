@@ -5,6 +5,10 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
+
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
 )
 
 // SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT]: PostgreSQL's
@@ -38,14 +42,14 @@ type savepoint struct {
 }
 
 // analyzeSavepoint compiles SAVEPOINT, RELEASE and ROLLBACK TO.
-func (s *Session) analyzeSavepoint(t *pg.TransactionStmt, st *Stmt) (*Stmt, error) {
+func (s *Session) analyzeSavepoint(t *pg.TransactionStmt, st *plan.Stmt) (*plan.Stmt, error) {
 	name := t.SavepointName
 	switch t.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
 		st.Tag = "SAVEPOINT"
-		st.txControl = false // 25P02 in a failed block
-		st.run = func(*evalCtx, func([]Datum) error) (string, error) {
-			if s.tx != txBlock {
+		st.TxControl = false // 25P02 in a failed block
+		st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
+			if s.Tx != expr.TxBlock {
 				return "", notInBlock("SAVEPOINT")
 			}
 			s.beginSavepoint(name)
@@ -53,9 +57,9 @@ func (s *Session) analyzeSavepoint(t *pg.TransactionStmt, st *Stmt) (*Stmt, erro
 		}
 	case pg.TransactionStmtKind_TRANS_STMT_RELEASE:
 		st.Tag = "RELEASE"
-		st.txControl = false // 25P02 in a failed block
-		st.run = func(*evalCtx, func([]Datum) error) (string, error) {
-			if s.tx != txBlock {
+		st.TxControl = false // 25P02 in a failed block
+		st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
+			if s.Tx != expr.TxBlock {
 				return "", notInBlock("RELEASE SAVEPOINT")
 			}
 			i := s.findSavepoint(name)
@@ -67,9 +71,9 @@ func (s *Session) analyzeSavepoint(t *pg.TransactionStmt, st *Stmt) (*Stmt, erro
 		}
 	default: // TRANS_STMT_ROLLBACK_TO
 		st.Tag = "ROLLBACK"
-		st.txControl = true // the way out of a failed block
-		st.run = func(*evalCtx, func([]Datum) error) (string, error) {
-			if s.tx != txBlock && s.tx != txFailed {
+		st.TxControl = true // the way out of a failed block
+		st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
+			if s.Tx != expr.TxBlock && s.Tx != expr.TxFailed {
 				return "", notInBlock("ROLLBACK TO SAVEPOINT")
 			}
 			i := s.findSavepoint(name)
@@ -77,7 +81,7 @@ func (s *Session) analyzeSavepoint(t *pg.TransactionStmt, st *Stmt) (*Stmt, erro
 				return "", noSavepoint(name)
 			}
 			s.rollbackToSavepoint(i)
-			s.tx = txBlock
+			s.Tx = expr.TxBlock
 			return "ROLLBACK", nil
 		}
 	}
@@ -106,12 +110,12 @@ func (s *Session) findSavepoint(name string) int {
 // beginSavepoint starts a subtransaction (DefineSavepoint +
 // StartSubTransaction).
 func (s *Session) beginSavepoint(name string) {
-	s.txn.BeginSub()
-	s.gucs.BeginSub()
+	s.Txn.BeginSub()
+	s.Gucs.BeginSub()
 	s.savepoints = append(s.savepoints, savepoint{
 		name:     name,
-		lockMark: s.locks.Mark(s.proc),
-		catMark:  len(s.catOps),
+		lockMark: s.Locks.Mark(s.Proc),
+		catMark:  len(s.CatOps),
 	})
 }
 
@@ -120,10 +124,10 @@ func (s *Session) beginSavepoint(name string) {
 // changes, locks and settings now belong to it.
 func (s *Session) releaseSavepoint(i int) {
 	for j := len(s.savepoints) - 1; j >= i; j-- {
-		s.txn.CommitSub()
-		s.gucs.CommitSub()
+		s.Txn.CommitSub()
+		s.Gucs.CommitSub()
 	}
-	s.locks.KeepSince(s.proc, s.savepoints[i].lockMark)
+	s.Locks.KeepSince(s.Proc, s.savepoints[i].lockMark)
 	s.popSavepoints(i)
 }
 
@@ -154,11 +158,11 @@ func (s *Session) abortInnermostSavepoint() {
 // (AbortSubTransaction): the commit log first, then its locks (waking
 // anyone waiting for its rows or relations), its settings and its DDL.
 func (s *Session) abortSubxact(sp *savepoint) {
-	s.txn.AbortSub()
-	s.locks.ReleaseSince(s.proc, sp.lockMark)
-	s.gucs.AbortSub()
+	s.Txn.AbortSub()
+	s.Locks.ReleaseSince(s.Proc, sp.lockMark)
+	s.Gucs.AbortSub()
 	s.rollbackCatalog(sp.catMark)
-	s.refreshFormat()
+	s.RefreshFormat()
 	sp.aborted = true
 }
 
@@ -172,13 +176,13 @@ func (s *Session) popSavepoints(i int) {
 // catalog is rebuilt from the published catalog and the operations that
 // remain, as commit would replay them.
 func (s *Session) rollbackCatalog(mark int) {
-	if mark >= len(s.catOps) {
+	if mark >= len(s.CatOps) {
 		return
 	}
-	s.removeNewFiles(s.catOps[mark:])
-	kept := s.catOps[:mark:mark]
-	s.catOps, s.pendingCat = nil, nil
+	s.RemoveNewFiles(s.CatOps[mark:])
+	kept := s.CatOps[:mark:mark]
+	s.CatOps, s.PendingCat = nil, nil
 	for _, op := range kept {
-		s.addCatOp(op)
+		s.AddCatOp(op)
 	}
 }

@@ -3,6 +3,8 @@ package sql
 import (
 	"strings"
 	"testing"
+
+	"lockd/sql/types"
 )
 
 // BenchmarkSeqScanCount is pgbench's accounts table at scale 1 (100,000
@@ -31,7 +33,7 @@ func TestTrimBlanks(t *testing.T) {
 		"x       y       ": "x       y", "12345678        ": "12345678", "1234567 ": "1234567",
 		"a\t ": "a\t",
 	} {
-		if got := string(trimBlanks([]byte(in))); got != want {
+		if got := string(types.TrimBlanks([]byte(in))); got != want {
 			t.Errorf("trimBlanks(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"lockd/sql/catalog"
+	"lockd/sql/types"
 )
 
 // TestSerialSequenceNames: the names serial and identity columns give
@@ -20,8 +23,8 @@ func TestSerialSequenceNames(t *testing.T) {
 		{strings.Repeat("é", 40), "c", "seq", strings.Repeat("é", 28) + "_c_seq"},
 	}
 	for _, c := range cases {
-		got := makeObjectName(c.name1, c.name2, c.label)
-		if got != c.want || len(got) > nameDataLen-1 {
+		got := catalog.MakeObjectName(c.name1, c.name2, c.label)
+		if got != c.want || len(got) > catalog.NameDataLen-1 {
 			t.Errorf("makeObjectName(%q, %q, %q) = %q (%d bytes), want %q", c.name1, c.name2, c.label, got, len(got), c.want)
 		}
 	}
@@ -42,13 +45,13 @@ func TestSequenceStateReload(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		want seqState
-	}{{"a", seqState{2, 31, true}}, {"b", seqState{-1, 32, true}}, {"t_id_seq", seqState{1, 32, true}}} {
-		q := eng2.cat.state().sequence(c.name)
+		want catalog.SeqState
+	}{{"a", catalog.SeqState{LastValue: 2, LogCnt: 31, IsCalled: true}}, {"b", catalog.SeqState{LastValue: -1, LogCnt: 32, IsCalled: true}}, {"t_id_seq", catalog.SeqState{LastValue: 1, LogCnt: 32, IsCalled: true}}} {
+		q := eng2.cat.State().Sequence(c.name)
 		if q == nil {
 			t.Fatalf("%s: not in the reloaded catalog", c.name)
 		}
-		if got := eng2.seqs.get(q.RelFile).st; got != c.want {
+		if got := eng2.seqs.Get(q.RelFile).St; got != c.want {
 			t.Errorf("%s after reload: %+v, want %+v", c.name, got, c.want)
 		}
 	}
@@ -73,7 +76,7 @@ func BenchmarkNextval(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx, discard := context.Background(), func([]Datum) error { return nil }
+			ctx, discard := context.Background(), func([]types.Datum) error { return nil }
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -15,14 +15,15 @@ import (
 	"lockd/pgerr"
 	"lockd/storage"
 	"lockd/txn"
-)
 
-// Host is what the SQL layer needs from the server around it.
-type Host interface {
-	CancelBackend(pid int32) bool
-	TerminateBackend(pid int32) bool
-	ReloadConfig() bool
-}
+	"lockd/sql/analyze"
+	"lockd/sql/catalog"
+	"lockd/sql/commands"
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/sysviews"
+	"lockd/sql/types"
+)
 
 // Engine is the server-wide SQL state: settings, system views, and the
 // link to the host server. It is safe for concurrent use.
@@ -31,11 +32,11 @@ type Engine struct {
 	locks    *locks.Manager
 	txns     *txn.Manager
 	store    *storage.Store
-	cat      *catalog
-	seqs     *seqStore // the sequences' values (seqstore.go)
+	cat      *catalog.Catalog
+	seqs     *catalog.SeqStore // the sequences' values (seqstore.go)
 	dataDir  string
-	hostRef  Host
-	views    map[string]*view
+	hostRef  expr.Host
+	views    map[string]*expr.View
 	started  time.Time
 
 	mu   sync.Mutex
@@ -51,24 +52,24 @@ type EngineConfig struct {
 	Txns     *txn.Manager
 	Store    *storage.Store
 	DataDir  string // holds the catalog (global/lockd_catalog.json)
-	Host     Host
+	Host     expr.Host
 }
 
 // NewEngine opens the catalog and returns an engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
-	cat, err := openCatalog(cfg.DataDir)
+	cat, err := catalog.OpenCatalog(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	seqs, err := openSeqStore(cfg.DataDir, cat.state())
+	seqs, err := catalog.OpenSeqStore(cfg.DataDir, cat.State())
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
-		hostRef: cfg.Host, started: time.Now(), views: map[string]*view{}, live: map[int32]*Session{}}
-	views := append([]*view{settingsView(), pgLocksView(), e.statActivityView(), extensionView(), e.preparedStatementsView()}, catalogViews()...)
-	for _, v := range append(views, sequenceViews()...) {
-		e.views[v.name] = v
+		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
+	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	for _, v := range append(views, sysviews.SequenceViews()...) {
+		e.views[v.Name] = v
 	}
 	return e, nil
 }
@@ -76,13 +77,13 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 // Checkpoint persists the catalog and the sequences' values (the store
 // and the commit log are checkpointed by their owners).
 func (e *Engine) Checkpoint() error {
-	if err := e.cat.flush(); err != nil {
+	if err := e.cat.Flush(); err != nil {
 		return err
 	}
-	return e.seqs.checkpoint(e.cat.state())
+	return e.seqs.Checkpoint(e.cat.State())
 }
 
-func (e *Engine) host() Host { return e.hostRef }
+func (e *Engine) host() expr.Host { return e.hostRef }
 
 // TxStatus is the ReadyForQuery transaction indicator.
 type TxStatus byte
@@ -93,31 +94,22 @@ const (
 	TxFailed  TxStatus = 'E'
 )
 
-type txState uint8
-
-const (
-	txNone     txState = iota // no transaction
-	txImplicit                // an implicit transaction (statement or query string)
-	txBlock                   // BEGIN ...
-	txFailed                  // a block that saw an error
-)
-
 // Session is one backend's SQL state. It is used by its connection's
 // goroutine only, except for the fields read by other sessions through
 // atomics (wait event).
 type Session struct {
-	utility
+	commands.Utility
 	eng *Engine
 
 	savepoints []savepoint              // open SAVEPOINTs, innermost last (savepoint.go)
 	queryText  string                   // the client's query string, shown in pg_stat_activity
 	prepared   map[string]*preparedStmt // named prepared statements (prepare.go)
-	describe   func([]Column)           // ExecuteDescribed's, until the statement is described
+	describe   func([]types.Column)     // ExecuteDescribed's, until the statement is described
 
-	cache      map[string][]*Stmt // simple-protocol plans by query text
-	prepCache  map[string]*Stmt   // extended-protocol plans by query text
-	shapeCache map[string]*Stmt   // simple-protocol plans by statement shape
-	noShape    map[string]bool    // shapes that could not be planned
+	cache      map[string][]*plan.Stmt // simple-protocol plans by query text
+	prepCache  map[string]*plan.Stmt   // extended-protocol plans by query text
+	shapeCache map[string]*plan.Stmt   // simple-protocol plans by statement shape
+	noShape    map[string]bool         // shapes that could not be planned
 	act        activity
 	stats      sessionStats // statement counters (stats.go)
 
@@ -139,39 +131,36 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{eng: e, cache: map[string][]*Stmt{}, prepCache: map[string]*Stmt{}, shapeCache: map[string]*Stmt{}, noShape: map[string]bool{}}
-	s.Backend = Backend{gucs: info.Settings, pid: info.PID, user: info.User, database: info.Database, proc: proc,
-		locks: e.locks, txns: e.txns, store: e.store, catalog: e.cat, seqs: e.seqs, dataDir: e.dataDir, host: e.hostRef, views: e.views, started: e.started}
-	s.spi = s.analyze
+	s := &Session{eng: e, cache: map[string][]*plan.Stmt{}, prepCache: map[string]*plan.Stmt{}, shapeCache: map[string]*plan.Stmt{}, noShape: map[string]bool{}}
+	s.Backend = expr.Backend{Gucs: info.Settings, Pid: info.PID, User: info.User, Database: info.Database, Proc: proc,
+		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started}
+	s.Spi = s.analyze
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.act.app = info.Settings.String("application_name")
-	s.fc.names = &s.Backend
-	s.refreshFormat()
+	s.Fc.Names = &s.Backend
+	s.RefreshFormat()
 	e.mu.Lock()
-	e.live[s.pid] = s
+	e.live[s.Pid] = s
 	e.mu.Unlock()
 	return s, nil
 }
 
-// Proc is the session's lock-manager state.
-func (s *Session) Proc() *locks.Proc { return s.proc }
-
 // PID is the backend's process id as clients see it.
-func (s *Session) PID() int32 { return s.pid }
+func (s *Session) PID() int32 { return s.Pid }
 
 // Settings returns the session's settings view.
-func (s *Session) Settings() *guc.Session { return s.gucs }
+func (s *Session) Settings() *guc.Session { return s.Gucs }
 
 // TxStatus reports the ReadyForQuery indicator.
 func (s *Session) TxStatus() TxStatus {
-	switch s.tx {
-	case txBlock:
+	switch s.Tx {
+	case expr.TxBlock:
 		return TxInBlock
-	case txFailed:
+	case expr.TxFailed:
 		return TxFailed
 	}
 	return TxIdle
@@ -179,69 +168,25 @@ func (s *Session) TxStatus() TxStatus {
 
 // TakeNotices returns and clears the notices raised since the last call.
 func (s *Session) TakeNotices() []*pgerr.Error {
-	n := s.notices
-	s.notices = nil
+	n := s.Notices
+	s.Notices = nil
 	return n
-}
-
-// Stmt is an analysed statement, reusable across executions.
-type Stmt struct {
-	Text       string
-	Tag        string // command tag prefix, e.g. "SELECT", "SET"
-	cols       []Column
-	params     []Type
-	txControl  bool      // allowed in a failed block (COMMIT, ROLLBACK)
-	noBlock    string    // non-empty: may not run inside a transaction block
-	cacheable  bool      // may be kept in the session's plan cache
-	rels       []relLock // relation locks taken at each execution
-	writes     bool      // advances the command counter afterwards
-	copyCols   int       // COPY: columns in each row
-	fromStdin  bool      // COPY FROM STDIN
-	toStdout   bool      // COPY TO STDOUT
-	copyFormat int16     // COPY: 0 text or csv, 1 binary
-	catVer     uint64    // catalog version the plan was made against
-	roName     string    // the command a read-only transaction refuses (readonly.go)
-	noSnapshot bool      // transaction control and settings take no snapshot
-	lazy       *pg.Node  // a statement of a multi-statement string, analysed by Resolve
-	// plan is what the executor runs (execmain.go): a query's or a DML
-	// statement's plan; utility statements have run instead
-	plan any
-	run  func(ec *evalCtx, emit func([]Datum) error) (string, error)
-	// a named prepared statement's place in PostgreSQL's plan cache
-	// (plancache.go), which decides the locks of its executions
-	named         bool
-	customPlans   int        // custom plans made so far
-	genericPlans  int        // executions that ran a generic plan
-	genericCached bool       // a generic plan is cached and valid
-	choice        planChoice // auto mode's choice after five custom plans
-}
-
-// Columns describes the result rows; nil for statements without rows.
-func (st *Stmt) Columns() []Column { return st.cols }
-
-// ParamTypes lists the parameter type OIDs (after inference).
-func (st *Stmt) ParamTypes() []uint32 {
-	out := make([]uint32, len(st.params))
-	for i, t := range st.params {
-		out[i] = t.OID
-	}
-	return out
 }
 
 // Parse splits and analyses a simple-protocol query string. An empty
 // result means an empty query. params are the parameter values of a
 // statement found by its shape (see shapeOf); nil otherwise.
-func (s *Session) Parse(query string) (sts []*Stmt, params []Datum, err error) {
-	if s.tx == txFailed {
+func (s *Session) Parse(query string) (sts []*plan.Stmt, params []types.Datum, err error) {
+	if s.Tx == expr.TxFailed {
 		// In a failed block only syntax errors come before 25P02: defer
 		// analysis to Resolve.
 		return s.parseLazy(query)
 	}
-	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].catVer == s.cat().Version) {
+	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].CatVer == s.Cat().Version) {
 		return sts, nil, nil
 	}
 	if st, params, ok := s.parseShape(query); ok {
-		return []*Stmt{st}, params, nil
+		return []*plan.Stmt{st}, params, nil
 	}
 	sts, err = s.parseFull(query)
 	return sts, nil, err
@@ -251,38 +196,38 @@ func (s *Session) Parse(query string) (sts []*Stmt, params []Datum, err error) {
 // literals. ok is false when the statement has no usable shape; the
 // caller then parses it as it is (which also reports errors exactly as
 // PostgreSQL does, with positions).
-func (s *Session) parseShape(query string) (*Stmt, []Datum, bool) {
+func (s *Session) parseShape(query string) (*plan.Stmt, []types.Datum, bool) {
 	key, lits, ok := shapeOf(query)
 	if !ok || s.noShape[key] {
 		return nil, nil, false
 	}
 	st := s.shapeCache[key]
-	if st == nil || st.catVer != s.cat().Version {
+	if st == nil || st.CatVer != s.Cat().Version {
 		text := key[strings.IndexByte(key, '|')+1:]
 		tree, err := pg.Parse(text)
 		if err != nil || len(tree.Stmts) != 1 {
 			s.markNoShape(key)
 			return nil, nil, false
 		}
-		params := make([]Type, len(lits))
+		params := make([]types.Type, len(lits))
 		for i, l := range lits {
 			params[i] = literalType(l.kind)
 		}
 		st, err = s.analyze(tree.Stmts[0].Stmt, text, &params)
-		if err != nil || len(params) != len(lits) || !st.cacheable {
+		if err != nil || len(params) != len(lits) || !st.Cacheable {
 			s.markNoShape(key)
 			return nil, nil, false
 		}
-		finishParams(params)
-		st.params = params
+		analyze.FinishParams(params)
+		st.Params = params
 		if len(s.shapeCache) >= 256 {
 			clear(s.shapeCache)
 		}
 		s.shapeCache[key] = st
 	}
-	vals := make([]Datum, len(lits))
+	vals := make([]types.Datum, len(lits))
 	for i, l := range lits {
-		d, err := parseText(st.params[i], l.text, &s.fc)
+		d, err := types.ParseText(st.Params[i], l.text, &s.Fc)
 		if err != nil {
 			return nil, nil, false
 		}
@@ -298,12 +243,12 @@ func (s *Session) markNoShape(key string) {
 	s.noShape[key] = true
 }
 
-func (s *Session) parseFull(query string) ([]*Stmt, error) {
+func (s *Session) parseFull(query string) ([]*plan.Stmt, error) {
 	tree, err := pg.Parse(query)
 	if err != nil {
 		return nil, parseError(err)
 	}
-	sts := make([]*Stmt, 0, len(tree.Stmts))
+	sts := make([]*plan.Stmt, 0, len(tree.Stmts))
 	if len(tree.Stmts) > 1 {
 		// As in PostgreSQL, each statement of a multi-statement string is
 		// analysed just before it runs ("create table t ...; insert into
@@ -316,7 +261,7 @@ func (s *Session) parseFull(query string) ([]*Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		cacheable = cacheable && st.cacheable
+		cacheable = cacheable && st.Cacheable
 		sts = append(sts, st)
 	}
 	if cacheable {
@@ -328,7 +273,7 @@ func (s *Session) parseFull(query string) ([]*Stmt, error) {
 	return sts, nil
 }
 
-func (s *Session) parseLazy(query string) ([]*Stmt, []Datum, error) {
+func (s *Session) parseLazy(query string) ([]*plan.Stmt, []types.Datum, error) {
 	tree, err := pg.Parse(query)
 	if err != nil {
 		return nil, nil, parseError(err)
@@ -336,18 +281,18 @@ func (s *Session) parseLazy(query string) ([]*Stmt, []Datum, error) {
 	return lazyStmts(query, tree), nil, nil
 }
 
-func lazyStmts(query string, tree *pg.ParseResult) []*Stmt {
-	sts := make([]*Stmt, 0, len(tree.Stmts))
+func lazyStmts(query string, tree *pg.ParseResult) []*plan.Stmt {
+	sts := make([]*plan.Stmt, 0, len(tree.Stmts))
 	for _, raw := range tree.Stmts {
-		sts = append(sts, &Stmt{Text: stmtText(query, raw), lazy: raw.Stmt})
+		sts = append(sts, &plan.Stmt{Text: stmtText(query, raw), Lazy: raw.Stmt})
 	}
 	return sts
 }
 
 // analyzeSimple analyses one simple-protocol statement, which may not
 // have parameters.
-func (s *Session) analyzeSimple(n *pg.Node, text string) (*Stmt, error) {
-	var params []Type
+func (s *Session) analyzeSimple(n *pg.Node, text string) (*plan.Stmt, error) {
+	var params []types.Type
 	st, err := s.analyze(n, text, &params)
 	if err != nil {
 		return nil, err
@@ -362,28 +307,28 @@ func (s *Session) analyzeSimple(n *pg.Node, text string) (*Stmt, error) {
 // string is analysed now, against the catalog as the statements before
 // it left it. The server calls it before describing and executing each
 // statement of a Query message.
-func (s *Session) Resolve(st *Stmt) (*Stmt, error) {
-	if st.lazy == nil {
+func (s *Session) Resolve(st *plan.Stmt) (*plan.Stmt, error) {
+	if st.Lazy == nil {
 		return st, nil
 	}
-	if s.tx == txFailed && st.lazy.GetTransactionStmt() == nil {
+	if s.Tx == expr.TxFailed && st.Lazy.GetTransactionStmt() == nil {
 		// PostgreSQL refuses everything but transaction control in a
 		// failed block before analysing it: Execute says 25P02.
-		return &Stmt{Text: st.Text, run: func(*evalCtx, func([]Datum) error) (string, error) { return "", nil }}, nil
+		return &plan.Stmt{Text: st.Text, Run: func(*expr.EvalCtx, func([]types.Datum) error) (string, error) { return "", nil }}, nil
 	}
-	return s.analyzeSimple(st.lazy, st.Text)
+	return s.analyzeSimple(st.Lazy, st.Text)
 }
 
 // Prepare analyses one statement for the extended protocol. paramOIDs
 // are the client's declared types (0 = infer).
-func (s *Session) Prepare(query string, paramOIDs []uint32) (*Stmt, error) {
+func (s *Session) Prepare(query string, paramOIDs []uint32) (*plan.Stmt, error) {
 	// Clients such as pgbench -M extended send the same unnamed Parse for
 	// every execution; a plan analysed once serves them all (plans are
 	// read-only, and re-planned if the catalog changes).
 	cacheKey := ""
 	if allZero(paramOIDs) {
 		cacheKey = query
-		if st, ok := s.prepCache[cacheKey]; ok && st.catVer == s.cat().Version {
+		if st, ok := s.prepCache[cacheKey]; ok && st.CatVer == s.Cat().Version {
 			return st, nil
 		}
 	}
@@ -393,15 +338,15 @@ func (s *Session) Prepare(query string, paramOIDs []uint32) (*Stmt, error) {
 	}
 	switch len(tree.Stmts) {
 	case 0:
-		return &Stmt{Text: query, run: nil, cacheable: true}, nil
+		return &plan.Stmt{Text: query, Run: nil, Cacheable: true}, nil
 	case 1:
 	default:
 		return nil, pgerr.New(pgerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 	}
-	params := make([]Type, len(paramOIDs))
+	params := make([]types.Type, len(paramOIDs))
 	for i, oid := range paramOIDs {
 		if oid != 0 {
-			t, ok := typeByOID(oid)
+			t, ok := types.TypeByOID(oid)
 			if !ok {
 				return nil, pgerr.NotSupported("parameter type %d is not supported", oid)
 			}
@@ -412,9 +357,9 @@ func (s *Session) Prepare(query string, paramOIDs []uint32) (*Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	finishParams(params)
-	st.params = params
-	if cacheKey != "" && st.cacheable && len(paramOIDs) == 0 {
+	analyze.FinishParams(params)
+	st.Params = params
+	if cacheKey != "" && st.Cacheable && len(paramOIDs) == 0 {
 		if len(s.prepCache) >= 256 {
 			clear(s.prepCache)
 		}
@@ -431,9 +376,6 @@ func allZero(oids []uint32) bool {
 	}
 	return true
 }
-
-// IsEmpty reports whether the statement is an empty query.
-func (st *Stmt) IsEmpty() bool { return st.run == nil && st.plan == nil }
 
 func stmtText(query string, raw *pg.RawStmt) string {
 	start := int(raw.StmtLocation)
@@ -467,7 +409,7 @@ func parseError(err error) error {
 // emit, and returns the command tag. It applies the transaction rules:
 // an implicit transaction starts if none is open; in a failed block only
 // COMMIT/ROLLBACK run.
-func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit func([]Datum) error) (string, error) {
+func (s *Session) Execute(ctx context.Context, st *plan.Stmt, params []types.Datum, emit func([]types.Datum) error) (string, error) {
 	return s.ExecuteDescribed(ctx, st, params, nil, emit)
 }
 
@@ -478,25 +420,25 @@ func (s *Session) Execute(ctx context.Context, st *Stmt, params []Datum, emit fu
 // is now, as PostgreSQL's parse analysis, which takes those locks, would
 // see it: a SELECT * queued behind ALTER TABLE ADD COLUMN returns the new
 // column.
-func (s *Session) ExecuteDescribed(ctx context.Context, st *Stmt, params []Datum, describe func([]Column), emit func([]Datum) error) (string, error) {
+func (s *Session) ExecuteDescribed(ctx context.Context, st *plan.Stmt, params []types.Datum, describe func([]types.Column), emit func([]types.Datum) error) (string, error) {
 	s.describe = describe
 	defer func() { s.describe = nil }()
 	if st.IsEmpty() {
 		return "", nil
 	}
-	if s.tx == txFailed && !st.txControl {
+	if s.Tx == expr.TxFailed && !st.TxControl {
 		return "", pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
-	if st.noBlock != "" && s.tx == txBlock {
-		return "", pgerr.New(pgerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", st.noBlock)
+	if st.NoBlock != "" && s.Tx == expr.TxBlock {
+		return "", pgerr.New(pgerr.ActiveSQLTransaction, "%s cannot run inside a transaction block", st.NoBlock)
 	}
 	now := time.Now()
 	defer s.stats.statementDone(st.Tag, now)
-	s.stmtStart = now
-	if s.tx == txNone {
-		s.gucs.Refresh()
-		s.refreshFormat()
-		s.beginTxn(now, txImplicit)
+	s.StmtStart = now
+	if s.Tx == expr.TxNone {
+		s.Gucs.Refresh()
+		s.RefreshFormat()
+		s.beginTxn(now, expr.TxImplicit)
 	}
 	text := st.Text
 	if s.queryText != "" {
@@ -515,20 +457,20 @@ func (s *Session) ExecuteDescribed(ctx context.Context, st *Stmt, params []Datum
 // the statement's relation locks (planning again when the catalog
 // changed), its snapshot, runs it and advances the command counter after
 // a write. Execute calls it, and EXECUTE of a prepared statement.
-func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit func([]Datum) error) (string, error) {
+func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Datum, emit func([]types.Datum) error) (string, error) {
 	if err := s.checkReadOnly(st); err != nil {
 		return "", err
 	}
-	ec := evalCtx{s: &s.Backend, exec: &s.Executor, ctx: ctx, params: params}
+	ec := expr.EvalCtx{S: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params}
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (plancache.go): a cached generic plan locks fewer relations
-	ec.plan = st.planFor(s.gucs.String("plan_cache_mode"))
-	if len(st.rels) > 0 {
-		if err := s.lockRelations(ctx, st.rels, ec.plan == genericReuse); err != nil {
+	ec.Plan = st.PlanFor(s.Gucs.String("plan_cache_mode"))
+	if len(st.Rels) > 0 {
+		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
 			return "", err
 		}
-		if st.catVer != s.cat().Version {
+		if st.CatVer != s.Cat().Version {
 			// The catalog changed since the plan was made (also by this
 			// transaction's own DDL, or its rollback): plan again
 			// (PostgreSQL re-plans a cached plan on invalidation too).
@@ -537,63 +479,63 @@ func (s *Session) runStmt(ctx context.Context, st *Stmt, params []Datum, emit fu
 				if s.describe == nil {
 					// a prepared statement's text is not the query the
 					// client sent now: no position into it
-					err = noPosition(err)
+					err = commands.NoPosition(err)
 				}
 				return "", err
 			}
-			if err := s.lockRelations(ctx, fresh.rels, false); err != nil {
+			if err := s.LockRelations(ctx, fresh.Rels, false); err != nil {
 				return "", err
 			}
-			if ec.plan == genericReuse {
-				ec.plan = genericBuild
+			if ec.Plan == expr.GenericReuse {
+				ec.Plan = expr.GenericBuild
 			}
 			run = fresh
 		}
 	}
 	if d := s.describe; d != nil {
 		s.describe = nil // once: an EXECUTE's prepared statement is not described again
-		d(st.cols)
+		d(st.Cols)
 	}
-	if !st.noSnapshot {
-		s.txn.StatementSnapshot()
+	if !st.NoSnapshot {
+		s.Txn.StatementSnapshot()
 	}
-	tag, err := s.runPlan(&ec, run, emit)
-	st.planDone(ec.plan, s.gucs.String("plan_cache_mode"), ec.runtimePruned)
-	err = s.afterStatement(&ec, err) // fire the statement's foreign-key checks and actions (ri.go)
+	tag, err := s.RunPlan(&ec, run, emit)
+	st.PlanDone(ec.Plan, s.Gucs.String("plan_cache_mode"), ec.RuntimePruned)
+	err = s.AfterStatement(&ec, err) // fire the statement's foreign-key checks and actions (ri.go)
 	if err != nil {
 		return "", err
 	}
-	if st.writes {
-		s.txn.CommandCounterIncrement()
+	if st.Writes {
+		s.Txn.CommandCounterIncrement()
 	}
 	return tag, nil
 }
 
 // replan analyses st's text again against the current catalog;
 // newColumns: the client has not been told st's result columns yet.
-func (s *Session) replan(st *Stmt, newColumns bool) (*Stmt, error) {
+func (s *Session) replan(st *plan.Stmt, newColumns bool) (*plan.Stmt, error) {
 	tree, err := pg.Parse(st.Text)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil, parseError(err)
 	}
-	params := append([]Type(nil), st.params...)
+	params := append([]types.Type(nil), st.Params...)
 	fresh, err := s.analyze(tree.Stmts[0].Stmt, st.Text, &params)
 	if err != nil {
 		return nil, err
 	}
-	if !newColumns && !sameColumns(fresh.cols, st.cols) {
+	if !newColumns && !sameColumns(fresh.Cols, st.Cols) {
 		return nil, pgerr.NotSupported("cached plan must not change result type")
 	}
-	named, customPlans, genericPlans, choice := st.named, st.customPlans, st.genericPlans, st.choice
+	named, customPlans, genericPlans, choice := st.Named, st.CustomPlans, st.GenericPlans, st.Choice
 	*st = *fresh
-	st.params = params
+	st.Params = params
 	// the cached generic plan is invalid; the counts stay (PostgreSQL
 	// keeps a plan source's custom plan statistics across invalidation)
-	st.named, st.customPlans, st.genericPlans, st.choice = named, customPlans, genericPlans, choice
+	st.Named, st.CustomPlans, st.GenericPlans, st.Choice = named, customPlans, genericPlans, choice
 	return st, nil
 }
 
-func sameColumns(a, b []Column) bool {
+func sameColumns(a, b []types.Column) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -608,9 +550,9 @@ func sameColumns(a, b []Column) bool {
 // failStatement records an error: a block becomes failed; an implicit
 // transaction is rolled back at once.
 func (s *Session) failStatement() {
-	switch s.tx {
-	case txBlock:
-		s.tx = txFailed
+	switch s.Tx {
+	case expr.TxBlock:
+		s.Tx = expr.TxFailed
 		if len(s.savepoints) > 0 {
 			s.abortInnermostSavepoint()
 			return
@@ -619,12 +561,12 @@ func (s *Session) failStatement() {
 		// ROLLBACK: the transaction's locks are released and its xid
 		// aborted at once, so others stop waiting for a session that sits
 		// in a failed block; the block itself lasts until ROLLBACK.
-		s.abortCatalog()
-		s.txn.Abort()
-		s.gucs.AbortTxn()
-		s.locks.ReleaseTransactionLocks(s.proc)
-		s.refreshFormat()
-	case txImplicit:
+		s.AbortCatalog()
+		s.Txn.Abort()
+		s.Gucs.AbortTxn()
+		s.Locks.ReleaseTransactionLocks(s.Proc)
+		s.RefreshFormat()
+	case expr.TxImplicit:
 		s.endTxn(false)
 	}
 }
@@ -632,7 +574,7 @@ func (s *Session) failStatement() {
 // Sync ends an implicit transaction (the end of a simple Query message or
 // an extended-protocol Sync), committing it.
 func (s *Session) Sync() {
-	if s.tx == txImplicit {
+	if s.Tx == expr.TxImplicit {
 		s.endTxn(true)
 	}
 }
@@ -640,7 +582,7 @@ func (s *Session) Sync() {
 // Abort rolls back whatever transaction is open (connection loss, fatal
 // errors).
 func (s *Session) Abort() {
-	if s.tx != txNone {
+	if s.Tx != expr.TxNone {
 		s.endTxn(false)
 	}
 }
@@ -651,20 +593,20 @@ func (s *Session) Close() {
 	s.Abort()
 	s.eng.mu.Lock()
 	s.stats.addTo(&s.eng.closedStmts)
-	delete(s.eng.live, s.pid)
+	delete(s.eng.live, s.Pid)
 	s.eng.mu.Unlock()
-	s.proc.Close()
+	s.Proc.Close()
 }
 
 // beginTxn starts a transaction: like PostgreSQL, every transaction holds
 // ExclusiveLock on its own virtual xid (taken through the fast path).
-func (s *Session) beginTxn(now time.Time, kind txState) {
-	s.tx = kind
-	s.xactStart = now
-	s.lxid++
-	s.locks.BeginVirtualXact(s.proc, s.lxid)
-	s.txns.Begin(&s.txn, s.proc, isolationOf(s.gucs.String("default_transaction_isolation")))
-	s.gucs.BeginTxn()
+func (s *Session) beginTxn(now time.Time, kind expr.TxState) {
+	s.Tx = kind
+	s.XactStart = now
+	s.Lxid++
+	s.Locks.BeginVirtualXact(s.Proc, s.Lxid)
+	s.Txns.Begin(&s.Txn, s.Proc, expr.IsolationOf(s.Gucs.String("default_transaction_isolation")))
+	s.Gucs.BeginTxn()
 	s.startTxnSettings()
 }
 
@@ -672,62 +614,32 @@ func (s *Session) beginTxn(now time.Time, kind txState) {
 // transaction-level lock is released.
 func (s *Session) endTxn(commit bool) {
 	if commit {
-		if err := s.commitCatalog(); err != nil {
-			s.notice(pgerr.SeverityWarning, pgerr.InternalError, "could not write the catalog: "+err.Error())
+		if err := s.CommitCatalog(); err != nil {
+			s.Notice(pgerr.SeverityWarning, pgerr.InternalError, "could not write the catalog: "+err.Error())
 		}
-		if err := s.txn.Commit(); err != nil {
-			s.notice(pgerr.SeverityWarning, pgerr.InternalError, "commit: "+err.Error())
+		if err := s.Txn.Commit(); err != nil {
+			s.Notice(pgerr.SeverityWarning, pgerr.InternalError, "commit: "+err.Error())
 		}
-		s.gucs.CommitTxn()
+		s.Gucs.CommitTxn()
 	} else {
-		s.abortCatalog()
-		s.txn.Abort()
-		s.gucs.AbortTxn()
+		s.AbortCatalog()
+		s.Txn.Abort()
+		s.Gucs.AbortTxn()
 	}
-	s.locks.ReleaseTransactionLocks(s.proc)
-	s.tx = txNone
+	s.Locks.ReleaseTransactionLocks(s.Proc)
+	s.Tx = expr.TxNone
 	s.popSavepoints(0)
-	s.refreshFormat()
+	s.RefreshFormat()
 }
-
-func (s *Backend) signalBackend(pid int32, terminate bool) (Datum, error) {
-	var ok bool
-	if terminate {
-		ok = s.host.TerminateBackend(pid)
-	} else {
-		ok = s.host.CancelBackend(pid)
-	}
-	if !ok {
-		s.notice(pgerr.SeverityWarning, pgerr.Warning, "PID "+itoa(int64(pid))+" is not a PostgreSQL backend process")
-	}
-	return boolDatum(ok), nil
-}
-
-func itoa(i int64) string { return string(appendText(nil, TypeInt8, intDatum(i), nil)) }
 
 // StatementTimeout is the session's statement_timeout.
 func (s *Session) StatementTimeout() time.Duration {
-	return time.Duration(s.gucs.Int("statement_timeout")) * time.Millisecond
+	return time.Duration(s.Gucs.Int("statement_timeout")) * time.Millisecond
 }
 
 // IdleInTransactionTimeout is idle_in_transaction_session_timeout.
 func (s *Session) IdleInTransactionTimeout() time.Duration {
-	return time.Duration(s.gucs.Int("idle_in_transaction_session_timeout")) * time.Millisecond
-}
-
-func typeByOID(oid uint32) (Type, bool) {
-	for _, t := range []Type{TypeBool, TypeChar, TypeName, TypeInt2, TypeInt4, TypeInt8, TypeOid, TypeXid,
-		TypeFloat4, TypeFloat8, TypeNumeric, TypeText, TypeVarchar, TypeBpchar, TypeUnknown, TypeDate,
-		TypeTimestamp, TypeTimestamptz, TypeInterval, TypeTextArray, TypeInt4Array,
-		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp} {
-		if t.OID == oid {
-			if t.OID == OIDUnknown {
-				return Type{}, true
-			}
-			return t, true
-		}
-	}
-	return Type{}, false
+	return time.Duration(s.Gucs.Int("idle_in_transaction_session_timeout")) * time.Millisecond
 }
 
 // SetQueryText records the text of the Query message being run, which
@@ -740,7 +652,4 @@ func (s *Session) SetQueryText(q string) { s.queryText = q }
 func (s *Session) Fail() { s.failStatement() }
 
 // InFailedBlock reports whether only COMMIT/ROLLBACK may run.
-func (s *Session) InFailedBlock() bool { return s.tx == txFailed }
-
-// AllowedInFailedBlock reports whether st may run in a failed block.
-func (st *Stmt) AllowedInFailedBlock() bool { return st.txControl }
+func (s *Session) InFailedBlock() bool { return s.Tx == expr.TxFailed }

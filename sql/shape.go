@@ -3,6 +3,8 @@ package sql
 import (
 	"strconv"
 	"strings"
+
+	"lockd/sql/types"
 )
 
 // Statement shapes. pgbench -M simple sends every statement with its
@@ -218,14 +220,14 @@ func isIdentStart(c byte) bool { return c == '_' || c >= 0x80 || (c|0x20) >= 'a'
 func isIdentChar(c byte) bool  { return isIdentStart(c) || isDigit(c) || c == '$' }
 
 // literalType is the type a literal of this kind has in PostgreSQL.
-func literalType(kind byte) Type {
+func literalType(kind byte) types.Type {
 	switch kind {
 	case 'i':
-		return TypeInt4
+		return types.TypeInt4
 	case 'l':
-		return TypeInt8
+		return types.TypeInt8
 	case 'n':
-		return TypeNumeric
+		return types.TypeNumeric
 	}
-	return Type{} // a quoted string: unknown, typed by its context
+	return types.Type{} // a quoted string: unknown, typed by its context
 }

@@ -6,20 +6,23 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"lockd/guc"
 	"lockd/pgerr"
-	"lockd/txn"
+
+	"lockd/sql/analyze"
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
 )
 
 // analyze compiles one parsed statement.
-func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error) {
-	st := &Stmt{Text: text, catVer: s.cat().Version}
-	s.foldedVolatile = false
+func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.Stmt, error) {
+	st := &plan.Stmt{Text: text, CatVer: s.Cat().Version}
+	s.FoldedVolatile = false
 	defer func() {
-		st.cacheable = !s.foldedVolatile
-		st.roName = readOnlyName(n, st)
+		st.Cacheable = !s.FoldedVolatile
+		st.RoName = readOnlyName(n, st)
 	}()
-	if err := checkSequenceUse(&s.Backend, n); err != nil { // seqcols.go
+	if err := analyze.CheckSequenceUse(&s.Backend, n); err != nil { // seqcols.go
 		return nil, err
 	}
 	switch {
@@ -27,93 +30,93 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 		sel := *n.GetSelectStmt()
 		into := sel.IntoClause
 		sel.IntoClause = nil
-		if err := s.compileCreateTableAs(into, &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &sel}}, false, params, st); err != nil {
+		if err := s.CompileCreateTableAs(into, &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: &sel}}, false, params, st); err != nil {
 			return nil, err
 		}
 	case n.GetCreateTableAsStmt() != nil && n.GetCreateTableAsStmt().Objtype == pg.ObjectType_OBJECT_TABLE:
 		ct := n.GetCreateTableAsStmt()
-		if err := s.compileCreateTableAs(ct.Into, ct.Query, ct.IfNotExists, params, st); err != nil { // createas.go
+		if err := s.CompileCreateTableAs(ct.Into, ct.Query, ct.IfNotExists, params, st); err != nil { // createas.go
 			return nil, err
 		}
 	case n.GetSelectStmt() != nil:
-		p, err := s.compileSelect(n.GetSelectStmt(), params)
+		p, err := s.CompileSelect(n.GetSelectStmt(), params)
 		if err != nil {
 			return nil, err
 		}
 		st.Tag = "SELECT"
-		st.cols = p.cols
-		if st.cols == nil {
-			st.cols = []Column{} // a SELECT returns rows even with no columns
+		st.Cols = p.Cols
+		if st.Cols == nil {
+			st.Cols = []types.Column{} // a SELECT returns rows even with no columns
 		}
-		st.rels = p.rels
-		st.plan = p
+		st.Rels = p.Rels
+		st.Plan = p
 	case n.GetVariableSetStmt() != nil:
-		st.noSnapshot = true
+		st.NoSnapshot = true
 		return s.analyzeSet(n.GetVariableSetStmt(), st)
 	case n.GetVariableShowStmt() != nil:
-		st.noSnapshot = true
+		st.NoSnapshot = true
 		return s.analyzeShow(n.GetVariableShowStmt(), st)
 	case n.GetTransactionStmt() != nil:
-		st.noSnapshot = true
+		st.NoSnapshot = true
 		return s.analyzeTransaction(n.GetTransactionStmt(), st)
 	case n.GetInsertStmt() != nil:
-		if err := s.compileInsert(n.GetInsertStmt(), params, st); err != nil {
+		if err := s.CompileInsert(n.GetInsertStmt(), params, st); err != nil {
 			return nil, err
 		}
 	case n.GetUpdateStmt() != nil:
-		if err := s.compileUpdate(n.GetUpdateStmt(), params, st); err != nil {
+		if err := s.CompileUpdate(n.GetUpdateStmt(), params, st); err != nil {
 			return nil, err
 		}
 	case n.GetDeleteStmt() != nil:
-		if err := s.compileDelete(n.GetDeleteStmt(), params, st); err != nil {
+		if err := s.CompileDelete(n.GetDeleteStmt(), params, st); err != nil {
 			return nil, err
 		}
 	case n.GetCreateStmt() != nil:
-		if err := s.compileCreateTable(n.GetCreateStmt(), st); err != nil {
+		if err := s.CompileCreateTable(n.GetCreateStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetCreateSeqStmt() != nil: // sequence.go
-		if err := s.compileCreateSequence(n.GetCreateSeqStmt(), st); err != nil {
+		if err := s.CompileCreateSequence(n.GetCreateSeqStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetAlterSeqStmt() != nil:
-		if err := s.compileAlterSequence(n.GetAlterSeqStmt(), st); err != nil {
+		if err := s.CompileAlterSequence(n.GetAlterSeqStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg.ObjectType_OBJECT_SEQUENCE:
-		if err := s.compileDropSequence(n.GetDropStmt(), st); err != nil {
+		if err := s.CompileDropSequence(n.GetDropStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetDropStmt() != nil:
-		if err := s.compileDrop(n.GetDropStmt(), st); err != nil {
+		if err := s.CompileDrop(n.GetDropStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetTruncateStmt() != nil:
-		if err := s.compileTruncate(n.GetTruncateStmt(), st); err != nil {
+		if err := s.CompileTruncate(n.GetTruncateStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetAlterTableStmt() != nil:
-		if err := s.compileAlterTable(n.GetAlterTableStmt(), st); err != nil {
+		if err := s.CompileAlterTable(n.GetAlterTableStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetIndexStmt() != nil:
-		if err := s.compileCreateIndex(n.GetIndexStmt(), st); err != nil {
+		if err := s.CompileCreateIndex(n.GetIndexStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetRenameStmt() != nil:
-		if err := s.compileRename(n.GetRenameStmt(), st); err != nil { // rename.go
+		if err := s.CompileRename(n.GetRenameStmt(), st); err != nil { // rename.go
 			return nil, err
 		}
 	case n.GetLockStmt() != nil:
-		if err := s.compileLock(n.GetLockStmt(), st); err != nil {
+		if err := s.CompileLock(n.GetLockStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetVacuumStmt() != nil:
-		if err := s.compileVacuum(n.GetVacuumStmt(), st); err != nil {
+		if err := s.CompileVacuum(n.GetVacuumStmt(), st); err != nil {
 			return nil, err
 		}
 	case n.GetCopyStmt() != nil:
-		if err := s.compileCopy(n.GetCopyStmt(), params, st); err != nil {
+		if err := s.CompileCopy(n.GetCopyStmt(), params, st); err != nil {
 			return nil, err
 		}
 	case n.GetPrepareStmt() != nil:
@@ -131,10 +134,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 	case n.GetAlterSystemStmt() != nil:
 		set := n.GetAlterSystemStmt().Setstmt
 		st.Tag = "ALTER SYSTEM"
-		st.noBlock = "ALTER SYSTEM"
-		st.noSnapshot = true
-		st.cacheable = false
-		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
+		st.NoBlock = "ALTER SYSTEM"
+		st.NoSnapshot = true
+		st.Cacheable = false
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
 			var err error
 			switch set.Kind {
 			case pg.VariableSetKind_VAR_RESET_ALL:
@@ -156,7 +159,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]Type) (*Stmt, error
 			return "ALTER SYSTEM", nil
 		}
 	default:
-		return nil, pgerr.NotSupported("%s is not supported by lockd yet", commandName(n))
+		return nil, pgerr.NotSupported("%s is not supported by lockd yet", analyze.CommandName(n))
 	}
 	return st, nil
 }
@@ -193,52 +196,7 @@ func setValue(args []*pg.Node) (string, error) {
 	return strings.Join(parts, ", "), nil
 }
 
-func (s *Backend) set(name, value string, local bool) error {
-	if strings.EqualFold(name, "transaction_read_only") {
-		if d, ok := guc.Lookup(name); ok {
-			if v, err := guc.ParseValue(d, value); err == nil && !v.Bool {
-				if err := s.checkReadWrite(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if strings.EqualFold(name, "transaction_isolation") && s.tx != txNone {
-		// PostgreSQL: the level is fixed by the first query of a transaction.
-		d, _, err := s.gucs.Show(name)
-		if err == nil && d != value {
-			if err := s.txn.SetIsolation(isolationOf(value)); err != nil {
-				return pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
-			}
-		}
-	}
-	_, err := s.gucs.Set(name, value, local)
-	if err == nil && strings.EqualFold(name, "timezone") {
-		s.refreshFormat()
-	}
-	return err
-}
-
-// isolationOf maps a transaction_isolation value to the level lockd runs:
-// SERIALIZABLE runs as REPEATABLE READ (documented), READ UNCOMMITTED as
-// READ COMMITTED (as in PostgreSQL).
-func isolationOf(v string) txn.Isolation {
-	switch strings.ToLower(v) {
-	case "repeatable read", "serializable":
-		return txn.RepeatableRead
-	}
-	return txn.ReadCommitted
-}
-
-func (s *Backend) setDefault(name string, local bool) error {
-	_, err := s.gucs.SetDefault(name, local)
-	if err == nil && strings.EqualFold(name, "timezone") {
-		s.refreshFormat()
-	}
-	return err
-}
-
-func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
+func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *plan.Stmt) (*plan.Stmt, error) {
 	st.Tag = "SET"
 	local := v.IsLocal
 	name := v.Name
@@ -255,19 +213,19 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
 			st.Tag = "RESET"
 		}
 		kind := v.Kind
-		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-			if local && s.tx != txBlock {
-				s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
-				if _, _, err := s.gucs.Show(name); err != nil {
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			if local && s.Tx != expr.TxBlock {
+				s.Notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
+				if _, _, err := s.Gucs.Show(name); err != nil {
 					return "", err
 				}
 				return st.Tag, nil
 			}
 			var err error
 			if kind == pg.VariableSetKind_VAR_SET_VALUE {
-				err = s.set(name, value, local)
+				err = s.Set(name, value, local)
 			} else {
-				err = s.setDefault(name, local)
+				err = s.SetDefault(name, local)
 			}
 			if err != nil {
 				return "", err
@@ -276,9 +234,9 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
 		}
 	case pg.VariableSetKind_VAR_RESET_ALL:
 		st.Tag = "RESET"
-		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-			s.gucs.ResetAll()
-			s.refreshFormat()
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			s.Gucs.ResetAll()
+			s.RefreshFormat()
 			return "RESET", nil
 		}
 	case pg.VariableSetKind_VAR_SET_MULTI:
@@ -317,13 +275,13 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
 				case "transaction_deferrable":
 				}
 			}
-			st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-				if isLocal && s.tx != txBlock {
-					s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET TRANSACTION can only be used in transaction blocks")
+			st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+				if isLocal && s.Tx != expr.TxBlock {
+					s.Notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET TRANSACTION can only be used in transaction blocks")
 					return "SET", nil
 				}
 				for _, kv := range sets {
-					if err := s.set(kv[0], kv[1], isLocal); err != nil {
+					if err := s.Set(kv[0], kv[1], isLocal); err != nil {
 						return "", err
 					}
 				}
@@ -338,13 +296,13 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *Stmt) (*Stmt, error) {
 	return st, nil
 }
 
-func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *Stmt) (*Stmt, error) {
+func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *plan.Stmt) (*plan.Stmt, error) {
 	st.Tag = "SHOW"
 	if strings.EqualFold(v.Name, "all") {
-		st.cols = []Column{{Name: "name", Type: TypeText}, {Name: "setting", Type: TypeText}, {Name: "description", Type: TypeText}}
-		st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-			for _, r := range s.gucs.ShowAll() {
-				if err := emit([]Datum{textDatum(r.Name), textDatum(r.Setting), textDatum(r.Description)}); err != nil {
+		st.Cols = []types.Column{{Name: "name", Type: types.TypeText}, {Name: "setting", Type: types.TypeText}, {Name: "description", Type: types.TypeText}}
+		st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
+			for _, r := range s.Gucs.ShowAll() {
+				if err := emit([]types.Datum{types.TextDatum(r.Name), types.TextDatum(r.Setting), types.TextDatum(r.Description)}); err != nil {
 					return "", err
 				}
 			}
@@ -352,21 +310,21 @@ func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *Stmt) (*Stmt, error) {
 		}
 		return st, nil
 	}
-	_, def, err := s.gucs.Show(v.Name)
+	_, def, err := s.Gucs.Show(v.Name)
 	if err != nil {
 		return nil, err
 	}
 	name := def.Name
-	st.cols = []Column{{Name: strings.ToLower(name), Type: TypeText}}
+	st.Cols = []types.Column{{Name: strings.ToLower(name), Type: types.TypeText}}
 	if v.Name != strings.ToLower(v.Name) || name == strings.ToLower(name) {
-		st.cols[0].Name = name
+		st.Cols[0].Name = name
 	}
-	st.run = func(ec *evalCtx, emit func([]Datum) error) (string, error) {
-		val, _, err := s.gucs.Show(name)
+	st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
+		val, _, err := s.Gucs.Show(name)
 		if err != nil {
 			return "", err
 		}
-		if err := emit([]Datum{textDatum(val)}); err != nil {
+		if err := emit([]types.Datum{types.TextDatum(val)}); err != nil {
 			return "", err
 		}
 		return "SHOW", nil
@@ -374,11 +332,11 @@ func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *Stmt) (*Stmt, error) {
 	return st, nil
 }
 
-func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, error) {
-	st.txControl = true
+func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *plan.Stmt) (*plan.Stmt, error) {
+	st.TxControl = true
 	switch t.Kind {
 	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
-		st.txControl = false
+		st.TxControl = false
 		st.Tag = "BEGIN"
 		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_START {
 			st.Tag = "START TRANSACTION"
@@ -406,15 +364,15 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 			}
 		}
 		tag := st.Tag
-		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-			switch s.tx {
-			case txBlock:
-				s.notice(pgerr.SeverityWarning, pgerr.ActiveSQLTransaction, "there is already a transaction in progress")
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			switch s.Tx {
+			case expr.TxBlock:
+				s.Notice(pgerr.SeverityWarning, pgerr.ActiveSQLTransaction, "there is already a transaction in progress")
 			default:
-				s.tx = txBlock
+				s.Tx = expr.TxBlock
 			}
 			for _, kv := range sets {
-				if err := s.set(kv[0], kv[1], true); err != nil {
+				if err := s.Set(kv[0], kv[1], true); err != nil {
 					return "", err
 				}
 			}
@@ -425,16 +383,16 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 		if t.Chain {
 			return nil, pgerr.NotSupported("COMMIT AND CHAIN is not supported")
 		}
-		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-			switch s.tx {
-			case txBlock:
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			switch s.Tx {
+			case expr.TxBlock:
 				s.endTxn(true)
 				return "COMMIT", nil
-			case txFailed:
+			case expr.TxFailed:
 				s.endTxn(false)
 				return "ROLLBACK", nil
 			default:
-				s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "there is no transaction in progress")
+				s.Notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "there is no transaction in progress")
 				return "COMMIT", nil
 			}
 		}
@@ -443,12 +401,12 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 		if t.Chain {
 			return nil, pgerr.NotSupported("ROLLBACK AND CHAIN is not supported")
 		}
-		st.run = func(ec *evalCtx, _ func([]Datum) error) (string, error) {
-			switch s.tx {
-			case txBlock, txFailed:
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			switch s.Tx {
+			case expr.TxBlock, expr.TxFailed:
 				s.endTxn(false)
 			default:
-				s.notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "there is no transaction in progress")
+				s.Notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "there is no transaction in progress")
 			}
 			return "ROLLBACK", nil
 		}
@@ -458,149 +416,4 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *Stmt) (*Stmt, er
 		return nil, pgerr.NotSupported("prepared transactions (two-phase commit) are not supported")
 	}
 	return st, nil
-}
-
-// objectTypeName is the SQL name of an object type, as in DROP's tag.
-func objectTypeName(t pg.ObjectType) string {
-	switch t {
-	case pg.ObjectType_OBJECT_TABLE:
-		return "TABLE"
-	case pg.ObjectType_OBJECT_INDEX:
-		return "INDEX"
-	case pg.ObjectType_OBJECT_SEQUENCE:
-		return "SEQUENCE"
-	case pg.ObjectType_OBJECT_VIEW:
-		return "VIEW"
-	case pg.ObjectType_OBJECT_MATVIEW:
-		return "MATERIALIZED VIEW"
-	case pg.ObjectType_OBJECT_SCHEMA:
-		return "SCHEMA"
-	case pg.ObjectType_OBJECT_TYPE:
-		return "TYPE"
-	case pg.ObjectType_OBJECT_FUNCTION:
-		return "FUNCTION"
-	case pg.ObjectType_OBJECT_EXTENSION:
-		return "EXTENSION"
-	case pg.ObjectType_OBJECT_TRIGGER:
-		return "TRIGGER"
-	case pg.ObjectType_OBJECT_ROLE:
-		return "ROLE"
-	}
-	return strings.TrimPrefix(t.String(), "OBJECT_")
-}
-
-// commandNames are the command tags of statements commandName does not
-// spell out, by parse node kind.
-var commandNames = map[string]string{
-	"CreateTrigStmt": "CREATE TRIGGER", "RuleStmt": "CREATE RULE", "ClusterStmt": "CLUSTER",
-	"ReindexStmt": "REINDEX", "RefreshMatViewStmt": "REFRESH MATERIALIZED VIEW",
-	"CreateEnumStmt": "CREATE TYPE", "CompositeTypeStmt": "CREATE TYPE", "CreateDomainStmt": "CREATE DOMAIN",
-	"CreatePolicyStmt": "CREATE POLICY", "DropdbStmt": "DROP DATABASE", "AlterRoleStmt": "ALTER ROLE",
-	"DropRoleStmt": "DROP ROLE", "GrantRoleStmt": "GRANT ROLE", "AlterDatabaseStmt": "ALTER DATABASE",
-	"AlterDatabaseSetStmt":   "ALTER DATABASE",
-	"CreatePublicationStmt":  "CREATE PUBLICATION",
-	"CreateSubscriptionStmt": "CREATE SUBSCRIPTION", "CreateStatsStmt": "CREATE STATISTICS",
-	"CreateEventTrigStmt": "CREATE EVENT TRIGGER", "CreateTableSpaceStmt": "CREATE TABLESPACE",
-	"SecLabelStmt": "SECURITY LABEL", "ReassignOwnedStmt": "REASSIGN OWNED", "DropOwnedStmt": "DROP OWNED",
-	"AlterFunctionStmt": "ALTER FUNCTION", "UnlistenStmt": "UNLISTEN", "ClosePortalStmt": "CLOSE CURSOR",
-	"LoadStmt": "LOAD", "ConstraintsSetStmt": "SET CONSTRAINTS", "AlterDefaultPrivilegesStmt": "ALTER DEFAULT PRIVILEGES",
-	"CreateCastStmt": "CREATE CAST", "CreateOpClassStmt": "CREATE OPERATOR CLASS",
-	"AlterSystemStmt": "ALTER SYSTEM", "ImportForeignSchemaStmt": "IMPORT FOREIGN SCHEMA",
-}
-
-// commandName names a statement for the 0A000 message, using
-// PostgreSQL's command tags.
-func commandName(n *pg.Node) string {
-	switch {
-	case n.GetCreateStmt() != nil:
-		return "CREATE TABLE"
-	case n.GetDropStmt() != nil:
-		return "DROP " + objectTypeName(n.GetDropStmt().RemoveType)
-	case n.GetInsertStmt() != nil:
-		return "INSERT"
-	case n.GetUpdateStmt() != nil:
-		return "UPDATE"
-	case n.GetDeleteStmt() != nil:
-		return "DELETE"
-	case n.GetCopyStmt() != nil:
-		return "COPY"
-	case n.GetTruncateStmt() != nil:
-		return "TRUNCATE TABLE"
-	case n.GetAlterTableStmt() != nil:
-		return "ALTER TABLE"
-	case n.GetRenameStmt() != nil:
-		// CreateCommandTag: a column's relation names the command
-		switch rs := n.GetRenameStmt(); rs.RenameType {
-		case pg.ObjectType_OBJECT_COLUMN:
-			return "ALTER " + objectTypeName(rs.RelationType)
-		case pg.ObjectType_OBJECT_TABCONSTRAINT:
-			return "ALTER TABLE"
-		default:
-			return "ALTER " + objectTypeName(rs.RenameType)
-		}
-	case n.GetIndexStmt() != nil:
-		return "CREATE INDEX"
-	case n.GetVacuumStmt() != nil:
-		if n.GetVacuumStmt().IsVacuumcmd {
-			return "VACUUM"
-		}
-		return "ANALYZE"
-	case n.GetLockStmt() != nil:
-		return "LOCK TABLE"
-	case n.GetExplainStmt() != nil:
-		return "EXPLAIN"
-	case n.GetCreateFunctionStmt() != nil:
-		return "CREATE FUNCTION"
-	case n.GetViewStmt() != nil:
-		return "CREATE VIEW"
-	case n.GetCreateSchemaStmt() != nil:
-		return "CREATE SCHEMA"
-	case n.GetCreatedbStmt() != nil:
-		return "CREATE DATABASE"
-	case n.GetCreateTableAsStmt() != nil:
-		if n.GetCreateTableAsStmt().Objtype == pg.ObjectType_OBJECT_MATVIEW {
-			return "CREATE MATERIALIZED VIEW"
-		}
-		return "CREATE TABLE AS"
-	case n.GetMergeStmt() != nil:
-		return "MERGE"
-	case n.GetCreateRoleStmt() != nil:
-		return "CREATE ROLE"
-	case n.GetPrepareStmt() != nil:
-		return "PREPARE"
-	case n.GetExecuteStmt() != nil:
-		return "EXECUTE"
-	case n.GetDeallocateStmt() != nil:
-		return "DEALLOCATE"
-	case n.GetDeclareCursorStmt() != nil:
-		return "DECLARE CURSOR"
-	case n.GetFetchStmt() != nil:
-		return "FETCH"
-	case n.GetListenStmt() != nil:
-		return "LISTEN"
-	case n.GetNotifyStmt() != nil:
-		return "NOTIFY"
-	case n.GetDoStmt() != nil:
-		return "DO"
-	case n.GetCheckPointStmt() != nil:
-		return "CHECKPOINT"
-	case n.GetDiscardStmt() != nil:
-		return "DISCARD"
-	case n.GetCreateSeqStmt() != nil:
-		return "CREATE SEQUENCE"
-	case n.GetAlterSeqStmt() != nil:
-		return "ALTER SEQUENCE"
-	case n.GetCreateExtensionStmt() != nil:
-		return "CREATE EXTENSION"
-	case n.GetGrantStmt() != nil:
-		return "GRANT"
-	case n.GetCommentStmt() != nil:
-		return "COMMENT"
-	case n.GetCallStmt() != nil:
-		return "CALL"
-	}
-	if name, ok := commandNames[nodeKind(n)]; ok {
-		return name
-	}
-	return strings.ToUpper(strings.TrimSuffix(nodeKind(n), "Stmt")) + " statement"
 }

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"lockd/locks"
+
+	"lockd/sql/plan"
+	"lockd/sql/types"
 )
 
 // execTag runs one statement as a simple Query would and returns its
@@ -24,7 +27,7 @@ func (s *Session) execTag(query string) (string, error) {
 		s.Fail()
 		return "", err
 	}
-	return s.Execute(context.Background(), st, params, func([]Datum) error { return nil })
+	return s.Execute(context.Background(), st, params, func([]types.Datum) error { return nil })
 }
 
 func firstValue(t *testing.T, s *Session, query string) string {
@@ -35,8 +38,8 @@ func firstValue(t *testing.T, s *Session, query string) string {
 	}
 	defer s.Sync()
 	out := ""
-	if _, err := s.Execute(context.Background(), sts[0], params, func(row []Datum) error {
-		out = string(appendText(nil, sts[0].cols[0].Type, row[0], nil))
+	if _, err := s.Execute(context.Background(), sts[0], params, func(row []types.Datum) error {
+		out = string(types.AppendText(nil, sts[0].Cols[0].Type, row[0], nil))
 		return nil
 	}); err != nil {
 		t.Fatalf("%s: %v", query, err)
@@ -50,11 +53,11 @@ func waitEvent(t *testing.T, s *Session, name string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, n := s.proc.WaitEvent(); n == name {
+		if _, n := s.Proc.WaitEvent(); n == name {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session %d does not wait for a %s lock", s.pid, name)
+			t.Fatalf("session %d does not wait for a %s lock", s.Pid, name)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -65,13 +68,13 @@ func waitEvent(t *testing.T, s *Session, name string) {
 func pause(t *testing.T, step string) (entered, release chan struct{}) {
 	entered, release = make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	specHook = func(s string) {
+	plan.SpecHook = func(s string) {
 		if s == step && first.CompareAndSwap(false, true) {
 			close(entered)
 			<-release
 		}
 	}
-	t.Cleanup(func() { specHook = nil })
+	t.Cleanup(func() { plan.SpecHook = nil })
 	return entered, release
 }
 
@@ -87,7 +90,7 @@ func TestUpsertWaitsForSpeculativeToken(t *testing.T) {
 	doneA := make(chan error, 1)
 	go func() { doneA <- a.exec("insert into kv values (1, 1) on conflict (k) do nothing") }()
 	<-entered
-	xid := a.txn.CurrentXid()
+	xid := a.Txn.CurrentXid()
 	doneB := make(chan error, 1)
 	go func() {
 		doneB <- b.exec("insert into kv values (1, 2) on conflict (k) do update set v = kv.v + excluded.v")
@@ -99,9 +102,9 @@ func TestUpsertWaitsForSpeculativeToken(t *testing.T) {
 			continue
 		}
 		switch {
-		case l.PID == a.pid && l.Mode == locks.ExclusiveLock && l.Granted:
+		case l.PID == a.Pid && l.Mode == locks.ExclusiveLock && l.Granted:
 			held = true
-		case l.PID == b.pid && l.Mode == locks.ShareLock && !l.Granted:
+		case l.PID == b.Pid && l.Mode == locks.ShareLock && !l.Granted:
 			waiting = true
 		}
 	}
@@ -204,11 +207,11 @@ func TestUpsertLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := execLocks(t, s, st, intDatum(1)); got != sortedWords(wAll) {
+	if got := execLocks(t, s, st, types.IntDatum(1)); got != sortedWords(wAll) {
 		t.Errorf("first execution: %s", got)
 	}
 	mustRun(t, s, "delete from w")
-	if got := execLocks(t, s, st, intDatum(1)); got != "w:RowExclusive" {
+	if got := execLocks(t, s, st, types.IntDatum(1)); got != "w:RowExclusive" {
 		t.Errorf("cached generic plan: %s", got)
 	}
 }

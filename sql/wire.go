@@ -1,129 +1,34 @@
 package sql
 
 import (
-	"encoding/binary"
-	"math"
-	"math/big"
-	"strings"
-
 	"lockd/pgerr"
+
+	"lockd/sql/plan"
+	"lockd/sql/types"
 )
 
 // AppendValue appends the wire encoding of a non-NULL d of type t in the
 // given format (0 text, 1 binary) for this session.
-func (s *Session) AppendValue(buf []byte, t Type, d Datum, format int16) ([]byte, error) {
+func (s *Session) AppendValue(buf []byte, t types.Type, d types.Datum, format int16) ([]byte, error) {
 	if format == 0 {
-		return appendText(buf, t, d, &s.fc), nil
+		return types.AppendText(buf, t, d, &s.Fc), nil
 	}
-	return appendBinary(buf, t, d)
-}
-
-func appendBinary(buf []byte, t Type, d Datum) ([]byte, error) {
-	switch t.OID {
-	case OIDBool:
-		return append(buf, byte(d.I)), nil
-	case OIDInt2:
-		return binary.BigEndian.AppendUint16(buf, uint16(d.I)), nil
-	case OIDInt4, OIDOid, OIDXid, OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
-		return binary.BigEndian.AppendUint32(buf, uint32(d.I)), nil
-	case OIDTid:
-		buf = binary.BigEndian.AppendUint32(buf, uint32(d.I>>16))
-		return binary.BigEndian.AppendUint16(buf, uint16(d.I)), nil
-	case OIDInt8:
-		return binary.BigEndian.AppendUint64(buf, uint64(d.I)), nil
-	case OIDFloat4:
-		return binary.BigEndian.AppendUint32(buf, math.Float32bits(float32(d.F))), nil
-	case OIDFloat8:
-		return binary.BigEndian.AppendUint64(buf, math.Float64bits(d.F)), nil
-	case OIDTimestamp, OIDTimestamptz:
-		return binary.BigEndian.AppendUint64(buf, uint64(d.I-pgEpochMicros)), nil
-	case OIDDate:
-		return binary.BigEndian.AppendUint32(buf, uint32(int32(d.I))), nil
-	case OIDInterval:
-		buf = binary.BigEndian.AppendUint64(buf, uint64(d.I))
-		return append(buf, 0, 0, 0, 0, 0, 0, 0, 0), nil
-	case OIDNumeric:
-		return appendNumericBinary(buf, mustNumeric(d.S)), nil
-	case OIDVoid:
-		return buf, nil
-	}
-	if isArray(t) {
-		return appendArrayBinary(buf, t, d)
-	}
-	return appendText(buf, t, d, nil), nil
-}
-
-// appendNumericBinary writes PostgreSQL's base-10000 numeric format.
-func appendNumericBinary(buf []byte, n *numeric) []byte {
-	s := new(big.Int).Abs(&n.coef).String()
-	scale := int(n.scale)
-	intPart, frac := "0", ""
-	if len(s) > scale {
-		intPart, frac = s[:len(s)-scale], s[len(s)-scale:]
-	} else {
-		frac = strings.Repeat("0", scale-len(s)) + s
-	}
-	// pad integer part on the left and fraction on the right to groups of 4
-	if r := len(intPart) % 4; r != 0 {
-		intPart = strings.Repeat("0", 4-r) + intPart
-	}
-	if r := len(frac) % 4; r != 0 {
-		frac += strings.Repeat("0", 4-r)
-	}
-	var digits []int16
-	for i := 0; i < len(intPart); i += 4 {
-		digits = append(digits, int16(atoi4(intPart[i:i+4])))
-	}
-	weight := len(digits) - 1
-	for i := 0; i < len(frac); i += 4 {
-		digits = append(digits, int16(atoi4(frac[i:i+4])))
-	}
-	// strip leading zero groups
-	for len(digits) > 0 && digits[0] == 0 {
-		digits = digits[1:]
-		weight--
-	}
-	for len(digits) > 0 && digits[len(digits)-1] == 0 {
-		digits = digits[:len(digits)-1]
-	}
-	if len(digits) == 0 {
-		weight = 0
-	}
-	sign := uint16(0)
-	if n.coef.Sign() < 0 {
-		sign = 0x4000
-	}
-	buf = binary.BigEndian.AppendUint16(buf, uint16(len(digits)))
-	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
-	buf = binary.BigEndian.AppendUint16(buf, sign)
-	buf = binary.BigEndian.AppendUint16(buf, uint16(scale))
-	for _, d := range digits {
-		buf = binary.BigEndian.AppendUint16(buf, uint16(d))
-	}
-	return buf
-}
-
-func atoi4(s string) int {
-	v := 0
-	for i := 0; i < len(s); i++ {
-		v = v*10 + int(s[i]-'0')
-	}
-	return v
+	return types.AppendBinary(buf, t, d)
 }
 
 // BindParams converts the client's parameter values for st. formats
 // follows the Bind message rules: none = all text, one = applies to all.
-func (s *Session) BindParams(st *Stmt, values [][]byte, formats []int16) ([]Datum, error) {
-	if len(values) != len(st.params) {
-		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement \"\" requires %d", len(values), len(st.params))
+func (s *Session) BindParams(st *plan.Stmt, values [][]byte, formats []int16) ([]types.Datum, error) {
+	if len(values) != len(st.Params) {
+		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement \"\" requires %d", len(values), len(st.Params))
 	}
 	if len(formats) > 1 && len(formats) != len(values) {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message has %d parameter formats but %d parameters", len(formats), len(values))
 	}
-	out := make([]Datum, len(values))
+	out := make([]types.Datum, len(values))
 	for i, v := range values {
 		if v == nil {
-			out[i] = NullDatum
+			out[i] = types.NullDatum
 			continue
 		}
 		f := int16(0)
@@ -132,129 +37,16 @@ func (s *Session) BindParams(st *Stmt, values [][]byte, formats []int16) ([]Datu
 		} else if len(formats) > 1 {
 			f = formats[i]
 		}
-		t := st.params[i]
+		t := st.Params[i]
 		var err error
 		if f == 0 {
-			out[i], err = parseText(t, string(v), &s.fc)
+			out[i], err = types.ParseText(t, string(v), &s.Fc)
 		} else {
-			out[i], err = decodeBinary(t, v)
+			out[i], err = types.DecodeBinary(t, v)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-func decodeBinary(t Type, b []byte) (Datum, error) {
-	bad := func() (Datum, error) {
-		return Datum{}, pgerr.New(pgerr.InvalidBinaryRepresentation, "incorrect binary data format in bind parameter")
-	}
-	switch t.OID {
-	case OIDBool:
-		if len(b) != 1 {
-			return bad()
-		}
-		return boolDatum(b[0] != 0), nil
-	case OIDInt2:
-		if len(b) != 2 {
-			return bad()
-		}
-		return intDatum(int64(int16(binary.BigEndian.Uint16(b)))), nil
-	case OIDInt4:
-		if len(b) != 4 {
-			return bad()
-		}
-		return intDatum(int64(int32(binary.BigEndian.Uint32(b)))), nil
-	case OIDOid, OIDXid, OIDRegclass, OIDRegtype, OIDRegnsp, OIDRegrole, OIDRegproc:
-		if len(b) != 4 {
-			return bad()
-		}
-		return intDatum(int64(binary.BigEndian.Uint32(b))), nil
-	case OIDInt8:
-		if len(b) != 8 {
-			return bad()
-		}
-		return intDatum(int64(binary.BigEndian.Uint64(b))), nil
-	case OIDFloat4:
-		if len(b) != 4 {
-			return bad()
-		}
-		return floatDatum(float64(math.Float32frombits(binary.BigEndian.Uint32(b)))), nil
-	case OIDFloat8:
-		if len(b) != 8 {
-			return bad()
-		}
-		return floatDatum(math.Float64frombits(binary.BigEndian.Uint64(b))), nil
-	case OIDTimestamp, OIDTimestamptz:
-		if len(b) != 8 {
-			return bad()
-		}
-		return intDatum(int64(binary.BigEndian.Uint64(b)) + pgEpochMicros), nil
-	case OIDDate:
-		if len(b) != 4 {
-			return bad()
-		}
-		return intDatum(int64(int32(binary.BigEndian.Uint32(b)))), nil
-	case OIDText, OIDVarchar, OIDBpchar, OIDName, OIDChar, OIDUnknown:
-		return textDatum(string(b)), nil
-	case OIDNumeric:
-		if len(b) < 8 {
-			return bad()
-		}
-		nd := int(binary.BigEndian.Uint16(b))
-		weight := int(int16(binary.BigEndian.Uint16(b[2:])))
-		sign := binary.BigEndian.Uint16(b[4:])
-		dscale := int(binary.BigEndian.Uint16(b[6:]))
-		if len(b) != 8+2*nd || dscale > 1000 {
-			return bad()
-		}
-		var sb strings.Builder
-		if sign == 0x4000 {
-			sb.WriteByte('-')
-		} else if sign != 0 {
-			return bad()
-		}
-		// integer digits
-		if weight < 0 {
-			sb.WriteByte('0')
-		}
-		for i := 0; i <= weight; i++ {
-			d := 0
-			if i < nd {
-				d = int(binary.BigEndian.Uint16(b[8+2*i:]))
-			}
-			if i == 0 {
-				sb.WriteString(itoa(int64(d)))
-			} else {
-				sb.WriteString(pad4(d))
-			}
-		}
-		if dscale > 0 {
-			var frac strings.Builder
-			for i := weight + 1; frac.Len() < dscale; i++ {
-				d := 0
-				if i >= 0 && i < nd {
-					d = int(binary.BigEndian.Uint16(b[8+2*i:]))
-				}
-				frac.WriteString(pad4(d))
-			}
-			sb.WriteByte('.')
-			sb.WriteString(frac.String()[:dscale])
-		}
-		n, err := parseNumeric(sb.String())
-		if err != nil {
-			return bad()
-		}
-		return textDatum(n.String()), nil
-	}
-	if isArray(t) {
-		return decodeArrayBinary(t, b)
-	}
-	return Datum{}, pgerr.NotSupported("binary format for parameters of type %s is not supported", t.Name)
-}
-
-func pad4(d int) string {
-	s := itoa(int64(d))
-	return strings.Repeat("0", 4-len(s)) + s
 }

@@ -23,7 +23,7 @@ import (
 
 	"lockd/guc"
 	"lockd/server"
-	"lockd/sql"
+	"lockd/sql/funcs"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -131,11 +131,11 @@ func buildVersion() string {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	sql.Version = buildVersion()
+	funcs.Version = buildVersion()
 	if len(args) == 1 {
 		switch args[0] {
 		case "version", "--version", "-V":
-			fmt.Fprintf(stdout, "lockd %s (PostgreSQL 15 wire protocol)\n", sql.Version)
+			fmt.Fprintf(stdout, "lockd %s (PostgreSQL 15 wire protocol)\n", funcs.Version)
 			return 0
 		case "--help", "-?", "help":
 			fmt.Fprint(stdout, usage)
@@ -260,7 +260,7 @@ func serve(opts *options, configFile string, settings *guc.Registry, logger *slo
 	}
 	stopMetrics := startMetrics(settings, srv, logger)
 	defer stopMetrics()
-	logger.Info("lockd is ready to accept connections", "version", sql.Version, "data_directory", opts.dataDir, "config_file", configFile)
+	logger.Info("lockd is ready to accept connections", "version", funcs.Version, "data_directory", opts.dataDir, "config_file", configFile)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)

@@ -8,7 +8,7 @@ import (
 	"lockd/guc"
 	"lockd/metrics"
 	"lockd/server"
-	"lockd/sql"
+	"lockd/sql/funcs"
 )
 
 // startMetrics serves /metrics on metrics_listen_address unless it is
@@ -21,7 +21,7 @@ func startMetrics(settings *guc.Registry, srv *server.Server, logger *slog.Logge
 		return func() {}
 	}
 	reg := metrics.NewRegistry()
-	if _, err := metrics.New(reg, metrics.ServerSources(srv, sql.Version)); err != nil {
+	if _, err := metrics.New(reg, metrics.ServerSources(srv, funcs.Version)); err != nil {
 		logger.Warn("could not set up metrics", "err", err)
 		return func() {}
 	}

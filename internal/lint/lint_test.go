@@ -4,7 +4,10 @@ package lint
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -12,7 +15,6 @@ import (
 type pkg struct {
 	ImportPath string
 	Imports    []string
-	Deps       []string
 }
 
 func listPackages(t *testing.T) map[string]pkg {
@@ -33,6 +35,27 @@ func listPackages(t *testing.T) map[string]pkg {
 	return pkgs
 }
 
+// below lists lockd packages in the order the layers stack inside the
+// SQL layer: each may import those after it, never those before.
+// (PostgreSQL's seams: the facade, commands, executor, planner, system
+// views, parse analysis, built-in functions, expression trees, catalog,
+// data types.)
+var sqlLayers = []string{
+	"lockd/sql",
+	"lockd/sql/commands",
+	"lockd/sql/exec",
+	"lockd/sql/plan",
+	"lockd/sql/sysviews",
+	"lockd/sql/analyze",
+	"lockd/sql/funcs",
+	"lockd/sql/expr",
+	"lockd/sql/catalog",
+	"lockd/sql/types",
+}
+
+// sqlBelow is what every package of the SQL layer may use under it.
+var sqlBelow = []string{"lockd/storage", "lockd/txn", "lockd/locks", "lockd/guc", "lockd/pgerr"}
+
 // allowed lists, for each lockd package, the lockd packages it may
 // import (directly). Anything not listed may not be imported.
 var allowed = map[string][]string{
@@ -41,16 +64,21 @@ var allowed = map[string][]string{
 	"lockd/pgerr":   {},
 	"lockd/txn":     {"lockd/locks", "lockd/pgerr"},
 	"lockd/storage": {"lockd/txn", "lockd/locks", "lockd/pgerr"},
-	"lockd/sql":     {"lockd/storage", "lockd/txn", "lockd/locks", "lockd/guc", "lockd/pgerr"},
 	// server wires the subsystems together for embedders: it opens the
 	// store and the transaction manager that sql runs on.
 	"lockd/server":             {"lockd/sql", "lockd/storage", "lockd/txn", "lockd/guc", "lockd/locks", "lockd/pgerr"},
 	"lockd/metrics":            {"lockd/locks", "lockd/txn", "lockd/storage", "lockd/server", "lockd/guc"},
 	"lockd/bench":              {},
-	"lockd/cmd/lockd":          {"lockd/server", "lockd/sql", "lockd/guc", "lockd/locks", "lockd/metrics", "lockd/bench", "lockd/pgerr"},
+	"lockd/cmd/lockd":          {"lockd/server", "lockd/sql/funcs", "lockd/guc", "lockd/locks", "lockd/metrics", "lockd/bench", "lockd/pgerr"},
 	"lockd/internal/lockdtest": {"lockd/server", "lockd/guc", "lockd/locks", "lockd/sql", "lockd/metrics"},
 	"lockd/internal/lint":      {},
 	"lockd/e2e":                {"lockd/internal/lockdtest"},
+}
+
+func init() {
+	for i, p := range sqlLayers {
+		allowed[p] = append(slices.Clone(sqlLayers[i+1:]), sqlBelow...)
+	}
 }
 
 // stdlibOnly packages may import nothing outside the standard library
@@ -61,32 +89,64 @@ var stdlibOnly = map[string][]string{
 	"lockd/guc":   {"github.com/BurntSushi/toml"},
 }
 
-func TestImportRules(t *testing.T) {
-	for path, p := range listPackages(t) {
+// violations checks pkgs against the rules and describes every import
+// that breaks them.
+func violations(pkgs map[string]pkg, allowed, stdlibOnly map[string][]string) []string {
+	var out []string
+	for path, p := range pkgs {
 		rules, ok := allowed[path]
 		if !ok {
-			t.Errorf("package %s has no entry in the layering rules (internal/lint); add one", path)
+			out = append(out, fmt.Sprintf("package %s has no entry in the layering rules (internal/lint); add one", path))
 			continue
 		}
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(imp, "lockd/") {
-				if !contains(rules, imp) {
-					t.Errorf("%s imports %s: the layering in DESIGN.md does not allow it", path, imp)
+				if !slices.Contains(rules, imp) {
+					out = append(out, fmt.Sprintf("%s imports %s: the layering in DESIGN.md does not allow it", path, imp))
 				}
 				continue
 			}
-			if extra, leaf := stdlibOnly[path]; leaf && strings.Contains(strings.Split(imp, "/")[0], ".") && !contains(extra, imp) {
-				t.Errorf("%s imports %s: it may use only the standard library", path, imp)
+			if extra, leaf := stdlibOnly[path]; leaf && strings.Contains(strings.Split(imp, "/")[0], ".") && !slices.Contains(extra, imp) {
+				out = append(out, fmt.Sprintf("%s imports %s: it may use only the standard library", path, imp))
 			}
 		}
 	}
+	sort.Strings(out)
+	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+func TestImportRules(t *testing.T) {
+	for _, v := range violations(listPackages(t), allowed, stdlibOnly) {
+		t.Error(v)
+	}
+}
+
+// TestImportRulesCatchWrongWay proves the rules bite: the real package
+// list with one import added that points up the layers, or out of a leaf,
+// is refused.
+func TestImportRulesCatchWrongWay(t *testing.T) {
+	real := listPackages(t)
+	for _, c := range []struct{ from, to string }{
+		{"lockd/sql/types", "lockd/sql/exec"},
+		{"lockd/sql/catalog", "lockd/sql/expr"},
+		{"lockd/sql/analyze", "lockd/sql/plan"},
+		{"lockd/sql/plan", "lockd/sql/exec"},
+		{"lockd/sql/exec", "lockd/sql/commands"},
+		{"lockd/sql/commands", "lockd/sql"},
+		{"lockd/sql", "lockd/server"},
+		{"lockd/locks", "lockd/txn"},
+		{"lockd/locks", "github.com/jackc/pgx/v5"},
+	} {
+		pkgs := map[string]pkg{}
+		for k, v := range real {
+			pkgs[k] = v
+		}
+		p := pkgs[c.from]
+		p.Imports = append(slices.Clone(p.Imports), c.to)
+		pkgs[c.from] = p
+		got := violations(pkgs, allowed, stdlibOnly)
+		if len(got) != 1 || !strings.HasPrefix(got[0], c.from+" imports "+c.to) {
+			t.Errorf("%s importing %s: violations %q, want that one import refused", c.from, c.to, got)
 		}
 	}
-	return false
 }

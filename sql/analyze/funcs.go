@@ -1,0 +1,223 @@
+package analyze
+
+import (
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/pgerr"
+
+	"lockd/sql/expr"
+	"lockd/sql/funcs"
+	"lockd/sql/types"
+)
+
+// funcCall resolves and compiles a function call.
+func (a *Analyzer) FuncCall(fc *pg.FuncCall) (expr.Expr, error) {
+	schema, name := QualifiedName(fc.Funcname)
+	name = strings.ToLower(name)
+	if schema != "" && schema != "pg_catalog" {
+		return nil, expr.PosErr(pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", schema), fc.Location)
+	}
+	if fc.Over != nil {
+		return nil, expr.PosErr(pgerr.NotSupported("window functions are not supported"), fc.Location)
+	}
+	if expr.IsAggregate(name) {
+		return a.aggregate(name, fc)
+	}
+	if funcs.IsSRF(name) {
+		return a.srfCall(name, fc)
+	}
+	var args []expr.Expr
+	for _, n := range fc.Args {
+		e, err := a.Expr(n)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, expr.PosErr(pgerr.New(pgerr.WrongObjectType, "%s is not an aggregate function", name), fc.Location)
+	}
+	switch name {
+	case "concat", "concat_ws", "format":
+		return a.textOfAny(name, args, fc.Location)
+	}
+	if name == "octet_length" && len(args) == 1 && args[0].Type().OID == types.OIDBpchar {
+		// char(n) keeps its padding: octet_length counts it
+		t := args[0].Type()
+		return &expr.FuncExpr{Name: name, T: types.TypeInt4, Args: args, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+			return types.IntDatum(int64(len(types.AppendText(nil, t, v[0], nil)))), nil
+		}}, nil
+	}
+	if name == "pg_typeof" && len(args) == 1 {
+		oid := args[0].Type().OID
+		if oid == 0 {
+			oid = types.OIDUnknown
+		}
+		return &expr.ConstExpr{T: types.TypeRegtype, D: types.IntDatum(int64(oid))}, nil
+	}
+	if fc.FuncVariadic {
+		return nil, expr.PosErr(pgerr.NotSupported("VARIADIC arguments are not supported"), fc.Location)
+	}
+	cands, ok := funcs.Builtins[name]
+	if !ok {
+		if e, ok, err := lockFunc(a, name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		if e, ok, err := a.seqFunc(name, args, fc); ok || err != nil { // seqfuncs.go
+			return e, err
+		}
+		if e, ok, err := a.arrayFunc(name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		if e, ok, err := a.catalogFunc(name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		if e, ok, err := relSizeFunc(a, name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		return nil, noFunction(name, args, fc.Location)
+	}
+	b, err := pickBuiltin(cands, args)
+	if err != nil {
+		return nil, noFunction(name, args, fc.Location)
+	}
+	for i := range args {
+		t := b.ArgType(i)
+		if t.OID == 0 {
+			continue
+		}
+		var cerr error
+		if IsUnknown(args[i]) {
+			args[i], cerr = a.CoerceUnknown(args[i], t)
+		} else {
+			args[i], cerr = a.CastTo(args[i], t, false)
+		}
+		if cerr != nil {
+			return nil, expr.PosErr(pgerr.From(cerr), fc.Location)
+		}
+	}
+	return &expr.FuncExpr{Name: name, T: b.Result(args), Args: args, NonStrict: b.NonStrict, Volatile: b.Volatile, Fn: b.Fn}, nil
+}
+
+// pickBuiltin chooses the first candidate whose arguments match exactly
+// (an unknown literal matching a string parameter, as unknown resolves to
+// text), else the first that accepts them by implicit casts.
+func pickBuiltin(cands []funcs.Builtin, args []expr.Expr) (*funcs.Builtin, error) {
+	var fallback *funcs.Builtin
+	for i := range cands {
+		b := &cands[i]
+		if !b.Accepts(len(args)) {
+			continue
+		}
+		exact, ok := true, true
+		for j, e := range args {
+			t := b.ArgType(j)
+			if t.OID == 0 {
+				continue
+			}
+			if e.Type().OID != t.OID && !(IsUnknown(e) && types.CategoryOf(t) == types.CatString) {
+				exact = false
+			}
+			if !funcs.Implicitly(e.Type(), t) {
+				ok = false
+			}
+		}
+		if exact && ok {
+			return b, nil
+		}
+		if ok && fallback == nil {
+			fallback = b
+		}
+	}
+	if fallback != nil {
+		return fallback, nil
+	}
+	return nil, funcs.ErrNoFunction
+}
+
+func noFunction(name string, args []expr.Expr, loc int32) *pgerr.Error {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.Type().Name
+	}
+	return expr.PosErr(pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(names, ", ")).
+		WithHint("No function matches the given name and argument types. You might need to add explicit type casts."), loc)
+}
+
+func (a *Analyzer) sqlValueFunction(f *pg.SQLValueFunction) (expr.Expr, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+		return &expr.FuncExpr{Name: "current_timestamp", T: types.TypeTimestamptz, Fn: funcs.FnNow}, nil
+	case pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return &expr.CastExpr{Arg: &expr.FuncExpr{Name: "now", T: types.TypeTimestamptz, Fn: funcs.FnNow}, T: types.TypeTimestamp}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return &expr.CastExpr{Arg: &expr.FuncExpr{Name: "now", T: types.TypeTimestamptz, Fn: funcs.FnNow}, T: types.TypeDate}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE,
+		pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
+		return &expr.FuncExpr{Name: "current_user", T: types.TypeName, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+			return types.TextDatum(ec.S.User), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return &expr.FuncExpr{Name: "current_catalog", T: types.TypeName, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+			return types.TextDatum(ec.S.Database), nil
+		}}, nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return &expr.ConstExpr{T: types.TypeName, D: types.TextDatum("public")}, nil
+	}
+	return nil, expr.PosErr(pgerr.NotSupported("%s is not supported", funcs.SqlValueFunctionName(f.Op)), f.Location)
+}
+
+// textOfAny compiles concat, concat_ws and format, which take arguments
+// of any type and use their text output (true prints as t).
+func (a *Analyzer) textOfAny(name string, args []expr.Expr, loc int32) (expr.Expr, error) {
+	min := map[string]int{"concat": 1, "concat_ws": 2, "format": 1}[name]
+	if len(args) < min {
+		return nil, noFunction(name, args, loc)
+	}
+	for i := range args {
+		if IsUnknown(args[i]) {
+			var err error
+			if args[i], err = a.CoerceUnknown(args[i], types.TypeText); err != nil {
+				return nil, err
+			}
+		}
+	}
+	argTypes := make([]types.Type, len(args))
+	for i, e := range args {
+		argTypes[i] = e.Type()
+	}
+	text := func(ec *expr.EvalCtx, i int, d types.Datum) string {
+		return string(types.AppendText(nil, argTypes[i], d, ec.FormatCtx()))
+	}
+	var fn func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error)
+	switch name {
+	case "concat":
+		fn = func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+			var b strings.Builder
+			for i, d := range v {
+				if !d.Null {
+					b.WriteString(text(ec, i, d))
+				}
+			}
+			return types.TextDatum(b.String()), nil
+		}
+	case "concat_ws":
+		fn = func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+			if v[0].Null {
+				return types.NullDatum, nil
+			}
+			var parts []string
+			for i, d := range v[1:] {
+				if !d.Null {
+					parts = append(parts, text(ec, i+1, d))
+				}
+			}
+			return types.TextDatum(strings.Join(parts, text(ec, 0, v[0]))), nil
+		}
+	default:
+		fn = func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) { return funcs.FormatFn(ec, v, text) }
+	}
+	return &expr.FuncExpr{Name: name, T: types.TypeText, Args: args, NonStrict: true, Fn: fn}, nil
+}

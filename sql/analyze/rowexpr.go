@@ -1,0 +1,69 @@
+package analyze
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/pgerr"
+
+	"lockd/sql/expr"
+)
+
+func (a *Analyzer) rowExpr(r *pg.RowExpr) (expr.Expr, error) {
+	re := &expr.RowExpr{}
+	for _, n := range r.Args {
+		e, err := a.Expr(n)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = a.ResolveOutput(e); err != nil {
+			return nil, err
+		}
+		re.Args = append(re.Args, e)
+	}
+	return re, nil
+}
+
+// rowCompare compiles a comparison between two row constructors.
+func (a *Analyzer) rowCompare(op string, l, r *expr.RowExpr, loc int32) (expr.Expr, error) {
+	if len(l.Args) != len(r.Args) {
+		return nil, expr.PosErr(pgerr.New(pgerr.SyntaxError, "unequal number of entries in row expressions"), loc)
+	}
+	var pairs []expr.Expr
+	for i := range l.Args {
+		cmpOp := op
+		if op != "=" && op != "<>" && op != "!=" && i < len(l.Args)-1 {
+			cmpOp = op[:1] // leading fields decide strictly: (a,b) <= (c,d) is a<c or (a=c and b<=d)
+		}
+		e, err := a.Binop(cmpOp, l.Args[i], r.Args[i], loc)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, e)
+	}
+	switch op {
+	case "=":
+		return &expr.BoolExpr{Op: expr.BoolAnd, Args: pairs}, nil
+	case "<>", "!=":
+		eqs := make([]expr.Expr, len(pairs))
+		for i := range l.Args {
+			e, err := a.Binop("=", l.Args[i], r.Args[i], loc)
+			if err != nil {
+				return nil, err
+			}
+			eqs[i] = e
+		}
+		return &expr.BoolExpr{Op: pg.BoolExprType_NOT_EXPR, Args: []expr.Expr{&expr.BoolExpr{Op: expr.BoolAnd, Args: eqs}}}, nil
+	}
+	// lexicographic: p0 or (e0 and p1) or (e0 and e1 and p2) ...
+	var ors []expr.Expr
+	var prefix []expr.Expr
+	for i := range pairs {
+		ors = append(ors, &expr.BoolExpr{Op: expr.BoolAnd, Args: append(append([]expr.Expr(nil), prefix...), pairs[i])})
+		eq, err := a.Binop("=", l.Args[i], r.Args[i], loc)
+		if err != nil {
+			return nil, err
+		}
+		prefix = append(prefix, eq)
+	}
+	return &expr.BoolExpr{Op: pg.BoolExprType_OR_EXPR, Args: ors}, nil
+}

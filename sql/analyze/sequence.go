@@ -1,0 +1,6 @@
+package analyze
+
+import ()
+
+// codeGeneratedAlways is generated_always (identity columns).
+const codeGeneratedAlways = "428C9"

@@ -1,0 +1,175 @@
+package exec
+
+import (
+	"strings"
+
+	"lockd/pgerr"
+	"lockd/storage"
+
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
+)
+
+// buildRow makes a full table row from target values and defaults.
+func (x *Executor) buildInsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, vals []types.Datum) ([]types.Datum, error) {
+	row := make([]types.Datum, len(p.T.Cols))
+	set := make([]bool, len(p.T.Cols))
+	for j, c := range p.Targets {
+		row[c] = vals[j]
+		set[c] = true
+	}
+	for i := range row {
+		if set[i] {
+			continue
+		}
+		if p.Defs[i] == nil {
+			row[i] = types.NullDatum
+			continue
+		}
+		v, err := p.Defs[i].Eval(ec, nil)
+		if err != nil {
+			return nil, err
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]types.Datum) error) (int64, error) {
+	var n int64
+	if p.Route != nil {
+		s.routeBegin(p.Route)
+		defer s.routeEnd(p.Route)
+	}
+	if !p.T.Partitioned() {
+		defer s.closeIndexLocks(&p.IxLocks)
+		if err := s.openIndexLocks(ec, &p.IxLocks, p.T); err != nil {
+			return 0, err
+		}
+	}
+	insertOne := func(vals []types.Datum) error {
+		row, err := s.buildInsertRow(ec, p, vals)
+		if err != nil {
+			return err
+		}
+		if p.Conflict != nil {
+			done, err := s.upsertRow(ec, p, row, emit)
+			if done {
+				n++
+			}
+			return err
+		}
+		var tid storage.TID
+		leaf := p.T
+		if p.Route != nil {
+			tid, leaf, err = s.routeInsertTID(ec, p.Route, row)
+		} else {
+			tid, err = s.InsertRow(ec, p.T, p.Indexes, row)
+		}
+		if err != nil {
+			return err
+		}
+		n++
+		return s.emitReturning(ec, p.Ret, row, tid, leaf, emit)
+	}
+	if p.Sel != nil {
+		// materialise first: the SELECT must not see the rows inserted
+		var rows [][]types.Datum
+		if err := s.RunSelect(ec, p.Sel, func(r []types.Datum) error {
+			rows = append(rows, append([]types.Datum(nil), r...))
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+		for _, r := range rows {
+			if err := insertOne(r); err != nil {
+				return 0, err
+			}
+		}
+		return n, nil
+	}
+	vals := make([]types.Datum, len(p.Targets))
+	for _, r := range p.Rows {
+		for j, e := range r {
+			v, err := e.Eval(ec, nil)
+			if err != nil {
+				return 0, err
+			}
+			vals[j] = v
+		}
+		if err := insertOne(vals); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// insertRow writes a row and its index entries, enforcing NOT NULL, CHECK
+// constraints and unique indexes.
+func (s *Executor) InsertRow(ec *expr.EvalCtx, t *catalog.TableDef, indexes []*catalog.IndexDef, row []types.Datum) (storage.TID, error) {
+	if err := plan.CheckNotNull(t, row); err != nil {
+		return storage.TID{}, err
+	}
+	if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints (check.go)
+		return storage.TID{}, err
+	}
+	if _, err := s.Txn.AssignXid(); err != nil {
+		return storage.TID{}, err
+	}
+	s.rowBuf = catalog.AppendRow(s.rowBuf[:0], t, row)
+	tid, err := s.Store.Insert(ec.Ctx, s.Proc, &s.Txn, storage.RelID(t.RelFile), s.rowBuf, plan.Fillfactor(t))
+	if err != nil {
+		return storage.TID{}, err
+	}
+	if err := s.insertIndexEntries(ec, t, indexes, row, tid); err != nil {
+		return storage.TID{}, err
+	}
+	return tid, s.afterInsertRow(t, tid, row) // queue its foreign-key checks (ri.go)
+}
+
+func (s *Executor) insertIndexEntries(ec *expr.EvalCtx, t *catalog.TableDef, indexes []*catalog.IndexDef, row []types.Datum, tid storage.TID) error {
+	for _, ix := range indexes {
+		key := s.IndexKey(t, ix, row)
+		if key == nil {
+			continue // NULLs are not indexed for uniqueness here
+		}
+		if ix.Unique {
+			if err := s.insertUnique(ec, t, ix, row, key, tid); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.Store.IndexInsert(s.Proc, storage.RelID(ix.RelFile), key, tid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexKey encodes row's key for ix; nil when a key column is NULL.
+func (s *Executor) IndexKey(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) []byte {
+	var typs [4]types.Type
+	var vals [4]types.Datum
+	ts, vs := typs[:0], vals[:0]
+	for _, c := range ix.Cols {
+		if row[c].Null {
+			return nil
+		}
+		ts = append(ts, t.Cols[c].Type())
+		vs = append(vs, row[c])
+	}
+	return catalog.AppendKey(nil, ts, vs)
+}
+
+func (s *Executor) UniqueViolation(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) error {
+	var names, vals []string
+	for _, c := range ix.Cols {
+		names = append(names, t.Cols[c].Name)
+		vals = append(vals, string(types.AppendText(nil, t.Cols[c].Type(), row[c], nil)))
+	}
+	return pgerr.New(pgerr.UniqueViolation, "duplicate key value violates unique constraint \"%s\"", ix.Name).
+		WithDetail("Key ("+strings.Join(names, ", ")+")=("+strings.Join(vals, ", ")+") already exists.").
+		OnConstraint(t.Name, ix.Name)
+}

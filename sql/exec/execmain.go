@@ -1,0 +1,40 @@
+package exec
+
+import (
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
+	"strconv"
+)
+
+// runPlan runs a planned statement in the open transaction and returns
+// its command tag (ExecutorRun): a query's rows go to emit, as do a DML
+// statement's RETURNING rows. Utility statements carry their own run.
+func (x *Executor) RunPlan(ec *expr.EvalCtx, st *plan.Stmt, emit func([]types.Datum) error) (string, error) {
+	var n int64
+	var err error
+	switch p := st.Plan.(type) {
+	case nil:
+		return st.Run(ec, emit)
+	case *plan.SelectPlan:
+		err = x.RunSelect(ec, p, func(row []types.Datum) error {
+			n++
+			return emit(row)
+		})
+	case *plan.InsertPlan:
+		if n, err = x.execInsert(ec, p, emit); err != nil {
+			return "", err
+		}
+		return "INSERT 0 " + strconv.FormatInt(n, 10), nil
+	case *plan.ModifyPlan:
+		n, err = x.execModify(ec, p, emit)
+	case *plan.JoinModifyPlan:
+		n, err = x.execJoinModify(ec, p, emit)
+	default:
+		panic("sql: runPlan of an unknown plan")
+	}
+	if err != nil {
+		return "", err
+	}
+	return st.Tag + " " + strconv.FormatInt(n, 10), nil
+}

@@ -1,0 +1,223 @@
+package exec
+
+import (
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
+)
+
+// passes evaluates filter conjuncts on the level row.
+func passes(ec *expr.EvalCtx, conds []expr.Expr, buf []types.Datum) (bool, error) {
+	for _, c := range conds {
+		v, err := c.Eval(ec, buf)
+		if err != nil {
+			return false, err
+		}
+		if v.Null || v.I == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum, fn func() error) error {
+	dst := buf[l.Off : l.Off+l.N]
+	each := func(row []types.Datum) error {
+		copy(dst, row)
+		if ok, err := passes(ec, l.Filters, buf); err != nil || !ok {
+			return err
+		}
+		return fn()
+	}
+	if l.Lateral {
+		ec.Outer = append(ec.Outer, buf)
+		defer func() { ec.Outer = ec.Outer[:len(ec.Outer)-1] }()
+	}
+	if _, ok := l.Src.(plan.LevelScanner); ok {
+		return x.scanLevel(ec, l.Src, buf, each)
+	}
+	return x.scan(ec, l.Src, each)
+}
+
+func setNull(buf []types.Datum, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		buf[i] = types.NullDatum
+	}
+}
+
+func (x *Executor) emitJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
+	if ok, err := passes(ec, j.Filters, buf); err != nil || !ok {
+		return err
+	}
+	return fn()
+}
+
+func (x *Executor) runJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
+	if j.Rescan {
+		return x.runNestedLoop(ec, j, buf, fn)
+	}
+	return x.runMaterialized(ec, j, buf, fn)
+}
+
+// runNested re-runs the right side for each left row (inner and left
+// joins only; the planner never builds a rescanned right or full join).
+func (x *Executor) runNestedLoop(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
+	rlo, rhi := j.Right.Span()
+	return x.runNode(ec, j.Left, buf, func() error {
+		matched := false
+		err := x.runNode(ec, j.Right, buf, func() error {
+			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
+				return err
+			}
+			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
+				return err
+			}
+			matched = true
+			return x.emitJoin(ec, j, buf, fn)
+		})
+		if err != nil {
+			return err
+		}
+		if !matched && j.Kind == plan.JoinLeft {
+			setNull(buf, rlo, rhi)
+			return x.emitJoin(ec, j, buf, fn)
+		}
+		return nil
+	})
+}
+
+func (x *Executor) joinKeysEqual(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum) (bool, error) {
+	for i := range j.Lkeys {
+		l, err := j.Lkeys[i].Eval(ec, buf)
+		if err != nil {
+			return false, err
+		}
+		r, err := j.Rkeys[i].Eval(ec, buf)
+		if err != nil {
+			return false, err
+		}
+		if l.Null || r.Null {
+			return false, nil
+		}
+		c, err := types.Comparator(j.KeyTypes[i])(l, r)
+		if err != nil || c != 0 {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// matRow is one materialised row of a join's inner side.
+type matRow struct {
+	vals    []types.Datum
+	matched bool
+}
+
+// runMaterialized reads the inner side once (into a hash table when the
+// join has equality keys) and streams the outer side past it. The outer
+// side is the left for inner, left and full joins, the right for right
+// joins.
+func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
+	outer, inner := j.Left, j.Right
+	outerKeys, innerKeys := j.Lkeys, j.Rkeys
+	if j.Kind == plan.JoinRight {
+		outer, inner = j.Right, j.Left
+		outerKeys, innerKeys = j.Rkeys, j.Lkeys
+	}
+	ilo, ihi := inner.Span()
+	olo, ohi := outer.Span()
+	var rows []*matRow
+	var table map[string][]*matRow
+	hashed := len(innerKeys) > 0
+	if hashed {
+		table = map[string][]*matRow{}
+	}
+	var key []byte
+	err := x.runNode(ec, inner, buf, func() error {
+		r := &matRow{vals: append([]types.Datum(nil), buf[ilo:ihi]...)}
+		if hashed {
+			var ok bool
+			var err error
+			key, ok, err = x.joinHashKey(ec, j, key[:0], innerKeys, buf)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				// a NULL key matches nothing, but outer joins still
+				// emit the row unmatched
+				rows = append(rows, r)
+				return nil
+			}
+			table[string(key)] = append(table[string(key)], r)
+		}
+		rows = append(rows, r)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = x.runNode(ec, outer, buf, func() error {
+		candidates := rows
+		if hashed {
+			var ok bool
+			var err error
+			key, ok, err = x.joinHashKey(ec, j, key[:0], outerKeys, buf)
+			if err != nil {
+				return err
+			}
+			candidates = nil
+			if ok {
+				candidates = table[string(key)]
+			}
+		}
+		matched := false
+		for _, r := range candidates {
+			copy(buf[ilo:ihi], r.vals)
+			if ok, err := passes(ec, j.Cond, buf); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+			matched = true
+			r.matched = true
+			if err := x.emitJoin(ec, j, buf, fn); err != nil {
+				return err
+			}
+		}
+		if !matched && j.Kind != plan.JoinInner {
+			setNull(buf, ilo, ihi)
+			return x.emitJoin(ec, j, buf, fn)
+		}
+		return nil
+	})
+	if err != nil || j.Kind != plan.JoinFull {
+		return err
+	}
+	setNull(buf, olo, ohi)
+	for _, r := range rows {
+		if r.matched {
+			continue
+		}
+		copy(buf[ilo:ihi], r.vals)
+		if err := x.emitJoin(ec, j, buf, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashKey encodes the key values of the current row; ok is false when a
+// key is NULL (it can equal nothing).
+func (x *Executor) joinHashKey(ec *expr.EvalCtx, j *plan.JoinNode, dst []byte, keys []expr.Expr, buf []types.Datum) ([]byte, bool, error) {
+	for i, k := range keys {
+		v, err := k.Eval(ec, buf)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.Null {
+			return dst, false, nil
+		}
+		dst = types.AppendHashKey(dst, j.KeyTypes[i], v)
+	}
+	return dst, true, nil
+}

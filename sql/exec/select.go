@@ -1,0 +1,376 @@
+package exec
+
+import (
+	"sort"
+
+	"lockd/pgerr"
+
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
+)
+
+// run executes the plan, calling emit for each output row. The row
+// passed to emit is valid only during the call.
+func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) error {
+	ok, err := passes(ec, p.OneTime, nil)
+	if err != nil || !ok && !p.Grouped {
+		return err
+	}
+	noRows := !ok // an aggregate over no rows still yields its one row
+	limit, offset := int64(-1), int64(0)
+	for _, l := range []struct {
+		e   expr.Expr
+		dst *int64
+	}{{p.Limit, &limit}, {p.Offset, &offset}} {
+		if l.e == nil {
+			continue
+		}
+		v, err := l.e.Eval(ec, nil)
+		if err != nil {
+			return err
+		}
+		if !v.Null {
+			if v.I < 0 {
+				if l.dst == &limit {
+					return pgerr.New(pgerr.InvalidRowCountLimit, "LIMIT must not be negative")
+				}
+				return pgerr.New(pgerr.InvalidOffsetLimit, "OFFSET must not be negative")
+			}
+			*l.dst = v.I
+		}
+	}
+	if limit == 0 && p.RowLocks == nil {
+		return nil
+	}
+	buf := make([]types.Datum, p.Width)
+	scan := func(fn func() error) error {
+		if noRows {
+			return nil
+		}
+		if p.From == nil {
+			return fn()
+		}
+		return x.runNode(ec, p.From, buf, func() error {
+			if ec.Tick++; ec.Tick&1023 == 0 {
+				if err := expr.CheckCancel(ec); err != nil {
+					return err
+				}
+			}
+			return fn()
+		})
+	}
+	var emitted, skipped int64
+	direct := func(out []types.Datum) error {
+		if skipped < offset {
+			skipped++
+			return nil
+		}
+		if limit >= 0 && emitted >= limit {
+			return plan.ErrLimitReached
+		}
+		emitted++
+		return emit(out)
+	}
+	buffered := p.Grouped || len(p.Sort) > 0 || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil
+	out := make([]types.Datum, len(p.Targets))
+	if !buffered {
+		err := scan(func() error { return x.project(ec, p, buf, out, direct) })
+		if err == plan.ErrLimitReached {
+			return nil
+		}
+		return err
+	}
+
+	type outRow struct {
+		out   []types.Datum
+		keys  []types.Datum
+		level []types.Datum // the level row, for FOR UPDATE
+	}
+	var results []outRow
+	deferred := p.PostponedTargets()
+	collect := func(row []types.Datum) error {
+		project := func(ec *expr.EvalCtx, row, out []types.Datum, fn func([]types.Datum) error) error {
+			return x.project(ec, p, row, out, fn)
+		}
+		if deferred != nil {
+			project = func(ec *expr.EvalCtx, row, out []types.Datum, fn func([]types.Datum) error) error {
+				return x.projectSome(ec, p, row, out, deferred, false, fn)
+			}
+		}
+		return project(ec, row, out, func(o []types.Datum) error {
+			r := outRow{out: append([]types.Datum(nil), o...)}
+			if deferred != nil {
+				r.level = append([]types.Datum(nil), row...)
+			}
+			if len(p.Sort) > 0 || len(p.DistinctOn) > 0 {
+				prevOut := ec.OutVals
+				ec.OutVals = r.out
+				for _, k := range p.Sort {
+					v, err := k.E.Eval(ec, row)
+					if err != nil {
+						return err
+					}
+					r.keys = append(r.keys, v)
+				}
+				for _, d := range p.DistinctOn {
+					v, err := d.Eval(ec, row)
+					if err != nil {
+						return err
+					}
+					r.keys = append(r.keys, v)
+				}
+				ec.OutVals = prevOut
+			}
+			if p.RowLocks != nil {
+				r.level = append([]types.Datum(nil), row...)
+			}
+			results = append(results, r)
+			return nil
+		})
+	}
+	if p.Grouped {
+		if err := x.runGroups(ec, p, scan, buf, collect); err != nil {
+			return err
+		}
+	} else if err := scan(func() error { return collect(buf) }); err != nil {
+		return err
+	}
+	if p.Distinct {
+		seen := map[string]bool{}
+		kept := results[:0]
+		for _, r := range results {
+			key := plan.RowKey(r.out, p.Cols)
+			if !seen[key] {
+				seen[key] = true
+				kept = append(kept, r)
+			}
+		}
+		results = kept
+	}
+	if len(p.Sort) > 0 {
+		var sortErr error
+		sort.SliceStable(results, func(i, j int) bool {
+			c, err := expr.CompareKeys(p.Sort, results[i].keys, results[j].keys)
+			if err != nil {
+				sortErr = err
+			}
+			return c < 0
+		})
+		if sortErr != nil {
+			return sortErr
+		}
+	}
+	if len(p.DistinctOn) > 0 {
+		n := len(p.Sort)
+		keyCols := make([]types.Column, len(p.DistinctOn))
+		for i, d := range p.DistinctOn {
+			keyCols[i] = types.Column{Type: d.Type()}
+		}
+		kept := results[:0]
+		prev := ""
+		for i, r := range results {
+			key := plan.RowKey(r.keys[n:], keyCols)
+			if i == 0 || key != prev {
+				kept = append(kept, r)
+			}
+			prev = key
+		}
+		results = kept
+	}
+	for _, r := range results {
+		if limit >= 0 && emitted >= limit {
+			break
+		}
+		if p.RowLocks != nil {
+			// as PostgreSQL's LockRows sits below Limit: rows OFFSET skips
+			// are locked too, rows past LIMIT are not
+			ok, changed, err := x.lockRows(ec, p.RowLocks, r.level)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // SKIP LOCKED, or the row is gone or no longer qualifies
+			}
+			if changed {
+				if err := x.project(ec, p, r.level, r.out, func([]types.Datum) error { return nil }); err != nil {
+					return err
+				}
+			}
+		}
+		if deferred != nil { // computed as the rows leave the sort (and OFFSET skips them after)
+			if err := x.projectSome(ec, p, r.level, r.out, deferred, true, func([]types.Datum) error { return nil }); err != nil {
+				return err
+			}
+		}
+		if skipped < offset {
+			skipped++
+			continue
+		}
+		emitted++
+		if err := emit(r.out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// projectSome computes the targets marked in which (or, with which
+// false, the others), leaving the rest of out alone.
+func (x *Executor) projectSome(ec *expr.EvalCtx, p *plan.SelectPlan, row, out []types.Datum, which []bool, marked bool, fn func([]types.Datum) error) error {
+	for i, t := range p.Targets {
+		if which[i] != marked {
+			continue
+		}
+		v, err := t.Eval(ec, row)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return fn(out)
+}
+
+// project computes the output row(s) for one input row: one row, or,
+// when the select list calls set-returning functions, one per value of
+// the longest set, the shorter ones padded with NULLs (ProjectSet).
+func (x *Executor) project(ec *expr.EvalCtx, p *plan.SelectPlan, row, out []types.Datum, fn func([]types.Datum) error) error {
+	if !p.Srf {
+		for i, t := range p.Targets {
+			v, err := t.Eval(ec, row)
+			if err != nil {
+				return err
+			}
+			out[i] = v
+		}
+		return fn(out)
+	}
+	var srfs []*expr.SrfExpr
+	for _, t := range p.Targets {
+		srfs = append(srfs, expr.SrfsIn(t)...)
+	}
+	sets := make([][]types.Datum, len(srfs))
+	longest := 0
+	for i, f := range srfs {
+		if err := f.Each(ec, row, func(d types.Datum) error {
+			sets[i] = append(sets[i], d)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(sets[i]) > longest {
+			longest = len(sets[i])
+		}
+	}
+	defer func() {
+		for _, f := range srfs {
+			f.Active = false
+		}
+	}()
+	for k := 0; k < longest; k++ {
+		for i, f := range srfs {
+			f.Active = true
+			f.Cur = types.NullDatum
+			if k < len(sets[i]) {
+				f.Cur = sets[i][k]
+			}
+		}
+		for i, t := range p.Targets {
+			v, err := t.Eval(ec, row)
+			if err != nil {
+				return err
+			}
+			out[i] = v
+		}
+		if err := fn(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runGroups aggregates the scanned rows by the GROUP BY values and calls
+// fn with each group's representative row, with ec.aggVals and
+// ec.groupVals set for it.
+func (x *Executor) runGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(func() error) error, buf []types.Datum, fn func(row []types.Datum) error) error {
+	type group struct {
+		first  []types.Datum
+		vals   []types.Datum
+		states []aggState
+	}
+	var order []*group
+	groups := map[string]*group{}
+	vals := make([]types.Datum, len(p.GroupBy))
+	var key []byte
+	err := scan(func() error {
+		key = key[:0]
+		for i, g := range p.GroupBy {
+			v, err := g.Eval(ec, buf)
+			if err != nil {
+				return err
+			}
+			vals[i] = v
+			if v.Null {
+				key = append(key, 0)
+			} else {
+				key = types.AppendHashKey(append(key, 1), g.Type(), v)
+			}
+		}
+		gr := groups[string(key)]
+		if gr == nil {
+			gr = &group{first: append([]types.Datum(nil), buf...), vals: append([]types.Datum(nil), vals...), states: make([]aggState, len(p.Aggs))}
+			for i, r := range p.Aggs {
+				gr.states[i].ref = r
+			}
+			groups[string(key)] = gr
+			order = append(order, gr)
+		}
+		for i := range gr.states {
+			if err := gr.states[i].Add(ec, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(p.GroupBy) == 0 && len(order) == 0 {
+		gr := &group{first: make([]types.Datum, len(buf)), states: make([]aggState, len(p.Aggs))}
+		for i := range gr.first {
+			gr.first[i] = types.NullDatum
+		}
+		for i, r := range p.Aggs {
+			gr.states[i].ref = r
+		}
+		order = append(order, gr)
+	}
+	// A subquery evaluated inside this query's projection runs on the
+	// same evalCtx: put back what the enclosing level had.
+	prevAggs, prevGroups := ec.AggVals, ec.GroupVals
+	defer func() { ec.AggVals, ec.GroupVals = prevAggs, prevGroups }()
+	for _, gr := range order {
+		av := make([]types.Datum, len(gr.states))
+		for i := range gr.states {
+			v, err := gr.states[i].result()
+			if err != nil {
+				return err
+			}
+			av[i] = v
+		}
+		ec.AggVals, ec.GroupVals = av, gr.vals
+		if p.Having != nil {
+			h, err := p.Having.Eval(ec, gr.first)
+			if err != nil {
+				return err
+			}
+			if h.Null || h.I == 0 {
+				continue
+			}
+		}
+		if err := fn(gr.first); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package expr
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/sql/types"
+)
+
+// expr is a compiled, typed expression. eval must not retain row.
+type Expr interface {
+	Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error)
+	Type() types.Type
+}
+
+// constExpr is a literal (or a folded constant).
+type ConstExpr struct {
+	T types.Type
+	D types.Datum
+}
+
+func (c *ConstExpr) Eval(*EvalCtx, []types.Datum) (types.Datum, error) { return c.D, nil }
+func (c *ConstExpr) Type() types.Type                                  { return c.T }
+
+// paramExpr is $n; its type is inferred from context at analysis time.
+type ParamExpr struct {
+	N     int // 0-based
+	Types *[]types.Type
+}
+
+func (p *ParamExpr) Eval(ec *EvalCtx, _ []types.Datum) (types.Datum, error) {
+	return ec.Params[p.N], nil
+}
+func (p *ParamExpr) Type() types.Type { return (*p.Types)[p.N] }
+
+// colExpr reads column i of the input row. loc is where a reference
+// appeared in the query (for error positions), or 0.
+type ColExpr struct {
+	I   int
+	T   types.Type
+	Loc int32
+}
+
+func (c *ColExpr) Eval(_ *EvalCtx, row []types.Datum) (types.Datum, error) { return row[c.I], nil }
+func (c *ColExpr) Type() types.Type                                        { return c.T }
+
+// funcExpr calls fn with evaluated arguments (strict: NULL in → NULL out
+// unless lazy or nonStrict is set).
+type FuncExpr struct {
+	Name      string
+	T         types.Type
+	Args      []Expr
+	NonStrict bool
+	Volatile  bool
+	Fn        func(ec *EvalCtx, args []types.Datum) (types.Datum, error)
+}
+
+func (f *FuncExpr) Type() types.Type { return f.T }
+
+func (f *FuncExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	var buf [4]types.Datum
+	vals := buf[:0]
+	if len(f.Args) > len(buf) {
+		vals = make([]types.Datum, 0, len(f.Args))
+	}
+	for _, a := range f.Args {
+		v, err := a.Eval(ec, row)
+		if err != nil {
+			return types.Datum{}, err
+		}
+		if v.Null && !f.NonStrict {
+			return types.NullDatum, nil
+		}
+		vals = append(vals, v)
+	}
+	return f.Fn(ec, vals)
+}
+
+// boolExpr is AND / OR / NOT with SQL three-valued logic.
+type BoolExpr struct {
+	Op   pg.BoolExprType
+	Args []Expr
+}
+
+func (b *BoolExpr) Type() types.Type { return types.TypeBool }
+
+func (b *BoolExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	switch b.Op {
+	case pg.BoolExprType_NOT_EXPR:
+		v, err := b.Args[0].Eval(ec, row)
+		if err != nil || v.Null {
+			return v, err
+		}
+		return types.BoolDatum(v.I == 0), nil
+	case pg.BoolExprType_AND_EXPR:
+		sawNull := false
+		for _, a := range b.Args {
+			v, err := a.Eval(ec, row)
+			if err != nil {
+				return types.Datum{}, err
+			}
+			if v.Null {
+				sawNull = true
+			} else if v.I == 0 {
+				return types.BoolDatum(false), nil
+			}
+		}
+		if sawNull {
+			return types.NullDatum, nil
+		}
+		return types.BoolDatum(true), nil
+	default:
+		sawNull := false
+		for _, a := range b.Args {
+			v, err := a.Eval(ec, row)
+			if err != nil {
+				return types.Datum{}, err
+			}
+			if v.Null {
+				sawNull = true
+			} else if v.I != 0 {
+				return types.BoolDatum(true), nil
+			}
+		}
+		if sawNull {
+			return types.NullDatum, nil
+		}
+		return types.BoolDatum(false), nil
+	}
+}
+
+type NullTestExpr struct {
+	Arg    Expr
+	IsNull bool
+}
+
+func (n *NullTestExpr) Type() types.Type { return types.TypeBool }
+func (n *NullTestExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	v, err := n.Arg.Eval(ec, row)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	return types.BoolDatum(v.Null == n.IsNull), nil
+}
+
+type BoolTestExpr struct {
+	Arg  Expr
+	Kind pg.BoolTestType
+}
+
+func (b *BoolTestExpr) Type() types.Type { return types.TypeBool }
+func (b *BoolTestExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	v, err := b.Arg.Eval(ec, row)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	switch b.Kind {
+	case pg.BoolTestType_IS_TRUE:
+		return types.BoolDatum(!v.Null && v.I != 0), nil
+	case pg.BoolTestType_IS_NOT_TRUE:
+		return types.BoolDatum(v.Null || v.I == 0), nil
+	case pg.BoolTestType_IS_FALSE:
+		return types.BoolDatum(!v.Null && v.I == 0), nil
+	case pg.BoolTestType_IS_NOT_FALSE:
+		return types.BoolDatum(v.Null || v.I != 0), nil
+	case pg.BoolTestType_IS_UNKNOWN:
+		return types.BoolDatum(v.Null), nil
+	default:
+		return types.BoolDatum(!v.Null), nil
+	}
+}
+
+type CaseExpr struct {
+	T       types.Type
+	Whens   []Expr
+	Results []Expr
+	Def     Expr
+}
+
+func (c *CaseExpr) Type() types.Type { return c.T }
+func (c *CaseExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	for i, w := range c.Whens {
+		v, err := w.Eval(ec, row)
+		if err != nil {
+			return types.Datum{}, err
+		}
+		if !v.Null && v.I != 0 {
+			return c.Results[i].Eval(ec, row)
+		}
+	}
+	if c.Def == nil {
+		return types.NullDatum, nil
+	}
+	return c.Def.Eval(ec, row)
+}
+
+type CoalesceExpr struct {
+	T    types.Type
+	Args []Expr
+}
+
+func (c *CoalesceExpr) Type() types.Type { return c.T }
+func (c *CoalesceExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	for _, a := range c.Args {
+		v, err := a.Eval(ec, row)
+		if err != nil || !v.Null {
+			return v, err
+		}
+	}
+	return types.NullDatum, nil
+}
+
+// inExpr is x IN (list); NULL semantics as SQL.
+type InExpr struct {
+	Arg  Expr
+	List []Expr
+	Cmp  func(a, b types.Datum) (int, error)
+	Not  bool
+}
+
+func (e *InExpr) Type() types.Type { return types.TypeBool }
+func (e *InExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	v, err := e.Arg.Eval(ec, row)
+	if err != nil || v.Null {
+		return types.NullDatum, err
+	}
+	sawNull := false
+	for _, l := range e.List {
+		w, err := l.Eval(ec, row)
+		if err != nil {
+			return types.Datum{}, err
+		}
+		if w.Null {
+			sawNull = true
+			continue
+		}
+		c, err := e.Cmp(v, w)
+		if err != nil {
+			return types.Datum{}, err
+		}
+		if c == 0 {
+			return types.BoolDatum(!e.Not), nil
+		}
+	}
+	if sawNull {
+		return types.NullDatum, nil
+	}
+	return types.BoolDatum(e.Not), nil
+}
+
+// castExpr converts between types.
+type CastExpr struct {
+	Arg      Expr
+	T        types.Type
+	Explicit bool
+}
+
+func (c *CastExpr) Type() types.Type { return c.T }
+func (c *CastExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	v, err := c.Arg.Eval(ec, row)
+	if err != nil || v.Null {
+		return v, err
+	}
+	return types.CastDatum(ec.FormatCtx(), v, c.Arg.Type(), c.T, c.Explicit)
+}

@@ -1,0 +1,158 @@
+package expr
+
+import (
+	"errors"
+
+	"lockd/pgerr"
+
+	"lockd/sql/types"
+)
+
+// Subqueries in expressions (PostgreSQL's SubLinks): EXISTS, scalar,
+// IN / op ANY / op ALL, and ARRAY(...). A subquery that reads no
+// enclosing row runs once per statement execution and its result is kept
+// (PostgreSQL's initplan); a correlated one runs for every row it is
+// evaluated for, with that row pushed as its outer row (a subplan).
+
+type sublinkKind uint8
+
+const (
+	SublinkExists sublinkKind = iota
+	SublinkScalar
+	SublinkAny
+	SublinkAll
+	SublinkArray
+)
+
+type SublinkExpr struct {
+	Kind sublinkKind
+	Plan Subplan
+	// correlated: the subquery reads the enclosing query's rows, so its
+	// result is not kept between rows
+	Correlated bool
+	Test       Expr                                                     // ANY/ALL: left operand
+	Cmp        func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) // ANY/ALL: test op column
+	T          types.Type
+	// hashable: ANY with "=" over a hashable type is answered by a set
+	Hashable bool
+	KeyType  types.Type
+}
+
+// subplan is the plan of a subquery an expression holds (a *selectPlan).
+type Subplan interface{ IsSubplan() }
+
+// executor runs the plans expressions hold; the Executor implements it.
+type Executor interface {
+	RunSubplan(ec *EvalCtx, p Subplan, emit func(row []types.Datum) error) error
+}
+
+// subResult is a subquery's materialised result.
+type subResult struct {
+	vals    []types.Datum
+	set     map[string]bool
+	hasNull bool
+	exists  bool
+}
+
+func (s *SublinkExpr) Type() types.Type { return s.T }
+
+var ErrStopScan = errors.New("sql: stop scan")
+
+func (s *SublinkExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	var test types.Datum
+	if s.Test != nil {
+		var err error
+		if test, err = s.Test.Eval(ec, row); err != nil {
+			return types.Datum{}, err
+		}
+	}
+	res, err := s.result(ec, row)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	switch s.Kind {
+	case SublinkExists:
+		return types.BoolDatum(res.exists), nil
+	case SublinkScalar:
+		if len(res.vals) == 0 {
+			return types.NullDatum, nil
+		}
+		return res.vals[0], nil
+	case SublinkArray:
+		return types.Datum{A: append([]types.Datum(nil), res.vals...)}, nil
+	}
+	if s.Hashable && res.set != nil {
+		if test.Null {
+			if len(res.vals) == 0 {
+				return types.BoolDatum(false), nil
+			}
+			return types.NullDatum, nil
+		}
+		if res.set[string(types.AppendHashKey(nil, s.KeyType, test))] {
+			return types.BoolDatum(true), nil
+		}
+		if res.hasNull {
+			return types.NullDatum, nil
+		}
+		return types.BoolDatum(false), nil
+	}
+	return quantified(ec, test, res.vals, s.Cmp, s.Kind == SublinkAll)
+}
+
+// result runs the subquery (or returns the kept result of an
+// uncorrelated one).
+func (s *SublinkExpr) result(ec *EvalCtx, row []types.Datum) (*subResult, error) {
+	if !s.Correlated {
+		if r, ok := ec.subCache[s]; ok {
+			return r, nil
+		}
+	}
+	ec.Outer = append(ec.Outer, row)
+	res := &subResult{}
+	err := ec.Exec.RunSubplan(ec, s.Plan, func(out []types.Datum) error {
+		switch s.Kind {
+		case SublinkExists:
+			res.exists = true
+			return ErrStopScan
+		case SublinkScalar:
+			if len(res.vals) > 0 {
+				return pgerr.New(pgerr.CardinalityViolation, "more than one row returned by a subquery used as an expression")
+			}
+		}
+		v := out[0]
+		res.vals = append(res.vals, v)
+		if v.Null {
+			res.hasNull = true
+		}
+		return nil
+	})
+	ec.Outer = ec.Outer[:len(ec.Outer)-1]
+	if err != nil && err != ErrStopScan {
+		return nil, err
+	}
+	if s.Hashable && len(res.vals) > 8 {
+		res.set = make(map[string]bool, len(res.vals))
+		for _, v := range res.vals {
+			if !v.Null {
+				res.set[string(types.AppendHashKey(nil, s.KeyType, v))] = true
+			}
+		}
+	}
+	if !s.Correlated {
+		if ec.subCache == nil {
+			ec.subCache = map[*SublinkExpr]*subResult{}
+		}
+		ec.subCache[s] = res
+	}
+	return res, nil
+}
+
+// slotExpr reads one operand of a comparison compiled once and applied to
+// many value pairs (ANY, ALL, IN over a subquery).
+type SlotExpr struct {
+	V *types.Datum
+	T types.Type
+}
+
+func (s *SlotExpr) Type() types.Type                                  { return s.T }
+func (s *SlotExpr) Eval(*EvalCtx, []types.Datum) (types.Datum, error) { return *s.V, nil }

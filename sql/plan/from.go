@@ -1,0 +1,725 @@
+package plan
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+
+	"lockd/sql/analyze"
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/types"
+)
+
+// The FROM clause: items (tables, views, subqueries, functions) and the
+// joins between them, compiled into a plan tree over one level row; then
+// WHERE and ON conditions pushed as far down as their semantics allow and
+// each join given its method (index nested loop, hash join, nested loop).
+
+// maxFromItems bounds the FROM items of one query level (the planner
+// keeps item sets in a 64-bit mask; a partitioned table is one item).
+const maxFromItems = 64
+
+type fromBuilder struct {
+	a      *analyze.Analyzer // the level's analyzer; a.sc is the level scope
+	sel    *pg.SelectStmt    // the query, for its locking clause (nil: none)
+	lock   *analyze.LockSpec // the locking clause this query inherited
+	sc     *analyze.Scope
+	nitems int
+	itemOf []int // level-row position → item
+	leaves []*LeafNode
+	deps   []uint64 // per item: the items its scan reads (LATERAL, index keys)
+	rels   []expr.RelLock
+	ons    []onCond // ON conditions, placed after WHERE is known
+}
+
+type onCond struct {
+	j *JoinNode
+	e expr.Expr
+}
+
+// build compiles a FROM list (comma-separated items are cross joins).
+func (fb *fromBuilder) Build(from []*pg.Node) (PlanNode, error) {
+	var root PlanNode
+	for _, n := range from {
+		node, err := fb.item(n)
+		if err != nil {
+			return nil, err
+		}
+		if root == nil {
+			root = node
+		} else {
+			root = &JoinNode{Kind: JoinInner, Left: root, Right: node}
+		}
+	}
+	return root, nil
+}
+
+func (fb *fromBuilder) item(n *pg.Node) (PlanNode, error) {
+	switch {
+	case n.GetRangeVar() != nil:
+		return fb.relation(n.GetRangeVar())
+	case n.GetRangeSubselect() != nil:
+		return fb.subselect(n.GetRangeSubselect())
+	case n.GetRangeFunction() != nil:
+		return fb.function(n.GetRangeFunction())
+	case n.GetJoinExpr() != nil:
+		return fb.join(n.GetJoinExpr())
+	}
+	return nil, pgerr.NotSupported("this kind of FROM item (%s) is not supported", analyze.NodeKind(n))
+}
+
+// addLeaf places a source's columns in the level row and its names in
+// the scope. nstar is how many leading columns * expands to.
+func (fb *fromBuilder) addLeaf(src RowSource, alias string, aliases []*pg.Node, nstar int, table *catalog.TableDef, loc int32) (*LeafNode, error) {
+	if fb.nitems >= maxFromItems {
+		return nil, pgerr.New(pgerr.ProgramLimitExceeded, "too many FROM items (at most %d per query level)", maxFromItems)
+	}
+	sc := fb.sc
+	for _, r := range sc.Rels {
+		if r.Alias == alias && alias != "" {
+			return nil, pgerr.New(pgerr.DuplicateAlias, "table name \"%s\" specified more than once", alias)
+		}
+	}
+	cols := src.columns()
+	if len(aliases) > nstar {
+		return nil, pgerr.New(pgerr.InvalidColumnReference, "table \"%s\" has %d columns available but %d columns specified", alias, nstar, len(aliases))
+	}
+	item := fb.nitems
+	fb.nitems++
+	off := sc.Width
+	sc.Width += len(cols)
+	rel := &analyze.NsRel{Alias: alias, Star: nstar, Item: item, Table: table}
+	for j, c := range cols {
+		name := c.Name
+		if j < len(aliases) {
+			name = analyze.NodeName(aliases[j])
+		}
+		meta := c
+		meta.Name = name
+		col := analyze.NsColumn{Name: name, E: &expr.ColExpr{I: off + j, T: c.Type}, Meta: meta, Item: item}
+		rel.Cols = append(rel.Cols, col)
+		sc.Unqual = append(sc.Unqual, col)
+		if j < nstar {
+			sc.Star = append(sc.Star, col)
+		}
+		fb.itemOf = append(fb.itemOf, item)
+	}
+	sc.Rels = append(sc.Rels, rel)
+	leaf := &LeafNode{item: item, Src: src, Off: off, N: len(cols)}
+	fb.leaves = append(fb.leaves, leaf)
+	fb.deps = append(fb.deps, 0)
+	return leaf, nil
+}
+
+func (fb *fromBuilder) relation(rv *pg.RangeVar) (PlanNode, error) {
+	s := fb.a.S
+	alias := rv.Relname
+	var aliases []*pg.Node
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+		aliases = rv.Alias.Colnames
+	}
+	if rv.Schemaname == "" {
+		if def := fb.a.Ctes.Lookup(rv.Relname); def != nil {
+			self := def.Recursive && def.Step == nil
+			return fb.addLeaf(&CteSource{Def: def, alias: alias, Self: self}, alias, aliases, len(def.Cols), nil, rv.Location)
+		}
+	}
+	if v, ok := s.LookupView(rv); ok {
+		return fb.addLeaf(&ViewSource{V: v, s: s, alias: alias}, alias, aliases, len(v.Cols), nil, rv.Location)
+	}
+	if q := s.RangeSequence(rv); q != nil { // seqcatalog.go
+		return fb.sequenceLeaf(q, alias, aliases, rv.Location)
+	}
+	t, err := s.ResolveTable(rv)
+	if err != nil {
+		return nil, err
+	}
+	if t.Partitioned() {
+		// locked at plan time: the parent; the partitions that survive
+		// pruning are locked at each execution (partscan.go)
+		ps := newPartitionedSource(t, alias, locks.AccessShareLock)
+		ps.Only = !rv.Inh
+		fb.rels = append(fb.rels, ps.relLocks()...)
+		return fb.addLeaf(ps, alias, aliases, len(t.Cols), t, rv.Location)
+	}
+	ts := NewTableSource(t, alias)
+	fb.rels = append(fb.rels, tableLocks(s.Cat(), t, locks.AccessShareLock)...)
+	return fb.addLeaf(ts, alias, aliases, len(t.Cols), t, rv.Location)
+}
+
+func (fb *fromBuilder) subselect(rs *pg.RangeSubselect) (PlanNode, error) {
+	sel := rs.Subquery.GetSelectStmt()
+	if sel == nil {
+		return nil, pgerr.NotSupported("this kind of subquery in FROM is not supported")
+	}
+	if rs.Alias == nil {
+		return nil, pgerr.New(pgerr.SyntaxError, "subquery in FROM must have an alias").
+			WithHint("For example, FROM (SELECT ...) [AS] foo.")
+	}
+	parent := fb.sc.Parent
+	if rs.Lateral {
+		parent = fb.sc
+		saved := fb.sc.VisHi
+		fb.sc.VisHi = fb.nitems
+		defer func() { fb.sc.VisHi = saved }()
+	}
+	sa := fb.a.ChildWith(parent)
+	if !rs.Lateral {
+		sa.HiddenSc = fb.sc
+	}
+	if fb.sel != nil {
+		sa.InheritLock = subLock(fb.sel, fb.lock, rs.Alias.Aliasname)
+	}
+	sub, err := compileQuery(sa, sel)
+	if err != nil {
+		return nil, err
+	}
+	src := &SubquerySource{alias: rs.Alias.Aliasname, Plan: sub}
+	for _, c := range sub.Cols {
+		c.TableOID, c.Attnum = 0, 0
+		src.cols = append(src.cols, c)
+	}
+	fb.rels = append(fb.rels, sub.Rels...)
+	leaf, err := fb.addLeaf(src, rs.Alias.Aliasname, rs.Alias.Colnames, len(src.cols), nil, -1)
+	if err != nil {
+		return nil, err
+	}
+	if rs.Lateral && sub.Correlated {
+		leaf.Lateral = true
+		fb.deps[leaf.item] = 1<<uint(leaf.item) - 1 // any earlier item
+	}
+	return leaf, nil
+}
+
+func (fb *fromBuilder) function(rf *pg.RangeFunction) (PlanNode, error) {
+	la := fb.a.Level(fb.sc)
+	la.AggCtx = "functions in FROM"
+	saved := fb.sc.VisHi
+	fb.sc.VisHi = fb.nitems
+	f, err := functionItem(la, rf)
+	fb.sc.VisHi = saved
+	if err != nil {
+		return nil, err
+	}
+	var argMask uint64
+	var args []expr.Expr
+	if f.Srf != nil {
+		args = f.Srf.Args
+	} else {
+		args = []expr.Expr{f.Scalar}
+	}
+	for _, e := range args {
+		m, opaque := expr.ExprRefs(e, fb.itemOf)
+		if opaque {
+			m = 1<<uint(fb.nitems) - 1
+		}
+		argMask |= m
+	}
+	f.level = argMask != 0
+	var aliases []*pg.Node
+	if rf.Alias != nil {
+		aliases = rf.Alias.Colnames
+	}
+	leaf, err := fb.addLeaf(f, f.alias, aliases, len(f.Cols), nil, -1)
+	if err != nil {
+		return nil, err
+	}
+	fb.deps[leaf.item] = argMask
+	return leaf, nil
+}
+
+func (fb *fromBuilder) join(je *pg.JoinExpr) (PlanNode, error) {
+	sc := fb.sc
+	firstItem := fb.nitems
+	startUnqual, startStar, startRels := len(sc.Unqual), len(sc.Star), len(sc.Rels)
+	left, err := fb.item(je.Larg)
+	if err != nil {
+		return nil, err
+	}
+	leftUnqual, leftStar := len(sc.Unqual), len(sc.Star)
+	right, err := fb.item(je.Rarg)
+	if err != nil {
+		return nil, err
+	}
+	j := &JoinNode{Left: left, Right: right}
+	switch je.Jointype {
+	case pg.JoinType_JOIN_INNER:
+		j.Kind = JoinInner
+	case pg.JoinType_JOIN_LEFT:
+		j.Kind = JoinLeft
+	case pg.JoinType_JOIN_RIGHT:
+		j.Kind = JoinRight
+	case pg.JoinType_JOIN_FULL:
+		j.Kind = JoinFull
+	default:
+		return nil, pgerr.NotSupported("join type %s is not supported", je.Jointype.String())
+	}
+	// ON and USING see only the items of this join.
+	savedLo, savedHi := sc.VisLo, sc.VisHi
+	sc.VisLo, sc.VisHi = firstItem, fb.nitems
+	defer func() { sc.VisLo, sc.VisHi = savedLo, savedHi }()
+	la := fb.a.Level(sc)
+	la.AggCtx = "JOIN conditions"
+
+	var using []string
+	if je.IsNatural {
+		// common column names of the two sides, in the left side's order
+		rightNames := map[string]bool{}
+		for _, c := range sc.Star[leftStar:] {
+			rightNames[c.Name] = true
+		}
+		for _, c := range sc.Star[startStar:leftStar] {
+			if rightNames[c.Name] {
+				using = append(using, c.Name)
+			}
+		}
+	}
+	for _, u := range je.UsingClause {
+		using = append(using, analyze.NodeName(u))
+	}
+	if je.IsNatural || len(je.UsingClause) > 0 {
+		leftCols := append([]analyze.NsColumn(nil), sc.Unqual[startUnqual:leftUnqual]...)
+		rightCols := append([]analyze.NsColumn(nil), sc.Unqual[leftUnqual:]...)
+		leftStarCols := append([]analyze.NsColumn(nil), sc.Star[startStar:leftStar]...)
+		rightStarCols := append([]analyze.NsColumn(nil), sc.Star[leftStar:]...)
+		var merged []analyze.NsColumn
+		isUsing := map[string]bool{}
+		for _, name := range using {
+			if isUsing[name] {
+				return nil, pgerr.New(pgerr.DuplicateColumn, "column \"%s\" appears more than once in USING clause", name)
+			}
+			isUsing[name] = true
+			lc, err := findOne(leftCols, name, "left")
+			if err != nil {
+				return nil, err
+			}
+			rc, err := findOne(rightCols, name, "right")
+			if err != nil {
+				return nil, err
+			}
+			eq, err := la.Binop("=", lc.E, rc.E, -1)
+			if err != nil {
+				return nil, err
+			}
+			fb.ons = append(fb.ons, onCond{j, eq})
+			col := analyze.NsColumn{Name: name, Item: -1, Meta: types.Column{Name: name}}
+			switch j.Kind {
+			case JoinRight:
+				col.E, col.Meta.Type = rc.E, rc.E.Type()
+			case JoinFull:
+				items, t, err := la.Unify([]expr.Expr{lc.E, rc.E}, "JOIN/USING", -1)
+				if err != nil {
+					return nil, err
+				}
+				col.E, col.Meta.Type = &expr.CoalesceExpr{T: t, Args: items}, t
+			default:
+				col.E, col.Meta = lc.E, lc.Meta
+			}
+			merged = append(merged, col)
+		}
+		without := func(cs []analyze.NsColumn) []analyze.NsColumn {
+			var out []analyze.NsColumn
+			for _, c := range cs {
+				if !isUsing[c.Name] {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+		sc.Unqual = append(append(append(sc.Unqual[:startUnqual], merged...), without(leftCols)...), without(rightCols)...)
+		sc.Star = append(append(append(sc.Star[:startStar], merged...), without(leftStarCols)...), without(rightStarCols)...)
+	}
+	if je.Quals != nil {
+		if je.IsNatural || len(je.UsingClause) > 0 {
+			return nil, pgerr.New(pgerr.SyntaxError, "syntax error: JOIN with both USING and ON")
+		}
+		q, err := la.Expr(je.Quals)
+		if err != nil {
+			return nil, err
+		}
+		if q, err = la.AsBool(q, "JOIN/ON", -1); err != nil {
+			return nil, err
+		}
+		for _, c := range conjuncts(q) {
+			fb.ons = append(fb.ons, onCond{j, c})
+		}
+	}
+	if je.Alias != nil {
+		// A join alias hides the names inside the join.
+		rel := &analyze.NsRel{Alias: je.Alias.Aliasname, Item: -1}
+		for i, c := range sc.Star[startStar:] {
+			if i < len(je.Alias.Colnames) {
+				c.Name = analyze.NodeName(je.Alias.Colnames[i])
+				c.Meta.Name = c.Name
+			}
+			c.Item = -1
+			rel.Cols = append(rel.Cols, c)
+		}
+		rel.Star = len(rel.Cols)
+		for _, r := range sc.Rels[startRels:] {
+			r.Alias = ""
+		}
+		sc.Rels = append(sc.Rels, rel)
+		sc.Unqual = append(sc.Unqual[:startUnqual], rel.Cols...)
+		sc.Star = append(sc.Star[:startStar], rel.Cols...)
+	}
+	return j, nil
+}
+
+func findOne(cols []analyze.NsColumn, name, side string) (analyze.NsColumn, error) {
+	var found *analyze.NsColumn
+	for i := range cols {
+		if cols[i].Name == name {
+			if found != nil {
+				return analyze.NsColumn{}, pgerr.New(pgerr.AmbiguousColumn, "common column name \"%s\" appears more than once in %s table", name, side)
+			}
+			found = &cols[i]
+		}
+	}
+	if found == nil {
+		return analyze.NsColumn{}, pgerr.New(pgerr.UndefinedColumn, "column \"%s\" specified in USING clause does not exist in %s table", name, side)
+	}
+	return *found, nil
+}
+
+// conjuncts splits an AND tree.
+func conjuncts(e expr.Expr) []expr.Expr {
+	if b, ok := e.(*expr.BoolExpr); ok && b.Op == expr.BoolAnd {
+		var out []expr.Expr
+		for _, a := range b.Args {
+			out = append(out, conjuncts(a)...)
+		}
+		return out
+	}
+	return []expr.Expr{e}
+}
+
+// subquerySource is a subquery in FROM.
+type SubquerySource struct {
+	alias string
+	cols  []types.Column
+	Plan  *SelectPlan
+}
+
+func (q *SubquerySource) name() string            { return q.alias }
+func (q *SubquerySource) columns() []types.Column { return q.cols }
+
+// placeFilters distributes the WHERE conjuncts and ON conditions over the
+// tree, returns the conjuncts to evaluate once per execution (they read
+// no FROM item), and chooses each join's method.
+func (fb *fromBuilder) place(root PlanNode, where []expr.Expr) (oneTime []expr.Expr, err error) {
+	all := uint64(1)<<uint(fb.nitems) - 1
+	for _, c := range where {
+		m, opaque := expr.ExprRefs(c, fb.itemOf)
+		switch {
+		case opaque:
+			m = all
+		case m == 0 && !expr.IsVolatile(c):
+			oneTime = append(oneTime, c)
+			continue
+		case m == 0:
+			m = all
+		}
+		if root == nil {
+			oneTime = append(oneTime, c)
+			continue
+		}
+		pushDown(root, c, m)
+	}
+	for _, on := range fb.ons {
+		j := on.j
+		m, opaque := expr.ExprRefs(on.e, fb.itemOf)
+		if opaque {
+			m = j.mask()
+		}
+		switch j.Kind {
+		case JoinInner:
+			if m == 0 {
+				m = j.mask()
+			}
+			pushDown(j, on.e, m)
+		case JoinLeft:
+			if m != 0 && m&^j.Right.mask() == 0 && !opaque {
+				pushDown(j.Right, on.e, m)
+			} else {
+				j.Cond = append(j.Cond, on.e)
+			}
+		case JoinRight:
+			if m != 0 && m&^j.Left.mask() == 0 && !opaque {
+				pushDown(j.Left, on.e, m)
+			} else {
+				j.Cond = append(j.Cond, on.e)
+			}
+		default:
+			j.Cond = append(j.Cond, on.e)
+		}
+	}
+	if root != nil {
+		if err := fb.chooseMethods(root); err != nil {
+			return nil, err
+		}
+	}
+	return oneTime, nil
+}
+
+// pushDown attaches conjunct c (reading items m) to the lowest node that
+// covers m, never into the nullable side of an outer join.
+func pushDown(n PlanNode, c expr.Expr, m uint64) {
+	switch x := n.(type) {
+	case *LeafNode:
+		x.Filters = append(x.Filters, c)
+	case *JoinNode:
+		lm, rm := x.Left.mask(), x.Right.mask()
+		if m&^lm == 0 && (x.Kind == JoinInner || x.Kind == JoinLeft) {
+			pushDown(x.Left, c, m)
+			return
+		}
+		if m&^rm == 0 && (x.Kind == JoinInner || x.Kind == JoinRight) {
+			pushDown(x.Right, c, m)
+			return
+		}
+		x.Filters = append(x.Filters, c)
+	}
+}
+
+// chooseMethods picks, bottom-up, index lookups for table leaves and a
+// method for each join.
+func (fb *fromBuilder) chooseMethods(n PlanNode) error {
+	switch x := n.(type) {
+	case *LeafNode:
+		fb.leafIndex(x, nil, nil)
+	case *JoinNode:
+		if err := fb.chooseMethods(x.Left); err != nil {
+			return err
+		}
+		if x.Kind == JoinInner {
+			// conditions of an inner join are join conditions
+			x.Cond = append(x.Cond, x.Filters...)
+			x.Filters = nil
+		}
+		lm, rm := x.Left.mask(), x.Right.mask()
+		var rest []expr.Expr
+		for _, c := range x.Cond {
+			if l, r, ok := equiKey(c, lm, rm, fb.itemOf); ok {
+				x.Lkeys = append(x.Lkeys, l)
+				x.Rkeys = append(x.Rkeys, r)
+				x.KeyTypes = append(x.KeyTypes, l.Type())
+				continue
+			}
+			rest = append(rest, c)
+		}
+		x.Cond = rest
+		if leaf, ok := x.Right.(*LeafNode); ok && (x.Kind == JoinInner || x.Kind == JoinLeft) {
+			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys) {
+				fb.deps[leaf.item] |= lm
+			}
+		} else if err := fb.chooseMethods(x.Right); err != nil {
+			return err
+		}
+		if fb.dependsOn(x.Right, lm) {
+			if x.Kind == JoinRight || x.Kind == JoinFull {
+				return pgerr.New(pgerr.InvalidColumnReference, "invalid reference to FROM-clause entry").
+					WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
+			}
+			x.Rescan = true
+		}
+	}
+	return nil
+}
+
+// dependsOn reports whether some leaf under n reads items in m.
+func (fb *fromBuilder) dependsOn(n PlanNode, m uint64) bool {
+	switch x := n.(type) {
+	case *LeafNode:
+		return fb.deps[x.item]&m != 0
+	case *JoinNode:
+		return fb.dependsOn(x.Left, m) || fb.dependsOn(x.Right, m)
+	}
+	return false
+}
+
+// equiKey recognises `l = r` with l reading only the left side and r only
+// the right (or the reverse), both of one type.
+func equiKey(c expr.Expr, lm, rm uint64, itemOf []int) (expr.Expr, expr.Expr, bool) {
+	b, ok := c.(*expr.BinopExpr)
+	if !ok || b.Op != "=" || b.L.Type().OID != b.R.Type().OID || expr.IsVolatile(b) {
+		return nil, nil, false
+	}
+	m1, o1 := expr.ExprRefs(b.L, itemOf)
+	m2, o2 := expr.ExprRefs(b.R, itemOf)
+	if o1 || o2 || m1 == 0 || m2 == 0 {
+		return nil, nil, false
+	}
+	switch {
+	case m1&^lm == 0 && m2&^rm == 0:
+		return b.L, b.R, true
+	case m1&^rm == 0 && m2&^lm == 0:
+		return b.R, b.L, true
+	}
+	return nil, nil, false
+}
+
+// leafIndex turns a table leaf into an index lookup when its filters (or
+// the equality keys of the join above it, right side = this leaf) pin an
+// index. It reports whether the lookup reads the left side of that join.
+func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys []expr.Expr) bool {
+	if ps, ok := l.Src.(*PartitionedSource); ok {
+		// prune, and choose index lookups per partition, with the
+		// filters of this item alone, shifted to the item's positions
+		var conds []expr.Expr
+		for _, c := range l.Filters {
+			if m, opaque := expr.ExprRefs(c, fb.itemOf); opaque || m&^l.mask() != 0 {
+				continue
+			}
+			if sc, ok := shiftColumns(c, -l.Off); ok {
+				conds = append(conds, sc)
+			}
+		}
+		var where expr.Expr
+		switch len(conds) {
+		case 0:
+		case 1:
+			where = conds[0]
+		default:
+			where = &expr.BoolExpr{Op: expr.BoolAnd, Args: conds}
+		}
+		ps.filter(fb.a.S.Cat(), where)
+		return false
+	}
+	ts, ok := l.Src.(*TableSource)
+	if !ok {
+		return false
+	}
+	cat := fb.a.S.Cat()
+	userCols := len(ts.Defs)
+	eq := map[int]expr.Expr{}
+	for _, c := range l.Filters {
+		b, ok := c.(*expr.BinopExpr)
+		if !ok || b.Op != "=" {
+			continue
+		}
+		for _, side := range [2][2]expr.Expr{{b.L, b.R}, {b.R, b.L}} {
+			col, ok := side[0].(*expr.ColExpr)
+			if !ok || col.I < l.Off || col.I >= l.Off+userCols {
+				continue
+			}
+			if m, opaque := expr.ExprRefs(side[1], fb.itemOf); m == 0 && !opaque && !expr.IsVolatile(side[1]) {
+				eq[col.I-l.Off] = side[1]
+				break
+			}
+		}
+	}
+	fromJoin := map[int]bool{}
+	for i := range rkeys {
+		col, ok := rkeys[i].(*expr.ColExpr)
+		if !ok || col.I < l.Off || col.I >= l.Off+userCols {
+			continue
+		}
+		if _, have := eq[col.I-l.Off]; !have {
+			eq[col.I-l.Off] = lkeys[i]
+			fromJoin[col.I-l.Off] = true
+		}
+	}
+	used := ts.UseIndexKeys(cat, eq)
+	for _, c := range used {
+		if fromJoin[c] {
+			ts.keysReadLevel = true
+		}
+	}
+	return ts.keysReadLevel
+}
+
+// shiftColumns copies e with every column position moved by delta, for
+// the expressions partition pruning and index choice look at; ok is false
+// for any other kind of expression.
+func shiftColumns(e expr.Expr, delta int) (expr.Expr, bool) {
+	if delta == 0 {
+		return e, true
+	}
+	list := func(es []expr.Expr) ([]expr.Expr, bool) {
+		out := make([]expr.Expr, len(es))
+		for i, x := range es {
+			y, ok := shiftColumns(x, delta)
+			if !ok {
+				return nil, false
+			}
+			out[i] = y
+		}
+		return out, true
+	}
+	switch x := e.(type) {
+	case *expr.ColExpr:
+		c := *x
+		c.I += delta
+		return &c, true
+	case *expr.ConstExpr, *expr.ParamExpr, *expr.OuterExpr:
+		return e, true
+	case *expr.BinopExpr:
+		l, ok1 := shiftColumns(x.L, delta)
+		r, ok2 := shiftColumns(x.R, delta)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		b := *x
+		b.L, b.R = l, r
+		return &b, true
+	case *expr.CastExpr:
+		a, ok := shiftColumns(x.Arg, delta)
+		if !ok {
+			return nil, false
+		}
+		c := *x
+		c.Arg = a
+		return &c, true
+	case *expr.BoolExpr:
+		args, ok := list(x.Args)
+		if !ok {
+			return nil, false
+		}
+		return &expr.BoolExpr{Op: x.Op, Args: args}, true
+	case *expr.InExpr:
+		a, ok1 := shiftColumns(x.Arg, delta)
+		l, ok2 := list(x.List)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		c := *x
+		c.Arg, c.List = a, l
+		return &c, true
+	case *expr.NullTestExpr:
+		a, ok := shiftColumns(x.Arg, delta)
+		if !ok {
+			return nil, false
+		}
+		return &expr.NullTestExpr{Arg: a, IsNull: x.IsNull}, true
+	}
+	return nil, false
+}
+
+// markPlanOnly marks the index locks of tables the plan reads without
+// those indexes: the planner takes them, a cached generic plan does not.
+func (fb *fromBuilder) markPlanOnly() {
+	cat := fb.a.S.Cat()
+	used := map[uint32]bool{}
+	owner := map[uint32]bool{}
+	for _, l := range fb.leaves {
+		ts, ok := l.Src.(*TableSource)
+		if !ok {
+			continue
+		}
+		for _, ix := range cat.TableIndexes(ts.T) {
+			owner[ix.OID] = true
+		}
+		if ts.Index != nil {
+			used[ts.Index.OID] = true
+		}
+	}
+	for i := range fb.rels {
+		if o := fb.rels[i].Oid; owner[o] && !used[o] {
+			fb.rels[i].PlanOnly = true
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"lockd/sql/expr"
+	"lockd/sql/types"
+)
+
+// The executor of one query level's FROM clause: a tree of plan nodes
+// that write the columns of each combination of rows into a shared level
+// row (see scope.go for its layout) and call their continuation once per
+// combination. Nothing is copied per row but the columns themselves; the
+// inner side of a join is materialised once per execution of the join
+// unless it depends on the outer row (a LATERAL item or an index lookup
+// keyed by outer columns), in which case it is re-run for each outer row
+// (a nested loop, PostgreSQL's parameterised paths).
+
+type PlanNode interface {
+	// mask is the set of FROM items the node covers (bit i = item i).
+	mask() uint64
+	// span is the range of the level row the node writes.
+	Span() (lo, hi int)
+}
+
+// leafNode scans one FROM item.
+type LeafNode struct {
+	item    int
+	Src     RowSource
+	Off, N  int
+	Filters []expr.Expr
+	// lateral: the item is a subquery that reads earlier items of this
+	// level, so the level row is pushed as its outer row while it runs.
+	Lateral bool
+}
+
+func (l *LeafNode) mask() uint64       { return 1 << uint(l.item) }
+func (l *LeafNode) Span() (int, int)   { return l.Off, l.Off + l.N }
+func (l *LeafNode) dependsOnRow() bool { return l.Lateral || paramScan(l.Src) }
+
+// levelScanner is a source whose scan reads the level row: a function in
+// FROM with arguments over earlier items, or an index lookup keyed by
+// them.
+type LevelScanner interface {
+	readsLevel() bool
+}
+
+func paramScan(src RowSource) bool {
+	ls, ok := src.(LevelScanner)
+	return ok && ls.readsLevel()
+}
+
+type joinKind uint8
+
+const (
+	JoinInner joinKind = iota
+	JoinLeft
+	JoinRight
+	JoinFull
+)
+
+func (k joinKind) String() string {
+	return [...]string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}[k]
+}
+
+// joinNode joins two subtrees.
+type JoinNode struct {
+	Kind        joinKind
+	Left, Right PlanNode
+	Cond        []expr.Expr // join conditions (ON), evaluated on the level row
+	Lkeys       []expr.Expr // hash keys over the left columns
+	Rkeys       []expr.Expr // hash keys over the right columns (same types)
+	KeyTypes    []types.Type
+	Filters     []expr.Expr // conditions applied to the join's output
+	Rescan      bool        // the right side depends on the left row
+}
+
+func (j *JoinNode) mask() uint64 { return j.Left.mask() | j.Right.mask() }
+func (j *JoinNode) Span() (int, int) {
+	lo, _ := j.Left.Span()
+	_, hi := j.Right.Span()
+	return lo, hi
+}

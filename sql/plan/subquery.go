@@ -1,0 +1,5 @@
+package plan
+
+import ()
+
+func (*SelectPlan) IsSubplan() {}

@@ -1,0 +1,131 @@
+package plan
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/storage"
+
+	"lockd/sql/analyze"
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/types"
+)
+
+// modifyPlan is a compiled UPDATE or DELETE.
+type ModifyPlan struct {
+	T       *catalog.TableDef
+	Src     *TableSource
+	Where   expr.Expr
+	Set     map[int]expr.Expr // UPDATE: column → new value over the old row
+	Indexes []*catalog.IndexDef
+	Delete  bool
+	Ret     *Returning
+	Parts   *PartitionedSource // a partitioned table (partscan.go)
+	Part    *PartUpdate        // a partition (partroute.go)
+}
+
+func (s *Planner) CompileUpdate(up *pg.UpdateStmt, params *[]types.Type, st *Stmt) error {
+	if up.WithClause != nil {
+		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	if len(up.FromClause) > 0 { // dmljoin.go
+		return s.compileJoinModify(up.Relation, up.FromClause, up.WhereClause, up.TargetList, up.ReturningList, false, params, st)
+	}
+	p, a, err := s.modifyCommon(up.Relation, up.WhereClause, params)
+	if err != nil {
+		return err
+	}
+	var dup error
+	if p.Set, dup, err = s.compileSetList(a.NoAggs("UPDATE"), p.T, up.TargetList); err != nil {
+		return err
+	}
+	if p.Ret, err = s.compileReturning(up.ReturningList, p.T, p.Src.alias, params); err != nil {
+		return err
+	}
+	if dup != nil {
+		return dup // found by PostgreSQL's rewriter, after parse analysis
+	}
+	if p.Ret != nil {
+		st.Cols = p.Ret.cols
+	}
+	st.Rels = relationLocks(s.Cat(), p.T, locks.RowExclusiveLock)
+	st.Tag = "UPDATE"
+	st.Writes = true
+	st.Plan = p
+	return nil
+}
+
+func (s *Planner) CompileDelete(del *pg.DeleteStmt, params *[]types.Type, st *Stmt) error {
+	if del.WithClause != nil {
+		return pgerr.NotSupported("WITH queries are not supported")
+	}
+	if len(del.UsingClause) > 0 { // dmljoin.go
+		return s.compileJoinModify(del.Relation, del.UsingClause, del.WhereClause, nil, del.ReturningList, true, params, st)
+	}
+	p, _, err := s.modifyCommon(del.Relation, del.WhereClause, params)
+	if err != nil {
+		return err
+	}
+	p.Delete = true
+	if p.Ret, err = s.compileReturning(del.ReturningList, p.T, p.Src.alias, params); err != nil {
+		return err
+	}
+	if p.Ret != nil {
+		st.Cols = p.Ret.cols
+	}
+	st.Rels = relationLocks(s.Cat(), p.T, locks.RowExclusiveLock)
+	st.Tag = "DELETE"
+	st.Writes = true
+	st.Plan = p
+	return nil
+}
+
+func (s *Planner) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]types.Type) (*ModifyPlan, *analyze.Analyzer, error) {
+	t, err := s.ResolveTable(rv)
+	if err != nil {
+		return nil, nil, err
+	}
+	alias := t.Name
+	if rv.Alias != nil {
+		alias = rv.Alias.Aliasname
+	}
+	src := NewTableSource(t, alias)
+	a := NewAnalyzer(&s.Backend, params)
+	SingleTable(a, src, alias)
+	p := &ModifyPlan{T: t, Src: src, Indexes: s.Cat().TableIndexes(t)}
+	if where != nil {
+		w, err := a.Expr(where)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.Where, err = a.AsBool(w, "WHERE", -1); err != nil {
+			return nil, nil, err
+		}
+		src.useIndex(s.Cat(), p.Where)
+	}
+	switch {
+	case t.Partitioned():
+		p.Parts = newPartitionedSource(t, alias, locks.RowExclusiveLock)
+		p.Parts.Only = !rv.Inh
+		p.Parts.filter(s.Cat(), p.Where)
+	case t.Parent != 0:
+		p.Part = &PartUpdate{} // rows may not leave a partition named directly
+	}
+	return p, a, nil
+}
+
+type Target struct {
+	Tid storage.TID
+	Row []types.Datum
+}
+
+func FirstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package sysviews
+
+import (
+	"strconv"
+
+	"lockd/locks"
+
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/funcs"
+	"lockd/sql/types"
+)
+
+func PgLocksView() *expr.View {
+	return &expr.View{
+		Name: "pg_locks",
+		Oid:  oidPgLocks,
+		Cols: Cols(oidPgLocks,
+			"locktype", types.TypeText, "database", types.TypeOid, "relation", types.TypeOid, "page", types.TypeInt4,
+			"tuple", types.TypeInt2, "virtualxid", types.TypeText, "transactionid", types.TypeXid, "classid", types.TypeOid,
+			"objid", types.TypeOid, "objsubid", types.TypeInt2, "virtualtransaction", types.TypeText, "pid", types.TypeInt4,
+			"mode", types.TypeText, "granted", types.TypeBool, "fastpath", types.TypeBool, "waitstart", types.TypeTimestamptz),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			for _, st := range ec.S.Locks.Status() {
+				row := make([]types.Datum, 16)
+				for i := range row {
+					row[i] = types.NullDatum
+				}
+				t := st.Tag
+				u := func(v uint32) types.Datum { return types.IntDatum(int64(v)) }
+				row[0] = types.TextDatum(t.TypeName())
+				switch t.Type {
+				case locks.LockTagRelation, locks.LockTagRelationExtend:
+					row[1], row[2] = u(t.Field1), u(t.Field2)
+				case locks.LockTagDatabaseFrozenIDs:
+					row[1] = u(t.Field1)
+				case locks.LockTagPage:
+					row[1], row[2], row[3] = u(t.Field1), u(t.Field2), u(t.Field3)
+				case locks.LockTagTuple:
+					row[1], row[2], row[3], row[4] = u(t.Field1), u(t.Field2), u(t.Field3), types.IntDatum(int64(t.Field4))
+				case locks.LockTagTransaction:
+					row[6] = u(t.Field1)
+				case locks.LockTagVirtualTransaction:
+					row[5] = types.TextDatum(strconv.FormatUint(uint64(t.Field1), 10) + "/" + strconv.FormatUint(uint64(t.Field2), 10))
+				case locks.LockTagSpeculativeToken:
+					row[6], row[8] = u(t.Field1), u(t.Field2)
+				default: // object, userlock, advisory, applytransaction
+					row[1], row[7], row[8], row[9] = u(t.Field1), u(t.Field2), u(t.Field3), types.IntDatum(int64(t.Field4))
+				}
+				row[10] = types.TextDatum(st.VXID)
+				row[11] = types.IntDatum(int64(st.PID))
+				row[12] = types.TextDatum(st.Mode.String())
+				row[13] = types.BoolDatum(st.Granted)
+				row[14] = types.BoolDatum(st.FastPath)
+				if !st.Granted {
+					row[15] = funcs.TsDatum(st.WaitStart)
+				}
+				if err := emit(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// extensionView is pg_stat_lockd_extension: relation-extension counters
+// per table (lockd's own view; PostgreSQL has none).
+func ExtensionView() *expr.View {
+	return &expr.View{
+		Name: "pg_stat_lockd_extension",
+		Oid:  oidPgStatExtension,
+		Cols: Cols(oidPgStatExtension,
+			"relid", types.TypeOid, "relname", types.TypeName, "extensions", types.TypeInt8, "pages_added", types.TypeInt8,
+			"waits", types.TypeInt8, "wait_time", types.TypeFloat8),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			cat := ec.S.Cat()
+			byFile := map[uint32]*catalog.TableDef{}
+			for _, t := range cat.Tables {
+				byFile[t.RelFile] = t
+			}
+			for _, st := range ec.S.Store.ExtensionStats() {
+				t := byFile[uint32(st.Rel)]
+				if t == nil {
+					continue // an index, or a file of a dropped table
+				}
+				row := []types.Datum{types.IntDatum(int64(t.OID)), types.TextDatum(t.Name), types.IntDatum(int64(st.Extensions)),
+					types.IntDatum(int64(st.PagesAdded)), types.IntDatum(int64(st.Waits)), types.FloatDatum(float64(st.WaitTime) / 1e6)}
+				if err := emit(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
