@@ -3,7 +3,6 @@ package sql
 import (
 	"net"
 	"sort"
-
 	"sync"
 	"time"
 

@@ -14,11 +14,10 @@ import (
 
 	"lockd/guc"
 	"lockd/locks"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // testEngine is an Engine over a fresh data directory, for tests that

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"lockd/locks"
-
 	"lockd/sql/catalog"
 	"lockd/sql/plan"
 	"lockd/sql/types"

@@ -9,12 +9,11 @@ import (
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // rowLockEngine is an Engine over a fresh data directory, without a server.

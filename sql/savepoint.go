@@ -5,7 +5,6 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"

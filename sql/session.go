@@ -13,9 +13,6 @@ import (
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/commands"
@@ -23,6 +20,8 @@ import (
 	"lockd/sql/plan"
 	"lockd/sql/sysviews"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Engine is the server-wide SQL state: settings, system views, and the

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"lockd/locks"
-
 	"lockd/sql/plan"
 	"lockd/sql/types"
 )

@@ -2,7 +2,6 @@ package sql
 
 import (
 	"lockd/pgerr"
-
 	"lockd/sql/plan"
 	"lockd/sql/types"
 )

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"lockd/pgerr"
-
 	"lockd/sql/expr"
 	"lockd/sql/types"
 )

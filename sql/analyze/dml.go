@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 )

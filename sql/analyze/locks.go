@@ -3,7 +3,6 @@ package analyze
 import (
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/funcs"

@@ -2,12 +2,11 @@ package analyze
 
 import (
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/funcs"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 func relSizeFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Expr, bool, error) {

@@ -1,8 +1,9 @@
 package analyze
 
 import (
-	"lockd/sql/types"
 	"strings"
+
+	"lockd/sql/types"
 )
 
 // Printing the analysed form of an expression as PostgreSQL's ruleutils.c

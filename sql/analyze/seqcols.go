@@ -2,13 +2,11 @@ package analyze
 
 import (
 	"fmt"
-
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"

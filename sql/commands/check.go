@@ -4,14 +4,13 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/exec"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // validateCheck scans t (every leaf partition of it) for a row the new

@@ -9,13 +9,12 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // Constraint DDL: the CHECK, UNIQUE and FOREIGN KEY clauses of CREATE

@@ -8,14 +8,13 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/exec"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // Defining a FOREIGN KEY (ATAddForeignKeyConstraint): the referenced

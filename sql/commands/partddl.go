@@ -8,7 +8,6 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"

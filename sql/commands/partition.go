@@ -9,13 +9,12 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // partitionSpec makes t partitioned by spec (PARTITION BY).

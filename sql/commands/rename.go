@@ -8,7 +8,6 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"

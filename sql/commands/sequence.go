@@ -3,7 +3,6 @@ package commands
 import (
 	"fmt"
 	"math"
-
 	"strconv"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"

@@ -4,12 +4,11 @@ import (
 	"strings"
 
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // buildRow makes a full table row from target values and defaults.

@@ -2,13 +2,12 @@ package exec
 
 import (
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 func (s *Executor) execJoinModify(ec *expr.EvalCtx, p *plan.JoinModifyPlan, emit func([]types.Datum) error) (int64, error) {

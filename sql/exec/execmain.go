@@ -1,10 +1,11 @@
 package exec
 
 import (
+	"strconv"
+
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
-	"strconv"
 )
 
 // runPlan runs a planned statement in the open transaction and returns

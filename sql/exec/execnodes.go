@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"

@@ -1,10 +1,9 @@
 package exec
 
 import (
-	"lockd/storage"
-
 	"lockd/sql/expr"
 	"lockd/sql/plan"
+	"lockd/storage"
 )
 
 // pkVisible reports whether the referenced table — a partitioned one: the

@@ -3,10 +3,9 @@ package exec
 import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
-	"lockd/storage"
-
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // Executor runs one session's plans.

@@ -6,7 +6,6 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/plan"

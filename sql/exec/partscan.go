@@ -2,7 +2,6 @@ package exec
 
 import (
 	"lockd/locks"
-
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"

@@ -1,12 +1,11 @@
 package exec
 
 import (
-	"lockd/storage"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // emit evaluates the list for a written row and sends the result.

@@ -8,13 +8,12 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Referential integrity at run time, as PostgreSQL's ri_triggers.c does

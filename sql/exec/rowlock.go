@@ -2,13 +2,12 @@ package exec
 
 import (
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // rowWait is how this session's DML and row locks on table t wait for

@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"lockd/pgerr"
-
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"

@@ -3,11 +3,10 @@ package exec
 import (
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 func (x *Executor) scanSequence(ec *expr.EvalCtx, q *plan.SeqSource, fn func([]types.Datum) error) error {

@@ -1,13 +1,12 @@
 package exec
 
 import (
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // scan calls fn for every tuple visible to the statement's snapshot.

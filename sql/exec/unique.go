@@ -2,12 +2,11 @@ package exec
 
 import (
 	"lockd/locks"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Unique checks. The entries already under a new entry's key in a unique

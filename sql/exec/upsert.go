@@ -3,13 +3,12 @@ package exec
 import (
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 func (x *Executor) scanExcluded(*expr.EvalCtx, *plan.ExcludedSource, func(row []types.Datum) error) error {

@@ -103,3 +103,10 @@ func CompareKeys(order []SortKey, a, b []types.Datum) (int, error) {
 	}
 	return 0, nil
 }
+
+type SortKey struct {
+	E          Expr
+	desc       bool
+	nullsFirst bool
+	cmp        func(a, b types.Datum) (int, error)
+}

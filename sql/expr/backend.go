@@ -1,16 +1,16 @@
 package expr
 
 import (
+	"strings"
 	"time"
 
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/catalog"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Backend is what the layers below the session use of the backend that
@@ -77,4 +77,125 @@ func (s *Backend) RefreshFormat() {
 		loc = time.UTC
 	}
 	s.Fc.Loc = loc
+}
+
+// checkReadWrite is SET transaction_read_only = off's rule: a read-only
+// transaction can become read-write only before its first query, and not
+// inside a savepoint.
+func (s *Backend) checkReadWrite() error {
+	if s.Tx == TxNone || !s.Gucs.Bool("transaction_read_only") {
+		return nil
+	}
+	if s.Txn.NestLevel() > 1 { // IsSubTransaction
+		return pgerr.New(pgerr.ActiveSQLTransaction, "cannot set transaction read-write mode inside a read-only transaction")
+	}
+	if s.Txn.SnapshotTaken() {
+		return pgerr.New(pgerr.ActiveSQLTransaction, "transaction read-write mode must be set before any query")
+	}
+	return nil
+}
+
+// The sequence functions nextval, currval, setval and lastval, with
+// PostgreSQL 15's semantics: values are never given back (a rolled-back
+// nextval is lost), CACHE n hands each session n values at a time, and
+// every function takes RowExclusiveLock on the sequence once per
+// transaction (lock_and_open_sequence), held to the end of the
+// transaction even if a subtransaction rolls back.
+
+// seqElm is a session's SeqTableData: its currval state and cached values
+// of one sequence.
+type SeqElm struct {
+	Oid       uint32
+	Relfile   uint32           // the storage last seen; a new one drops the cache
+	Data      *catalog.SeqData // storage of relfile
+	Lxid      uint32           // the transaction that holds the lock
+	LastValid bool             // last is currval's value
+	Last      int64            // value last returned by nextval
+	Cached    int64            // last value fetched into the cache; last != cached: values are cached
+	Increment int64
+}
+
+// seqLogged gives the transaction an xid where PostgreSQL WAL-logs a
+// sequence change (GetTopTransactionId in sequence.c): its commit then
+// flushes the log. Unlogged sequences are not logged.
+func (s *Backend) SeqLogged(def *catalog.SequenceDef) error {
+	if def.Unlogged {
+		return nil
+	}
+	_, err := s.Txn.AssignTopXid()
+	return err
+}
+
+// Host is what the SQL layer needs from the server around it.
+type Host interface {
+	CancelBackend(pid int32) bool
+	TerminateBackend(pid int32) bool
+	ReloadConfig() bool
+}
+
+type TxState uint8
+
+const (
+	TxNone     TxState = iota // no transaction
+	TxImplicit                // an implicit transaction (statement or query string)
+	TxBlock                   // BEGIN ...
+	TxFailed                  // a block that saw an error
+)
+
+func (s *Backend) SignalBackend(pid int32, terminate bool) (types.Datum, error) {
+	var ok bool
+	if terminate {
+		ok = s.Host.TerminateBackend(pid)
+	} else {
+		ok = s.Host.CancelBackend(pid)
+	}
+	if !ok {
+		s.Notice(pgerr.SeverityWarning, pgerr.Warning, "PID "+types.Itoa(int64(pid))+" is not a PostgreSQL backend process")
+	}
+	return types.BoolDatum(ok), nil
+}
+
+func (s *Backend) Set(name, value string, local bool) error {
+	if strings.EqualFold(name, "transaction_read_only") {
+		if d, ok := guc.Lookup(name); ok {
+			if v, err := guc.ParseValue(d, value); err == nil && !v.Bool {
+				if err := s.checkReadWrite(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if strings.EqualFold(name, "transaction_isolation") && s.Tx != TxNone {
+		// PostgreSQL: the level is fixed by the first query of a transaction.
+		d, _, err := s.Gucs.Show(name)
+		if err == nil && d != value {
+			if err := s.Txn.SetIsolation(IsolationOf(value)); err != nil {
+				return pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			}
+		}
+	}
+	_, err := s.Gucs.Set(name, value, local)
+	if err == nil && strings.EqualFold(name, "timezone") {
+		s.RefreshFormat()
+	}
+	return err
+}
+
+// isolationOf maps a transaction_isolation value to the level lockd runs:
+// SERIALIZABLE runs as REPEATABLE READ (documented), READ UNCOMMITTED as
+// READ COMMITTED (as in PostgreSQL).
+func IsolationOf(v string) txn.Isolation {
+	switch strings.ToLower(v) {
+	case "repeatable read", "serializable":
+		return txn.RepeatableRead
+	}
+	return txn.ReadCommitted
+}
+
+func (s *Backend) SetDefault(name string, local bool) error {
+	_, err := s.Gucs.SetDefault(name, local)
+	if err == nil && strings.EqualFold(name, "timezone") {
+		s.RefreshFormat()
+	}
+	return err
 }

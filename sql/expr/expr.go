@@ -1,10 +1,15 @@
 package expr
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/pgerr"
 	"lockd/sql/types"
 )
+
+const BoolAnd = pg.BoolExprType_AND_EXPR
 
 // expr is a compiled, typed expression. eval must not retain row.
 type Expr interface {
@@ -261,4 +266,115 @@ func (c *CastExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
 		return v, err
 	}
 	return types.CastDatum(ec.FormatCtx(), v, c.Arg.Type(), c.T, c.Explicit)
+}
+
+var TypeRecord = types.Type{OID: types.OIDRecord, Len: -1, Mod: -1, Name: "record"}
+
+type RowExpr struct {
+	Args []Expr
+}
+
+func (r *RowExpr) Type() types.Type { return TypeRecord }
+func (r *RowExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
+	out := types.Datum{A: make([]types.Datum, len(r.Args))}
+	var b []byte
+	b = append(b, '(')
+	for i, a := range r.Args {
+		v, err := a.Eval(ec, row)
+		if err != nil {
+			return types.Datum{}, err
+		}
+		out.A[i] = v
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if v.Null {
+			continue
+		}
+		s := string(types.AppendText(nil, a.Type(), v, ec.FormatCtx()))
+		if s == "" || strings.ContainsAny(s, "(),\"\\ \t\n") {
+			b = append(b, '"')
+			for j := 0; j < len(s); j++ {
+				if s[j] == '"' || s[j] == '\\' {
+					b = append(b, s[j])
+				}
+				b = append(b, s[j])
+			}
+			b = append(b, '"')
+			continue
+		}
+		b = append(b, s...)
+	}
+	out.S = string(append(b, ')'))
+	return out, nil
+}
+
+// outerExpr reads an expression of an enclosing level's row: depth 1 is
+// the level directly enclosing the one being evaluated.
+type OuterExpr struct {
+	Depth int
+	E     Expr
+}
+
+func (o *OuterExpr) Type() types.Type { return o.E.Type() }
+func (o *OuterExpr) Eval(ec *EvalCtx, _ []types.Datum) (types.Datum, error) {
+	n := len(ec.Outer) - o.Depth
+	if n < 0 {
+		return types.Datum{}, pgerr.New(pgerr.InternalError, "outer reference evaluated without its row")
+	}
+	return o.E.Eval(ec, ec.Outer[n])
+}
+
+// Set-returning functions: generate_series and unnest, in FROM and at the
+// top level of a select list (where several are run in lock step, as
+// PostgreSQL 10+'s ProjectSet does: as many rows as the longest, the
+// shorter padded with NULLs).
+
+type SrfExpr struct {
+	Name string
+	Args []Expr
+	T    types.Type
+	Gen  func(ec *EvalCtx, args []types.Datum, emit func(types.Datum) error) error
+	// While the select list is projected for one of the set's values,
+	// eval returns it (a ProjectSet step).
+	Cur    types.Datum
+	Active bool
+}
+
+func (f *SrfExpr) Type() types.Type { return f.T }
+func (f *SrfExpr) Eval(*EvalCtx, []types.Datum) (types.Datum, error) {
+	if f.Active {
+		return f.Cur, nil
+	}
+	return types.Datum{}, pgerr.NotSupported("set-returning function %s is not supported in this position", f.Name)
+}
+
+// srfsIn lists the set-returning calls inside e.
+func SrfsIn(e Expr) []*SrfExpr {
+	var out []*SrfExpr
+	WalkExpr(e, func(x Expr) bool {
+		if f, ok := x.(*SrfExpr); ok {
+			out = append(out, f)
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// each evaluates the arguments over row and calls emit per result value.
+// A NULL argument yields no rows (the functions are strict).
+func (f *SrfExpr) Each(ec *EvalCtx, row []types.Datum, emit func(types.Datum) error) error {
+	vals := make([]types.Datum, len(f.Args))
+	for i, a := range f.Args {
+		v, err := a.Eval(ec, row)
+		if err != nil {
+			return err
+		}
+		if v.Null {
+			return nil
+		}
+		vals[i] = v
+	}
+	return f.Gen(ec, vals, emit)
 }

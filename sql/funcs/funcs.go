@@ -15,7 +15,6 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/expr"
 	"lockd/sql/types"
 )

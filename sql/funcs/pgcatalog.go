@@ -2,7 +2,6 @@ package funcs
 
 import (
 	"sort"
-
 	"strings"
 
 	"lockd/sql/catalog"

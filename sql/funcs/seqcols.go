@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"

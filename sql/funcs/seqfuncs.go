@@ -3,7 +3,6 @@ package funcs
 import (
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"

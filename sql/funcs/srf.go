@@ -2,7 +2,6 @@ package funcs
 
 import (
 	"lockd/pgerr"
-
 	"lockd/sql/expr"
 	"lockd/sql/types"
 )

@@ -7,13 +7,11 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
-	"lockd/txn"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"
+	"lockd/txn"
 )
 
 type TxnHeader = txn.TupleHeader

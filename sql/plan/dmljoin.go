@@ -5,7 +5,6 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"lockd/locks"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 )

@@ -7,13 +7,12 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-	"lockd/txn"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
 )
 
 // Row locks for the SQL layer: the strength of an UPDATE, how DML waits for

@@ -4,7 +4,6 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
-
 	"lockd/sql/analyze"
 	"lockd/sql/expr"
 	"lockd/sql/types"

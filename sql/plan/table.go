@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"lockd/locks"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"

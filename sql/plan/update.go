@@ -5,12 +5,11 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
-	"lockd/storage"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // modifyPlan is a compiled UPDATE or DELETE.

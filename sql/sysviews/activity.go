@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"lockd/locks"
-
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/funcs"

@@ -3,13 +3,12 @@ package sysviews
 import (
 	"strings"
 
-	"lockd/storage"
-
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
 	"lockd/sql/funcs"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // The pg_catalog relations psql's \d family, pgbench and lock-inspecting

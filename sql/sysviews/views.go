@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"lockd/guc"
-
 	"lockd/sql/expr"
 	"lockd/sql/types"
 )

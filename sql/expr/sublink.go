@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"lockd/pgerr"
-
 	"lockd/sql/types"
 )
 
