@@ -4,14 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
-
-	"lockd/sql/types"
 )
 
 // The catalog: tables, their columns and indexes. It is copy-on-write: a
@@ -23,236 +19,6 @@ import (
 
 // firstUserOID is where PostgreSQL starts assigning OIDs to user objects.
 const firstUserOID = 16384
-
-// ColumnDef is a table column.
-type ColumnDef struct {
-	Name    string `json:"name"`
-	TypeOID uint32 `json:"type"`
-	TypeMod int32  `json:"typmod"`
-	NotNull bool   `json:"not_null,omitempty"`
-	Default string `json:"default,omitempty"` // SQL text of the DEFAULT expression
-	// Identity is pg_attribute.attidentity: "a" (GENERATED ALWAYS) or "d"
-	// (BY DEFAULT); Default then holds the nextval of its sequence, which
-	// the catalogs do not show (sequence.go).
-	Identity string `json:"identity,omitempty"`
-	// Attnum is pg_attribute.attnum, the column's place in the rows on
-	// disk; 0 means its position + 1 (always so until a column is
-	// dropped). Missing is attmissingval: the value, encoded as a
-	// one-column row, that rows written before ADD COLUMN read
-	// (rowlayout.go).
-	Attnum  int16  `json:"attnum,omitempty"`
-	Missing []byte `json:"missing,omitempty"`
-}
-
-// Type returns the column's SQL type.
-func (c *ColumnDef) Type() types.Type {
-	t, _ := types.TypeByOID(c.TypeOID)
-	t.Mod = c.TypeMod
-	return t
-}
-
-// IndexDef is an index (primary key or unique constraint or plain index).
-type IndexDef struct {
-	OID     uint32 `json:"oid"`
-	Name    string `json:"name"`
-	Table   uint32 `json:"table"`
-	Cols    []int  `json:"cols"` // 0-based column positions
-	Unique  bool   `json:"unique,omitempty"`
-	Primary bool   `json:"primary,omitempty"`
-	RelFile uint32 `json:"relfile"`
-	// IsConstraint: the index implements a UNIQUE constraint (as opposed
-	// to CREATE UNIQUE INDEX); a primary key always does.
-	IsConstraint bool `json:"constraint,omitempty"`
-	// Partitioning (partbound.go): RelKind "I" is a partitioned index (no
-	// storage, RelFile 0); Parent is the partitioned index this one is a
-	// partition of.
-	RelKind string `json:"relkind,omitempty"`
-	Parent  uint32 `json:"parent,omitempty"`
-	// ColNames are the names of the index's attributes where a column
-	// was renamed since the index was made (PostgreSQL renames the
-	// table's attribute only); nil: the columns' names.
-	ColNames []string `json:"colnames,omitempty"`
-}
-
-// TableDef is a table.
-type TableDef struct {
-	OID        uint32      `json:"oid"`
-	Name       string      `json:"name"`
-	Cols       []ColumnDef `json:"cols"`
-	RelFile    uint32      `json:"relfile"`
-	Fillfactor int         `json:"fillfactor,omitempty"`
-	Unlogged   bool        `json:"unlogged,omitempty"`
-	Indexes    []uint32    `json:"indexes,omitempty"`
-	// Partitioning (partbound.go): RelKind "p" is a partitioned table (no
-	// storage, RelFile 0) partitioned by PartStrategy ("r", "l", "h") on
-	// the columns PartKey; a partition has Parent and Bound.
-	RelKind      string     `json:"relkind,omitempty"`
-	PartStrategy string     `json:"partstrat,omitempty"`
-	PartKey      []int      `json:"partkey,omitempty"`
-	Parent       uint32     `json:"parent,omitempty"`
-	Bound        *PartBound `json:"partbound,omitempty"`
-	// Columns dropped by ALTER TABLE DROP COLUMN: their values stay in
-	// the rows written before (rowlayout.go). RowFormat 1: every row
-	// starts with its number of attributes (tables made before ALTER
-	// TABLE ADD COLUMN existed have 0); layout is derived.
-	Dropped   []DroppedColumn `json:"dropped,omitempty"`
-	RowFormat int             `json:"rowformat,omitempty"`
-	Layout    *rowLayout
-}
-
-func (t *TableDef) ColIndex(name string) int {
-	for i := range t.Cols {
-		if t.Cols[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-type CatalogState struct {
-	Version uint64               `json:"version"`
-	NextOID uint32               `json:"next_oid"`
-	Tables  map[uint32]*TableDef `json:"tables"`
-	Indexes map[uint32]*IndexDef `json:"indexes"`
-	ByName  map[string]uint32    // relation name → OID (tables and indexes)
-	parts   map[uint32]*PartDesc // partitioned table → its partitions (derived, partbound.go)
-	Gen     uint64               // changes with every change of content (derived)
-
-	// Constraints are the CHECK and FOREIGN KEY constraints, cons finds
-	// them by table (derived); see constraint.go. Primary keys and unique
-	// constraints are their indexes.
-	Constraints map[uint32]*ConstraintDef `json:"constraints,omitempty"`
-	cons        consIndex
-
-	// Sequences (sequence.go); a published SequenceDef is never changed
-	Sequences map[uint32]*SequenceDef `json:"sequences,omitempty"`
-}
-
-func newCatalogState() *CatalogState {
-	return &CatalogState{NextOID: firstUserOID, Tables: map[uint32]*TableDef{}, Indexes: map[uint32]*IndexDef{}, ByName: map[string]uint32{}}
-}
-
-func (c *CatalogState) Clone() *CatalogState {
-	n := &CatalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
-		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), ByName: make(map[string]uint32, len(c.ByName)),
-		parts: c.parts, Gen: c.Gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons,
-		Sequences: maps.Clone(c.Sequences)}
-	for k, v := range c.Tables {
-		t := *v
-		t.Cols = append([]ColumnDef(nil), v.Cols...)
-		t.Indexes = append([]uint32(nil), v.Indexes...)
-		t.PartKey = append([]int(nil), v.PartKey...)
-		t.Dropped = append([]DroppedColumn(nil), v.Dropped...)
-		n.Tables[k] = &t
-	}
-	for k, v := range c.Indexes {
-		i := *v
-		i.Cols = append([]int(nil), v.Cols...)
-		n.Indexes[k] = &i
-	}
-	for k, v := range c.ByName {
-		n.ByName[k] = v
-	}
-	return n
-}
-
-func (c *CatalogState) reindexNames() {
-	c.ByName = map[string]uint32{}
-	for _, t := range c.Tables {
-		c.ByName[t.Name] = t.OID
-		t.Layout = BuildLayout(t) // rowlayout.go
-	}
-	for _, i := range c.Indexes {
-		c.ByName[i.Name] = i.OID
-	}
-	for _, q := range c.Sequences {
-		c.ByName[q.Name] = q.OID
-	}
-	c.buildPartitions()
-	c.buildConstraintIndex() // constraint.go
-}
-
-func (c *CatalogState) Table(name string) *TableDef {
-	if oid, ok := c.ByName[name]; ok {
-		return c.Tables[oid]
-	}
-	return nil
-}
-
-func (c *CatalogState) TableIndexes(t *TableDef) []*IndexDef {
-	out := make([]*IndexDef, 0, len(t.Indexes))
-	for _, oid := range t.Indexes {
-		if ix := c.Indexes[oid]; ix != nil {
-			out = append(out, ix)
-		}
-	}
-	return out
-}
-
-// catOp is one catalog change made by a transaction.
-type CatOp struct {
-	Kind    string // "create", "drop", "truncate", "rewrite", "addindex", "dropindex", "settable", "setindex", "addcon", "setcon", "dropcon"
-	Table   *TableDef
-	Index   *IndexDef
-	Seq     *SequenceDef // createseq, setseq (sequence.go)
-	Oid     uint32
-	Relfile uint32 // truncate/rewrite: the new relfile
-	OldFile uint32 // truncate/rewrite/drop: files to remove at commit
-	OldIdx  map[uint32]uint32
-	NewIdx  map[uint32]uint32
-	Con     *ConstraintDef // "addcon", "setcon", "dropcon" (constraint.go)
-}
-
-func (c *CatalogState) Apply(op *CatOp) {
-	switch op.Kind {
-	case "create":
-		t := *op.Table
-		c.Tables[t.OID] = &t
-	case "drop":
-		if t := c.Tables[op.Oid]; t != nil {
-			for _, ix := range t.Indexes {
-				delete(c.Indexes, ix)
-			}
-			delete(c.Tables, op.Oid)
-		}
-		c.dropTableConstraints(op.Oid) // constraint.go
-	case "truncate", "rewrite": // a rewrite also gives the table new storage (rewrite.go)
-		if t := c.Tables[op.Oid]; t != nil {
-			t.RelFile = op.Relfile
-			for ixOID, f := range op.NewIdx {
-				if ix := c.Indexes[ixOID]; ix != nil {
-					ix.RelFile = f
-				}
-			}
-		}
-	case "addindex":
-		ix := *op.Index
-		c.Indexes[ix.OID] = &ix
-		if t := c.Tables[ix.Table]; t != nil {
-			t.Indexes = append(t.Indexes, ix.OID)
-		}
-	case "settable", "setindex": // replace a definition (ATTACH/DETACH PARTITION)
-		c.applySet(op)
-	case "addcon", "setcon", "dropcon": // CHECK and FOREIGN KEY constraints (constraint.go)
-		c.applyConstraint(op)
-	case "createseq", "setseq", "dropseq":
-		c.applySequence(op)
-	case "dropindex":
-		if ix := c.Indexes[op.Oid]; ix != nil {
-			if t := c.Tables[ix.Table]; t != nil {
-				kept := t.Indexes[:0]
-				for _, o := range t.Indexes {
-					if o != op.Oid {
-						kept = append(kept, o)
-					}
-				}
-				t.Indexes = kept
-			}
-			delete(c.Indexes, op.Oid)
-		}
-	}
-	c.reindexNames()
-}
 
 // catalog is the engine's published catalog plus its file.
 type Catalog struct {
@@ -362,12 +128,41 @@ func (c *Catalog) Flush() error {
 	return c.Write(c.cur.Load())
 }
 
-// tableNames lists the user tables in name order.
-func (c *CatalogState) TableNames() []string {
-	var out []string
-	for _, t := range c.Tables {
-		out = append(out, t.Name)
-	}
-	sort.Strings(out)
-	return out
+// DatabaseOID is the OID lockd gives its one database, as the "postgres"
+// database has in a fresh PostgreSQL cluster. Lock tags carry it.
+const DatabaseOID = 5
+
+// The system catalogs as psql and pgbench read them: lockd's catalog
+// (tables, indexes, constraints) and its system views, presented with
+// PostgreSQL 15's OIDs, names and column layouts. Everything here is
+// computed from the session's view of the catalog at scan time.
+
+// Namespace OIDs as in PostgreSQL 15.
+const (
+	NspPgCatalog  = 11
+	nspToast      = 99
+	NspPublic     = 2200
+	nspInfoSchema = 13000
+)
+
+type namespace struct {
+	Oid   uint32
+	Name  string
+	Owner uint32
 }
+
+var Namespaces = []namespace{
+	{NspPgCatalog, "pg_catalog", BootstrapRoleOID},
+	{nspToast, "pg_toast", BootstrapRoleOID},
+	{NspPublic, "public", DbOwnerRoleOID},
+	{nspInfoSchema, "information_schema", BootstrapRoleOID},
+}
+
+// Roles: lockd accepts any user name at connect and runs every session
+// as the bootstrap superuser, which owns every object.
+const (
+	BootstrapRoleOID = 10
+	BootstrapRole    = "postgres"
+	DbOwnerRoleOID   = 6171
+	DbOwnerRole      = "pg_database_owner"
+)

@@ -4,12 +4,36 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"lockd/sql/types"
 )
+
+// --- partitions
+
+// A partition obeys its own constraints and those of its partitioned
+// ancestors; lockd keeps them on the ancestor (PostgreSQL copies CHECKs
+// to each partition and clones foreign keys with conparentid, which
+// pg_constraint shows: see inheritedConstraints).
+
+// inheritedConstraints lists the constraints t has from its ancestors,
+// nearest first, leaving out those t has one of the same name of itself.
+func (c *CatalogState) InheritedConstraints(t *TableDef) []*ConstraintDef {
+	var out []*ConstraintDef
+	own := c.TableConstraintDefs(t.OID)
+	for _, a := range c.Ancestors(t) {
+		for _, con := range c.TableConstraintDefs(a.OID) {
+			// clones belong to the referenced side's partitions, not to
+			// the referencing table's (fkpart.go)
+			if con.NoInherit || con.IsClone() || slices.ContainsFunc(own, func(o *ConstraintDef) bool { return o.Name == con.Name }) ||
+				slices.ContainsFunc(out, func(o *ConstraintDef) bool { return o.Name == con.Name }) {
+				continue
+			}
+			out = append(out, con)
+		}
+	}
+	return out
+}
 
 // CHECK and FOREIGN KEY constraints in the catalog: pg_constraint's rows
 // of contype 'c' and 'f'. Primary keys and unique constraints are their
@@ -199,113 +223,6 @@ func (c *CatalogState) Ancestors(t *TableDef) []*TableDef {
 	return out
 }
 
-// --- names
-
-// nameDataLen is PostgreSQL's NAMEDATALEN: names hold at most 63 bytes.
-const NameDataLen = 64
-
-// makeObjectName is PostgreSQL's makeObjectName: name1_name2_label, with
-// name1 and name2 shortened (the longer one first) so that the whole fits
-// in NAMEDATALEN-1 bytes; name2 may be empty.
-func MakeObjectName(name1, name2, label string) string {
-	overhead := 0
-	if label != "" {
-		overhead += len(label) + 1
-	}
-	if name2 != "" {
-		overhead++
-	}
-	avail := NameDataLen - 1 - overhead
-	n1, n2 := len(name1), len(name2)
-	for n1+n2 > avail {
-		if n1 > n2 {
-			n1--
-		} else {
-			n2--
-		}
-	}
-	name := clipUTF8(name1, n1)
-	if name2 != "" {
-		name += "_" + clipUTF8(name2, n2)
-	}
-	if label != "" {
-		name += "_" + label
-	}
-	return name
-}
-
-// clipUTF8 cuts s to at most n bytes at a character boundary (pg_mbcliplen).
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// nameAddition joins column names with "_" for a generated name
-// (ChooseForeignKeyConstraintNameAddition, ChooseIndexNameAddition): it
-// stops once NAMEDATALEN bytes are reached, makeObjectName cuts the rest.
-func NameAddition(cols []string) string {
-	var b strings.Builder
-	for _, c := range cols {
-		if b.Len() > 0 {
-			b.WriteByte('_')
-		}
-		b.WriteString(c)
-		if b.Len() >= NameDataLen {
-			break
-		}
-	}
-	return b.String()
-}
-
-// constraintNameTaken reports whether a constraint of the namespace is
-// already called name (pg_constraint_conname_nsp_index): CHECK and FOREIGN
-// KEY constraints, primary keys and unique constraints.
-func (c *CatalogState) constraintNameTaken(name string) bool {
-	for _, con := range c.Constraints {
-		if con.Name == name {
-			return true
-		}
-	}
-	for _, ix := range c.Indexes {
-		if (ix.Primary || ix.IsConstraint) && ix.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// chooseConstraintName is ChooseConstraintName: name1_name2_label, then
-// name1_name2_label1, label2, ... until no constraint of the namespace
-// and none of others (names chosen for the same command) has it.
-func (c *CatalogState) ChooseConstraintName(name1, name2, label string, others []string) string {
-	modlabel := label
-	for pass := 1; ; pass++ {
-		name := MakeObjectName(name1, name2, modlabel)
-		if !slices.Contains(others, name) && !c.constraintNameTaken(name) {
-			return name
-		}
-		modlabel = label + strconv.Itoa(pass)
-	}
-}
-
-// chooseRelationName is ChooseRelationName, for the index of a unique
-// constraint (table_cols_key): unique among relation names and others.
-func (c *CatalogState) ChooseRelationName(name1, name2, label string, others []string) string {
-	modlabel := label
-	for pass := 1; ; pass++ {
-		name := MakeObjectName(name1, name2, modlabel)
-		if _, taken := c.ByName[name]; !taken && !slices.Contains(others, name) {
-			return name
-		}
-		modlabel = label + strconv.Itoa(pass)
-	}
-}
-
 // conRow is con's pg_constraint row, as a constraint of table rel.
 func ConRow(cat *CatalogState, con *ConstraintDef, rel uint32) ConInfo {
 	c := ConInfo{Oid: con.OID, Name: con.Name, Kind: con.Kind[0], Rel: rel, NotValid: con.NotValid,
@@ -393,4 +310,125 @@ func colList(t *TableDef, cols []int) string {
 		names[i] = types.QuoteIdent(t.Cols[c].Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// Foreign keys that reference a partitioned table, as PostgreSQL 15 has
+// them (tablecmds.c addFkRecurseReferenced, CloneFkReferenced,
+// ATDetachCheckNoForeignKeyRefs; ri_triggers.c; nodeModifyTable.c
+// ExecCrossPartitionUpdateForeignKey).
+//
+// Catalog. The foreign key itself references the partitioned table and
+// its partitioned unique index. For every partition of that table, depth
+// first in bound order, a clone is made: a constraint of the same
+// referencing table, named by ChooseConstraintName (t_cols_fkey1, ...),
+// referencing the partition and its index of the key's index tree, with
+// conparentid the clone for the partition's parent (or the key). A
+// partition made or attached later gets clones of every foreign key
+// referencing its new parent; a partition detached loses its clones. psql
+// shows only the key (conparentid = 0): "Referenced by" of a partition
+// lists it through pg_partition_ancestors.
+//
+// Checks. A referencing row is looked up as PostgreSQL's RI query
+// `SELECT 1 FROM p x WHERE key = $1 FOR KEY SHARE OF x` finds it: the key
+// is routed down the partition tree to the one partition that can hold it
+// (the unique index contains every partition key column), looked up in
+// that partition's index and the row locked FOR KEY SHARE. The relation
+// locks are that query's plan's (riLockPK): a custom plan locks the
+// partitioned table, the partitions on the key's path and every index of
+// the leaf (plan-time pruning); the generic plan, planned at the sixth
+// execution, every partition and all their indexes; and since its cost
+// counts every partition's scan, PostgreSQL goes back to custom plans
+// after it. With plan_cache_mode = force_generic_plan the generic plan is
+// reused: every partition (AcquireExecutorLocks) and the one index the
+// executor scans after run-time pruning.
+//
+// Actions. Deleting a row of a partition, or changing its key there, fires
+// the clones for that partition: the errors name the partition and the
+// clone (`update or delete on table "p1" violates foreign key constraint
+// "c_pid_fkey1" on table "c"`). An UPDATE that moves a row to another
+// partition fires, instead of the clones' ON DELETE actions in the old
+// partition, the ON UPDATE actions of the foreign keys referencing the
+// table the UPDATE named (PostgreSQL 15), and refuses (0A000) when a
+// foreign key references a partitioned table in between.
+//
+// DDL. DETACH PARTITION of a partition that referencing rows still need
+// fails with 23503 `removing partition "p1" violates foreign key
+// constraint "c_pid_fkey1"`; DROP TABLE of a referenced partition depends
+// on the foreign key (2BP01 naming it; CASCADE drops the whole foreign
+// key); TRUNCATE of a referenced partition is refused unless the
+// referencing table goes with it.
+
+// --- catalog
+
+// indexOfPartition returns the index of partition t that belongs to the
+// tree of the partitioned index pix, or nil.
+func (c *CatalogState) IndexOfPartition(pix *IndexDef, t *TableDef) *IndexDef {
+	for _, ix := range c.TableIndexes(t) {
+		for p := ix.Parent; p != 0; {
+			if p == pix.OID {
+				return ix
+			}
+			up := c.Indexes[p]
+			if up == nil {
+				break
+			}
+			p = up.Parent
+		}
+	}
+	return nil
+}
+
+// rootConstraint follows a clone's parents up to its foreign key.
+func (c *CatalogState) RootConstraint(con *ConstraintDef) *ConstraintDef {
+	for con.IsClone() {
+		p := c.Constraints[con.Parent]
+		if p == nil {
+			break
+		}
+		con = p
+	}
+	return con
+}
+
+// constraintClones lists con's clones and theirs, depth first in OID
+// order.
+func (c *CatalogState) ConstraintClones(con *ConstraintDef) []*ConstraintDef {
+	var kids []*ConstraintDef
+	for _, k := range c.TableConstraintDefs(con.Table) {
+		if k.Parent == con.OID {
+			kids = append(kids, k)
+		}
+	}
+	var out []*ConstraintDef
+	for _, k := range kids {
+		out = append(out, k)
+		out = append(out, c.ConstraintClones(k)...)
+	}
+	return out
+}
+
+// conInfo is one row of pg_constraint.
+type ConInfo struct {
+	Oid      uint32
+	Name     string
+	Kind     byte // 'p' primary key, 'u' unique, 'c' check, 'f' foreign key
+	Rel      uint32
+	Index    uint32
+	RefRel   uint32
+	Cols     []int16 // conkey (1-based)
+	RefCols  []int16 // confkey
+	Def      string  // pg_get_constraintdef text
+	OnUpdate byte
+	OnDelete byte
+	Match    byte
+	Parent   uint32
+
+	// prettyDef is pg_get_constraintdef(oid, true) where it differs (a
+	// CHECK); notValid is NOT convalidated (constraint.go).
+	PrettyDef string
+	NotValid  bool
+	// inherited: the constraint comes from a parent constraint (NOT
+	// conislocal, coninhcount 1); noInherit is connoinherit.
+	Inherited bool
+	NoInherit bool
 }

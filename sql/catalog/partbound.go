@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"sort"
-	"sync/atomic"
 
 	"lockd/sql/types"
 )
@@ -51,28 +50,6 @@ const (
 	PartHash  = "h"
 )
 
-// Partitioned reports whether t is a partitioned table (relkind 'p').
-func (t *TableDef) Partitioned() bool { return t.RelKind == "p" }
-
-// Relkind is pg_class.relkind: 'r' or 'p'.
-func (t *TableDef) Relkind() byte {
-	if t.RelKind == "" {
-		return 'r'
-	}
-	return t.RelKind[0]
-}
-
-// Partitioned reports whether ix is a partitioned index (relkind 'I').
-func (ix *IndexDef) Partitioned() bool { return ix.RelKind == "I" }
-
-// Relkind is pg_class.relkind: 'i' or 'I'.
-func (ix *IndexDef) Relkind() byte {
-	if ix.RelKind == "" {
-		return 'i'
-	}
-	return ix.RelKind[0]
-}
-
 // rbound is one column of a parsed range bound.
 type rbound struct {
 	kind int8
@@ -104,36 +81,6 @@ type PartDesc struct {
 	Mods, Rems []int
 	greatest   int
 }
-
-// catalogGen numbers catalog contents: every catalogState whose tables or
-// indexes changed gets a new gen, so cached per-partition plans know when
-// to rebuild.
-var catalogGen atomic.Uint64
-
-// buildPartitions derives the partition descriptors (reindexNames calls it
-// after every change).
-func (c *CatalogState) buildPartitions() {
-	c.Gen = catalogGen.Add(1)
-	children := map[uint32][]*TableDef{}
-	for _, t := range c.Tables {
-		if t.Parent != 0 {
-			children[t.Parent] = append(children[t.Parent], t)
-		}
-	}
-	c.parts = nil
-	for _, t := range c.Tables {
-		if !t.Partitioned() {
-			continue
-		}
-		if c.parts == nil {
-			c.parts = map[uint32]*PartDesc{}
-		}
-		c.parts[t.OID] = newPartDesc(t, children[t.OID])
-	}
-}
-
-// partDesc returns t's descriptor; nil if t is not partitioned.
-func (c *CatalogState) PartDesc(oid uint32) *PartDesc { return c.parts[oid] }
 
 func newPartDesc(t *TableDef, kids []*TableDef) *PartDesc {
 	d := &PartDesc{oid: t.OID, Strategy: t.PartStrategy, Key: t.PartKey, Def: -1, NullPart: -1}
@@ -353,4 +300,26 @@ func (d *PartDesc) position(oid uint32) int {
 		}
 	}
 	return -1
+}
+
+func PartitionKey(d *PartDesc, row []types.Datum, buf []types.Datum) []types.Datum {
+	buf = buf[:0]
+	for _, k := range d.Key {
+		buf = append(buf, row[k])
+	}
+	return buf
+}
+
+// clipValue shortens a value shown in an error detail to 64 bytes plus
+// "..." at a character boundary, as PostgreSQL's row descriptions do.
+func ClipValue(v string) string {
+	const maxField = 64
+	if len(v) <= maxField {
+		return v
+	}
+	n := maxField
+	for n > 0 && v[n]&0xc0 == 0x80 {
+		n--
+	}
+	return v[:n] + "..."
 }

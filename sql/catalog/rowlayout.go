@@ -7,6 +7,20 @@ import (
 	"lockd/sql/types"
 )
 
+// attrRow describes one pg_attribute row.
+type AttrRow struct {
+	Rel     uint32
+	Name    string
+	T       types.Type
+	Num     int16
+	NotNull bool
+	HasDef  bool
+	Dropped bool         // attisdropped: t is the type the attribute had
+	Missing *types.Datum // attmissingval, atthasmissing
+
+	Identity byte // attidentity
+}
+
 // A table's columns as the SQL layer sees them (TableDef.Cols, in column
 // order) and the attributes its rows hold on disk can differ, as in
 // PostgreSQL, once ALTER TABLE has added or dropped columns:
