@@ -1,7 +1,5 @@
 package funcs
 
-import ()
-
 // relation size functions: pg_relation_size, pg_table_size,
 // pg_indexes_size, pg_total_relation_size. The argument is a regclass: a
 // relation name (text) or an OID.

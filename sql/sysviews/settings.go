@@ -8,21 +8,6 @@ import (
 	"lockd/sql/types"
 )
 
-func Cols(oid uint32, spec ...any) []types.Column {
-	var out []types.Column
-	for i := 0; i < len(spec); i += 2 {
-		out = append(out, types.Column{Name: spec[i].(string), Type: spec[i+1].(types.Type), TableOID: oid, Attnum: int16(i/2 + 1)})
-	}
-	return out
-}
-
-func nullableText(p *string) types.Datum {
-	if p == nil {
-		return types.NullDatum
-	}
-	return types.TextDatum(*p)
-}
-
 // Fixed OIDs of the system views, as in PostgreSQL 15.
 const (
 	oidPgSettings      = 12009

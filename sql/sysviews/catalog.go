@@ -280,37 +280,6 @@ func pgAttributeView() *expr.View {
 	}
 }
 
-func pgTypeView() *expr.View {
-	return &expr.View{
-		Name: "pg_type", Oid: oidPgType,
-		Cols: Cols(oidPgType,
-			"oid", types.TypeOid, "typname", types.TypeName, "typnamespace", types.TypeOid, "typowner", types.TypeOid, "typlen", types.TypeInt2,
-			"typbyval", types.TypeBool, "typtype", types.TypeChar, "typcategory", types.TypeChar, "typispreferred", types.TypeBool,
-			"typisdefined", types.TypeBool, "typdelim", types.TypeChar, "typrelid", types.TypeOid, "typelem", types.TypeOid, "typarray", types.TypeOid,
-			"typnotnull", types.TypeBool, "typbasetype", types.TypeOid, "typtypmod", types.TypeInt4, "typndims", types.TypeInt4,
-			"typcollation", types.TypeOid, "typdefaultbin", types.TypeNodeTree, "typdefault", types.TypeText, "typacl", typeAclArray),
-		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, tr := range pgTypes() {
-				typtype := byte('b')
-				if tr.t.OID == types.OIDVoid || tr.t.OID == types.OIDUnknown {
-					typtype = 'p'
-				}
-				row := []types.Datum{
-					types.OidDatum(tr.t.OID), types.TextDatum(tr.name), types.OidDatum(catalog.NspPgCatalog), types.OidDatum(catalog.BootstrapRoleOID), types.IntDatum(int64(tr.t.Len)),
-					types.BoolDatum(tr.t.Len > 0 && tr.t.Len <= 8), charDatum(typtype), charDatum(tr.category), types.BoolDatum(false),
-					types.BoolDatum(true), charDatum(','), types.OidDatum(0), types.OidDatum(tr.elem), types.OidDatum(tr.array),
-					types.BoolDatum(false), types.OidDatum(0), types.IntDatum(-1), types.IntDatum(0),
-					types.OidDatum(tr.collate), types.NullDatum, types.NullDatum, types.NullDatum,
-				}
-				if err := emit(row); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
-}
-
 func pgIndexView() *expr.View {
 	return &expr.View{
 		Name: "pg_index", Oid: oidPgIndex,
@@ -355,16 +324,6 @@ func pgIndexView() *expr.View {
 			return nil
 		},
 	}
-}
-
-func pgTypeCollation(oid uint32) uint32 {
-	switch oid {
-	case types.OIDText, types.OIDVarchar, types.OIDBpchar:
-		return 100
-	case types.OIDName:
-		return 950
-	}
-	return 0
 }
 
 func pgInheritsView() *expr.View {
@@ -658,25 +617,17 @@ func defaultText(s *expr.Backend, c *catalog.ColumnDef) string {
 	return strings.TrimSpace(c.Default)
 }
 
-// typeAlignStorage is pg_type's typalign and typstorage for t.
-func typeAlignStorage(t types.Type) (align, storage byte) {
-	switch {
-	case t.OID == types.OIDNumeric:
-		return 'i', 'm'
-	case t.OID == types.OIDName:
-		return 'c', 'p'
-	case t.Len == -1:
-		return 'i', 'x'
-	case t.Len == 1:
-		return 'c', 'p'
-	case t.Len == 2:
-		return 's', 'p'
-	case t.Len == 8:
-		return 'd', 'p'
-	case t.OID == types.OIDTid:
-		return 's', 'p'
-	case t.OID == types.OIDInterval:
-		return 'd', 'p'
+func Cols(oid uint32, spec ...any) []types.Column {
+	var out []types.Column
+	for i := 0; i < len(spec); i += 2 {
+		out = append(out, types.Column{Name: spec[i].(string), Type: spec[i+1].(types.Type), TableOID: oid, Attnum: int16(i/2 + 1)})
 	}
-	return 'i', 'p'
+	return out
+}
+
+func nullableText(p *string) types.Datum {
+	if p == nil {
+		return types.NullDatum
+	}
+	return types.TextDatum(*p)
 }

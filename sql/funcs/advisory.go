@@ -1,7 +1,5 @@
 package funcs
 
-import ()
-
 type advisoryFn struct {
 	Shared, Session, Try, Unlock bool
 }

@@ -1,0 +1,135 @@
+package funcs
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/sql/expr"
+	"lockd/sql/types"
+)
+
+func TsDatum(t time.Time) types.Datum {
+	if t.IsZero() {
+		return types.NullDatum
+	}
+	return types.IntDatum(t.UnixMicro())
+}
+
+func TextOrNull(s string) types.Datum {
+	if s == "" {
+		return types.NullDatum
+	}
+	return types.TextDatum(s)
+}
+
+func FnNow(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+	return types.IntDatum(ec.S.XactStart.UnixMicro()), nil
+}
+
+func fnCurrentSetting(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+	v, _, err := ec.S.Gucs.Show(a[0].S)
+	if err != nil {
+		if len(a) == 2 && a[1].I != 0 {
+			return types.NullDatum, nil
+		}
+		return types.Datum{}, err
+	}
+	return types.TextDatum(v), nil
+}
+
+func fnSetConfig(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+	if a[0].Null {
+		return types.Datum{}, pgerr.New(pgerr.NullValueNotAllowed, "SET requires parameter name")
+	}
+	local := !a[2].Null && a[2].I != 0
+	var err error
+	if a[1].Null {
+		err = ec.S.SetDefault(a[0].S, local)
+	} else {
+		err = ec.S.Set(a[0].S, a[1].S, local)
+	}
+	if err != nil {
+		return types.Datum{}, err
+	}
+	v, _, err := ec.S.Gucs.Show(a[0].S)
+	if err != nil {
+		return types.Datum{}, err
+	}
+	return types.TextDatum(v), nil
+}
+
+func fnSleep(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+	secs := a[0].F
+	if math.IsNaN(secs) || secs <= 0 {
+		return types.Datum{}, nil
+	}
+	if secs > 1e7 {
+		secs = 1e7
+	}
+	d := time.Duration(secs * float64(time.Second))
+	ec.S.Proc.SetWaitEvent(locks.WaitEventPgSleep)
+	defer ec.S.Proc.ClearWaitEvent()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return types.Datum{}, nil
+	case <-ec.Ctx.Done():
+		return types.Datum{}, context.Cause(ec.Ctx)
+	}
+}
+
+// systemFuncs are the session and system information functions, settings
+// functions and clocks (PostgreSQL: utils/adt/misc.c, timestamp.c, guc.c).
+var systemFuncs = map[string][]Builtin{
+	"version": {{Result: fixed(types.TypeText), Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
+		return types.TextDatum("PostgreSQL 15.0 (lockd " + Version + ") compatible lock-study server, written in Go"), nil
+	}}},
+	"current_setting": {
+		{args: []types.Type{types.TypeText}, Result: fixed(types.TypeText), Volatile: true, Fn: fnCurrentSetting},
+		{args: []types.Type{types.TypeText, types.TypeBool}, Result: fixed(types.TypeText), Volatile: true, Fn: fnCurrentSetting},
+	},
+	"set_config": {{args: []types.Type{types.TypeText, types.TypeText, types.TypeBool}, Result: fixed(types.TypeText), Volatile: true, NonStrict: true, Fn: fnSetConfig}},
+	"pg_reload_conf": {{Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		return types.BoolDatum(ec.S.Host.ReloadConfig()), nil
+	}}},
+	"pg_sleep": {{args: []types.Type{types.TypeFloat8}, Result: fixed(types.TypeVoid), Volatile: true, Fn: fnSleep}},
+	"pg_backend_pid": {{Result: fixed(types.TypeInt4), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		return types.IntDatum(int64(ec.S.Pid)), nil
+	}}},
+	"pg_cancel_backend": {{args: []types.Type{types.TypeInt4}, Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+		return ec.S.SignalBackend(int32(a[0].I), false)
+	}}},
+	"pg_terminate_backend": {
+		{args: []types.Type{types.TypeInt4}, Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+			return ec.S.SignalBackend(int32(a[0].I), true)
+		}},
+		{args: []types.Type{types.TypeInt4, types.TypeInt8}, Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+			return ec.S.SignalBackend(int32(a[0].I), true)
+		}},
+	},
+	"now":                   {{Result: fixed(types.TypeTimestamptz), Fn: FnNow}},
+	"transaction_timestamp": {{Result: fixed(types.TypeTimestamptz), Fn: FnNow}},
+	"statement_timestamp": {{Result: fixed(types.TypeTimestamptz), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		return types.IntDatum(ec.S.StmtStart.UnixMicro()), nil
+	}}},
+	"clock_timestamp": {{Result: fixed(types.TypeTimestamptz), Volatile: true, Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
+		return types.IntDatum(time.Now().UnixMicro()), nil
+	}}},
+	"random": {{Result: fixed(types.TypeFloat8), Volatile: true, Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
+		return types.FloatDatum(rand.Float64()), nil
+	}}},
+	"current_database": {{Result: fixed(types.TypeName), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		return types.TextDatum(ec.S.Database), nil
+	}}},
+	"current_user": {{Result: fixed(types.TypeName), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		return types.TextDatum(ec.S.User), nil
+	}}},
+	"pg_postmaster_start_time": {{Result: fixed(types.TypeTimestamptz), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		return types.IntDatum(ec.S.Started.UnixMicro()), nil
+	}}},
+}
