@@ -1,143 +1,134 @@
 package analyze
 
 import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"lockd/pgerr"
 	"lockd/sql/expr"
 	"lockd/sql/types"
 )
 
-// arrayFuncs are the array functions psql's catalog queries and users
-// call: array_to_string, array_length, array_upper, array_lower,
-// cardinality, array_position.
-func (a *Analyzer) arrayFunc(name string, args []expr.Expr, loc int32) (expr.Expr, bool, error) {
-	switch name {
-	case "array_to_string", "array_length", "array_upper", "array_lower", "cardinality", "array_position", "array_positions":
-	default:
+// arrayConcat compiles || with an array operand: array || array,
+// array || element, element || array.
+func (a *Analyzer) arrayConcat(l, r expr.Expr, loc int32) (expr.Expr, bool, error) {
+	la, ra := types.IsArray(l.Type()), types.IsArray(r.Type())
+	if !la && !ra {
 		return nil, false, nil
 	}
-	if len(args) == 0 || !types.IsArray(args[0].Type()) {
-		if len(args) > 0 && IsUnknown(args[0]) {
-			return nil, true, expr.PosErr(pgerr.New(pgerr.UndefinedFunction, "could not determine polymorphic type because input has type unknown"), loc)
-		}
-		return nil, true, noFunction(name, args, loc)
+	at := l.Type()
+	if !la {
+		at = r.Type()
 	}
-	at := args[0].Type()
 	elem, _ := types.ElemOf(at)
 	var err error
-	switch name {
-	case "array_to_string":
-		if len(args) < 2 || len(args) > 3 {
-			return nil, true, noFunction(name, args, loc)
+	conv := func(e expr.Expr, asArray bool) (expr.Expr, error) {
+		want := elem
+		if asArray {
+			want = at
 		}
-		for i := 1; i < len(args); i++ {
-			if args[i], err = a.coerceArg(args[i], types.TypeText, name, loc); err != nil {
-				return nil, true, err
-			}
+		if IsUnknown(e) {
+			return a.CoerceUnknown(e, want)
 		}
-		fc := a.Fold.FormatCtx()
-		return &expr.FuncExpr{Name: name, T: types.TypeText, Args: args, NonStrict: true, Fn: func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			if v[0].Null || v[1].Null {
-				return types.NullDatum, nil
-			}
-			var b []byte
-			first := true
-			for _, e := range v[0].A {
-				if e.Null {
-					if len(v) < 3 || v[2].Null {
-						continue
-					}
-					if !first {
-						b = append(b, v[1].S...)
-					}
-					b = append(b, v[2].S...)
-					first = false
-					continue
-				}
-				if !first {
-					b = append(b, v[1].S...)
-				}
-				b = types.AppendText(b, elem, e, expr.EcFormat(ec, fc))
-				first = false
-			}
-			return types.TextDatum(string(b)), nil
-		}}, true, nil
-	case "array_length", "array_upper", "array_lower":
-		if len(args) != 2 {
-			return nil, true, noFunction(name, args, loc)
-		}
-		if args[1], err = a.coerceArg(args[1], types.TypeInt4, name, loc); err != nil {
-			return nil, true, err
-		}
-		return &expr.FuncExpr{Name: name, T: types.TypeInt4, Args: args, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			if v[1].I != 1 || len(v[0].A) == 0 {
-				return types.NullDatum, nil
-			}
-			if name == "array_lower" {
-				return types.IntDatum(1), nil
-			}
-			return types.IntDatum(int64(len(v[0].A))), nil
-		}}, true, nil
-	case "cardinality":
-		if len(args) != 1 {
-			return nil, true, noFunction(name, args, loc)
-		}
-		return &expr.FuncExpr{Name: name, T: types.TypeInt4, Args: args, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			return types.IntDatum(int64(len(v[0].A))), nil
-		}}, true, nil
-	default: // array_position(array, elem [, start]), array_positions(array, elem)
-		if len(args) != 2 && !(name == "array_position" && len(args) == 3) {
-			return nil, true, noFunction(name, args, loc)
-		}
-		if args[1], err = a.coerceArg(args[1], elem, name, loc); err != nil {
-			return nil, true, err
-		}
-		if len(args) == 3 {
-			if args[2], err = a.coerceArg(args[2], types.TypeInt4, name, loc); err != nil {
-				return nil, true, err
-			}
-		}
-		cmp := types.Comparator(elem)
-		all := name == "array_positions"
-		t := types.TypeInt4
-		if all {
-			t = types.TypeInt4Array
-		}
-		return &expr.FuncExpr{Name: name, T: t, Args: args, NonStrict: true, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			if v[0].Null {
-				return types.NullDatum, nil
-			}
-			start := 0
-			if len(v) == 3 {
-				if v[2].Null {
-					return types.Datum{}, pgerr.New(pgerr.NullValueNotAllowed, "initial position must not be null")
-				}
-				start = int(v[2].I) - 1
-			}
-			found := types.Datum{A: []types.Datum{}}
-			for i, e := range v[0].A {
-				if i < start || e.Null != v[1].Null {
-					continue
-				}
-				hit := e.Null
-				if !e.Null {
-					c, err := cmp(e, v[1])
-					if err != nil {
-						return types.Datum{}, err
-					}
-					hit = c == 0
-				}
-				if !hit {
-					continue
-				}
-				if !all {
-					return types.IntDatum(int64(i + 1)), nil
-				}
-				found.A = append(found.A, types.IntDatum(int64(i+1)))
-			}
-			if all {
-				return found, nil
-			}
-			return types.NullDatum, nil
-		}}, true, nil
+		return a.CastTo(e, want, false)
 	}
+	// an unknown literal next to an array is an array literal
+	la, ra = la || IsUnknown(l), ra || IsUnknown(r)
+	if l, err = conv(l, la); err != nil {
+		return nil, true, expr.PosErr(pgerr.From(err), loc)
+	}
+	if r, err = conv(r, ra); err != nil {
+		return nil, true, expr.PosErr(pgerr.From(err), loc)
+	}
+	return &expr.FuncExpr{Name: "array_cat", T: at, Args: []expr.Expr{l, r}, NonStrict: true, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		var out []types.Datum
+		for i, d := range v {
+			isArr := (i == 0 && la) || (i == 1 && ra)
+			switch {
+			case isArr && d.Null:
+			case isArr:
+				out = append(out, d.A...)
+			default:
+				out = append(out, d)
+			}
+		}
+		if out == nil {
+			if la && ra && v[0].Null && v[1].Null {
+				return types.NullDatum, nil
+			}
+			out = []types.Datum{}
+		}
+		return types.Datum{A: out}, nil
+	}}, true, nil
+}
+
+// quantifiedArray compiles `x op ANY (array)` and `x op ALL (array)`.
+func (a *Analyzer) quantifiedArray(op string, x *pg.A_Expr) (expr.Expr, error) {
+	l, r, err := a.operands(x)
+	if err != nil {
+		return nil, err
+	}
+	if IsUnknown(r) {
+		lt := l.Type()
+		if IsUnknown(l) {
+			lt = types.TypeText
+		}
+		at, ok := types.ArrayOf(lt)
+		if !ok {
+			return nil, expr.PosErr(pgerr.NotSupported("arrays of type %s are not supported", lt.Name), x.Location)
+		}
+		if r, err = a.CoerceUnknown(r, at); err != nil {
+			return nil, expr.PosErr(pgerr.From(err), x.Location)
+		}
+	}
+	elem, ok := types.ElemOf(r.Type())
+	if !ok {
+		return nil, expr.PosErr(pgerr.New(pgerr.WrongObjectType, "op ANY/ALL (array) requires array on right side"), x.Location)
+	}
+	if IsUnknown(l) {
+		if l, err = a.CoerceUnknown(l, elem); err != nil {
+			return nil, err
+		}
+	}
+	cmp, _, err := a.comparison(op, l.Type(), elem, x.Location)
+	if err != nil {
+		return nil, err
+	}
+	return &expr.AnyExpr{Arg: l, Arr: r, Cmp: cmp, All: x.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
+}
+
+// indirection compiles array subscripts: arr[i] (1-based; out of range or
+// NULL gives NULL).
+func (a *Analyzer) indirection(ind *pg.A_Indirection) (expr.Expr, error) {
+	e, err := a.Expr(ind.Arg)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ind.Indirection {
+		idx := n.GetAIndices()
+		if idx == nil {
+			return nil, pgerr.NotSupported("field selection is not supported")
+		}
+		if idx.IsSlice {
+			return nil, pgerr.NotSupported("array slices are not supported")
+		}
+		elem, ok := types.ElemOf(e.Type())
+		if !ok {
+			return nil, pgerr.New(pgerr.DatatypeMismatch, "cannot subscript type %s because it does not support subscripting", e.Type().Name)
+		}
+		i, err := a.Expr(idx.Uidx)
+		if err != nil {
+			return nil, err
+		}
+		if i, err = a.coerceArg(i, types.TypeInt4, "subscript", -1); err != nil {
+			return nil, err
+		}
+		e = &expr.FuncExpr{Name: "subscript", T: elem, Args: []expr.Expr{e, i}, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+			k := v[1].I
+			if k < 1 || k > int64(len(v[0].A)) {
+				return types.NullDatum, nil
+			}
+			return v[0].A[k-1], nil
+		}}
+	}
+	return e, nil
 }

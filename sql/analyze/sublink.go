@@ -8,29 +8,6 @@ import (
 	"lockd/sql/types"
 )
 
-// comparison compiles `a op b` for operands of types lt and rt and returns
-// it as a function of the two values.
-func (a *Analyzer) comparison(op string, lt, rt types.Type, loc int32) (func(ec *expr.EvalCtx, x, y types.Datum) (types.Datum, error), types.Type, error) {
-	var pair [2]types.Datum
-	l := &expr.SlotExpr{V: &pair[0], T: lt}
-	r := &expr.SlotExpr{V: &pair[1], T: rt}
-	e, err := a.Binop(op, l, r, loc)
-	if err != nil {
-		return nil, types.Type{}, err
-	}
-	if e.Type().OID != types.OIDBool {
-		return nil, types.Type{}, expr.PosErr(pgerr.New(pgerr.DatatypeMismatch, "op ANY/ALL (array) requires operator to yield boolean"), loc)
-	}
-	var common types.Type
-	if b, ok := e.(*expr.BinopExpr); ok {
-		common = b.L.Type()
-	}
-	return func(ec *expr.EvalCtx, x, y types.Datum) (types.Datum, error) {
-		pair[0], pair[1] = x, y
-		return e.Eval(ec, nil)
-	}, common, nil
-}
-
 // sublink compiles a SubLink node.
 func (a *Analyzer) sublink(sl *pg.SubLink) (expr.Expr, error) {
 	sel := sl.Subselect.GetSelectStmt()

@@ -295,3 +295,6 @@ func SkipSequence(s *expr.Backend, rv *pg.RangeVar, tag string) bool {
 	s.Notice(pgerr.SeverityWarning, pgerr.Warning, fmt.Sprintf("skipping \"%s\" --- cannot %s non-tables or special system tables", q.Name, strings.ToLower(tag)))
 	return true
 }
+
+// codeGeneratedAlways is generated_always (identity columns).
+const codeGeneratedAlways = "428C9"
