@@ -11,6 +11,21 @@ import (
 	"lockd/sql/expr"
 )
 
+// checkDefsOf is pg_get_constraintdef's text of CHECK con, whose
+// expression is now raw, on t.
+func (s *Planner) CheckDefsOf(t *catalog.TableDef, raw *pg.Node, con *catalog.ConstraintDef) (def, pretty string) {
+	def, pretty = s.CheckDefs(t, raw)
+	if con.NoInherit {
+		def += " NO INHERIT"
+		pretty += " NO INHERIT"
+	}
+	if con.NotValid {
+		def += " NOT VALID"
+		pretty += " NOT VALID"
+	}
+	return def, pretty
+}
+
 // CHECK constraints: compiled per table, evaluated on every new row
 // version after NOT NULL (ExecConstraints) — by INSERT, COPY, UPDATE and
 // rows routed into or moved between partitions — in the order of their

@@ -147,14 +147,3 @@ func recursiveCTE(a *analyze.Analyzer, def *analyze.CteDef, c *pg.CommonTableExp
 	def.Step = step
 	return nil
 }
-
-// cteSource scans a CTE by name in FROM; inside the CTE's own recursive
-// term it scans the previous iteration's rows.
-type CteSource struct {
-	Def   *analyze.CteDef
-	alias string
-	Self  bool // the recursive reference
-}
-
-func (c *CteSource) name() string            { return c.alias }
-func (c *CteSource) columns() []types.Column { return c.Def.Cols }

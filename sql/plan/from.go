@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/locks"
@@ -8,6 +10,7 @@ import (
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
+	"lockd/sql/funcs"
 	"lockd/sql/types"
 )
 
@@ -396,16 +399,6 @@ func conjuncts(e expr.Expr) []expr.Expr {
 	return []expr.Expr{e}
 }
 
-// subquerySource is a subquery in FROM.
-type SubquerySource struct {
-	alias string
-	cols  []types.Column
-	Plan  *SelectPlan
-}
-
-func (q *SubquerySource) name() string            { return q.alias }
-func (q *SubquerySource) columns() []types.Column { return q.cols }
-
 // placeFilters distributes the WHERE conjuncts and ON conditions over the
 // tree, returns the conjuncts to evaluate once per execution (they read
 // no FROM item), and chooses each join's method.
@@ -721,4 +714,86 @@ func (fb *fromBuilder) markPlanOnly() {
 			fb.rels[i].PlanOnly = true
 		}
 	}
+}
+
+// sequenceLeaf adds a sequence to the FROM clause, read under
+// AccessShareLock as a table is.
+func (fb *fromBuilder) sequenceLeaf(q *catalog.SequenceDef, alias string, aliases []*pg.Node, loc int32) (PlanNode, error) {
+	src := &SeqSource{Q: q, alias: alias}
+	for i, c := range catalog.SeqColumns {
+		src.cols = append(src.cols, types.Column{Name: c.Name, Type: c.Type, TableOID: q.OID, Attnum: int16(i + 1)})
+	}
+	src.cols = append(src.cols, // its one tuple is (0,1)
+		types.Column{Name: "ctid", Type: types.TypeTid, TableOID: q.OID, Attnum: -1},
+		types.Column{Name: "tableoid", Type: types.TypeOid, TableOID: q.OID, Attnum: -6})
+	fb.rels = append(fb.rels, expr.RelLock{Oid: q.OID, Mode: locks.AccessShareLock})
+	return fb.addLeaf(src, alias, aliases, len(catalog.SeqColumns), nil, loc)
+}
+
+// functionItem compiles a RangeFunction.
+func functionItem(a *analyze.Analyzer, rf *pg.RangeFunction) (*FuncSource, error) {
+	if len(rf.Functions) != 1 || rf.IsRowsfrom {
+		return nil, pgerr.NotSupported("ROWS FROM with several functions is not supported")
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) > 1 && items[1] != nil && items[1].GetList() != nil && len(items[1].GetList().Items) > 0 {
+		return nil, pgerr.NotSupported("column definition lists for functions are not supported")
+	}
+	fcNode := items[0]
+	fc := fcNode.GetFuncCall()
+	var name string
+	var e expr.Expr
+	var err error
+	saved := a.AllowSRF
+	a.AllowSRF = true
+	if fc != nil {
+		_, name = analyze.QualifiedName(fc.Funcname)
+		name = strings.ToLower(name)
+		e, err = a.FuncCall(fc)
+	} else {
+		name = analyze.OutputName(fcNode)
+		e, err = a.Expr(fcNode)
+	}
+	a.AllowSRF = saved
+	if err != nil {
+		return nil, err
+	}
+	f := &FuncSource{alias: name}
+	colName := name
+	if sf, ok := e.(*expr.SrfExpr); ok {
+		f.Srf = sf
+	} else {
+		if e, err = a.ResolveOutput(e); err != nil {
+			return nil, err
+		}
+		f.Scalar = e
+	}
+	// a function with a named output column keeps that name under a
+	// table alias; others take the alias
+	outName, named := funcs.SrfOutputNames[name]
+	if named {
+		colName = outName
+	}
+	if rf.Alias != nil {
+		f.alias = rf.Alias.Aliasname
+		if !named {
+			colName = f.alias
+		}
+		if len(rf.Alias.Colnames) > 0 {
+			colName = analyze.NodeName(rf.Alias.Colnames[0])
+		}
+	}
+	f.Cols = []types.Column{{Name: colName, Type: e.Type()}}
+	if rf.Ordinality {
+		f.Ordinality = true
+		on := "ordinality"
+		if rf.Alias != nil && len(rf.Alias.Colnames) > 1 {
+			on = analyze.NodeName(rf.Alias.Colnames[1])
+		}
+		f.Cols = append(f.Cols, types.Column{Name: on, Type: types.TypeInt8})
+	}
+	if rf.Alias != nil && len(rf.Alias.Colnames) > len(f.Cols) {
+		return nil, pgerr.New(pgerr.SyntaxError, "too many column aliases specified for function %s", name)
+	}
+	return f, nil
 }

@@ -9,14 +9,6 @@ import (
 	"lockd/sql/types"
 )
 
-// rowSource is a relation in FROM. Virtual (system view) sources
-// materialise their rows when scanned. A row passed to fn is valid only
-// during the call.
-type RowSource interface {
-	name() string
-	columns() []types.Column
-}
-
 // selectPlan is a compiled query: one level's FROM tree, filters,
 // grouping, projection, ordering and limits. Set operations and VALUES
 // lists are plans whose FROM is a single source producing their rows.
@@ -57,28 +49,6 @@ func (o *outputRef) Eval(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error)
 }
 
 var ErrLimitReached = pgerr.New(pgerr.InternalError, "limit reached")
-
-// newAnalyzer returns an analyzer whose expressions may hold subqueries,
-// which it compiles as subqueries of the level being analysed.
-func NewAnalyzer(s *expr.Backend, params *[]types.Type) *analyze.Analyzer {
-	a := analyze.NewExprAnalyzer(s, params)
-	a.Subquery = subqueryOf
-	return a
-}
-
-// subqueryOf is the analyzer's subquery hook.
-func subqueryOf(a *analyze.Analyzer, sel *pg.SelectStmt) (expr.Subplan, []types.Column, bool, error) {
-	p, err := compileSubquery(a, sel)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return p, p.Cols, p.Correlated, nil
-}
-
-// compileSelect analyses a SelectStmt at the top level of a statement.
-func (s *Planner) CompileSelect(sel *pg.SelectStmt, params *[]types.Type) (*SelectPlan, error) {
-	return compileQuery(NewAnalyzer(&s.Backend, params), sel)
-}
 
 // compileQuery compiles a query whose enclosing level is a.parentSc.
 func compileQuery(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error) {
@@ -587,3 +557,5 @@ func RowKey(vals []types.Datum, cols []types.Column) string {
 	}
 	return string(key)
 }
+
+func (*SelectPlan) IsSubplan() {}

@@ -11,21 +11,6 @@ import (
 	"lockd/sql/types"
 )
 
-// Set operations (UNION, INTERSECT, EXCEPT, each with ALL) and VALUES
-// lists. Each becomes a plan over a single source producing its rows, so
-// ORDER BY, LIMIT and OFFSET on the result work as for any query.
-
-type SetopSource struct {
-	Op          pg.SetOperation
-	All         bool
-	Left, Right *SelectPlan
-	Cols        []types.Column
-	Casts       [2][]expr.Expr // per branch: output column i cast to the common type (nil = as is)
-}
-
-func (u *SetopSource) name() string            { return "" }
-func (u *SetopSource) columns() []types.Column { return u.Cols }
-
 func setopName(op pg.SetOperation) string {
 	switch op {
 	case pg.SetOperation_SETOP_UNION:
@@ -128,15 +113,6 @@ func wrapSource(a *analyze.Analyzer, sel *pg.SelectStmt, src RowSource, rels1, r
 	p.Correlated = p.Correlated || sc.Correlated
 	return p, nil
 }
-
-// valuesSource is a VALUES list.
-type ValuesSource struct {
-	Cols []types.Column
-	Rows [][]expr.Expr
-}
-
-func (v *ValuesSource) name() string            { return "*VALUES*" }
-func (v *ValuesSource) columns() []types.Column { return v.Cols }
 
 // compileValues compiles a VALUES list: every row the same length, each
 // column resolved to its common type; columns are named column1, ...

@@ -9,44 +9,17 @@ import (
 	"lockd/sql/types"
 )
 
-// tableSource scans a user table, or looks up an index when the WHERE
-// clause (or a join) pins every key column to a value. Its rows hold the
-// table's columns followed by the system columns ctid and tableoid.
-type TableSource struct {
-	T     *catalog.TableDef
-	alias string
-	cols  []types.Column
-	Defs  []catalog.ColumnDef
-	// index lookup: when set, only tuples found under key are read
-	Index   *catalog.IndexDef
-	KeyArgs []expr.Expr
-	KeyTyps []types.Type
-	// keysReadLevel: keyArgs read other FROM items of the level row (an
-	// index nested loop)
-	keysReadLevel bool
-}
-
-// System columns every table row carries after its own columns, with
-// PostgreSQL's attribute numbers.
-const (
-	SysColCtid     = 0
-	SysColTableoid = 1
-	NumSysCols     = 2
-)
-
-func (ts *TableSource) name() string            { return ts.alias }
-func (ts *TableSource) columns() []types.Column { return ts.cols }
-func (ts *TableSource) readsLevel() bool        { return ts.keysReadLevel }
-
-func NewTableSource(t *catalog.TableDef, alias string) *TableSource {
-	ts := &TableSource{T: t, alias: alias, Defs: t.Cols}
-	for i := range t.Cols {
-		ts.cols = append(ts.cols, types.Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: t.Attnum(i)})
+// relationLocks is the lock set a statement takes on its target or FROM
+// relation at every execution before it runs: for an ordinary table the
+// table and its indexes (tableLocks); for a partitioned table only the
+// table, since PostgreSQL's planner opens no index of a partitioned table
+// (the partitions and their indexes are locked when the statement runs,
+// after pruning — see partitionedSource).
+func relationLocks(cat *catalog.CatalogState, t *catalog.TableDef, mode locks.LockMode) []expr.RelLock {
+	if t.Partitioned() {
+		return []expr.RelLock{{Oid: t.OID, Mode: mode}}
 	}
-	ts.cols = append(ts.cols,
-		types.Column{Name: "ctid", Type: types.TypeTid, TableOID: t.OID, Attnum: -1},
-		types.Column{Name: "tableoid", Type: types.TypeOid, TableOID: t.OID, Attnum: -6})
-	return ts
+	return tableLocks(cat, t, mode)
 }
 
 // useIndex looks for `col = value` conjuncts covering an index and, if

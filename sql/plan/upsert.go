@@ -85,13 +85,6 @@ type onConflict struct {
 // (its index entries are in, the insertion not yet confirmed or undone).
 var SpecHook func(step string)
 
-// excludedSource is ON CONFLICT DO UPDATE's excluded: the row proposed
-// for insertion, with the target's columns and no system columns.
-type ExcludedSource struct{ cols []types.Column }
-
-func (e *ExcludedSource) name() string            { return "excluded" }
-func (e *ExcludedSource) columns() []types.Column { return e.cols }
-
 // compileOnConflict compiles ins's ON CONFLICT clause for table t under
 // alias, and returns the scope RETURNING may not see (excluded). The
 // arbiter indexes are inferred by finishOnConflict, after RETURNING, as

@@ -36,18 +36,6 @@ func (l *LeafNode) mask() uint64       { return 1 << uint(l.item) }
 func (l *LeafNode) Span() (int, int)   { return l.Off, l.Off + l.N }
 func (l *LeafNode) dependsOnRow() bool { return l.Lateral || paramScan(l.Src) }
 
-// levelScanner is a source whose scan reads the level row: a function in
-// FROM with arguments over earlier items, or an index lookup keyed by
-// them.
-type LevelScanner interface {
-	readsLevel() bool
-}
-
-func paramScan(src RowSource) bool {
-	ls, ok := src.(LevelScanner)
-	return ok && ls.readsLevel()
-}
-
 type joinKind uint8
 
 const (

@@ -5,6 +5,17 @@ import (
 	"lockd/sql/types"
 )
 
+// execIndexLocks are the index locks the executor of an INSERT or COPY
+// FROM into a table with storage holds while the statement runs: every
+// index of the table in RowExclusiveLock, taken before the first row
+// (ExecOpenIndices) and given back at the end (ExecCloseIndices), so that
+// after the statement only the table's lock remains — the planner opens
+// no index for these statements. (A partitioned table's partitions and
+// their indexes are locked by tuple routing, partroute.go.)
+type ExecIndexLocks struct {
+	Held []uint32 // index OIDs locked by this execution
+}
+
 // Tuple routing: INSERT (VALUES or SELECT), COPY FROM and the row
 // movement of an UPDATE send each row of a partitioned table to the leaf
 // partition its key belongs in, level by level (ExecFindPartition). As

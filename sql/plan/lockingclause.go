@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"bytes"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/locks"
@@ -14,45 +12,6 @@ import (
 	"lockd/storage"
 	"lockd/txn"
 )
-
-// Row locks for the SQL layer: the strength of an UPDATE, how DML waits for
-// row lockers, and lockRow — what SELECT ... FOR UPDATE | FOR NO KEY UPDATE
-// | FOR SHARE | FOR KEY SHARE [NOWAIT | SKIP LOCKED] and foreign-key checks
-// (FOR KEY SHARE on the referenced row) call for each row they lock, as
-// PostgreSQL's ExecLockRows calls table_tuple_lock. See storage/rowlock.go
-// for the locking itself.
-
-// keysChanged reports whether an UPDATE from old to new changes a column
-// of a unique index of the table — PostgreSQL's key columns
-// (INDEX_ATTR_BITMAP_KEY), which decide between FOR NO KEY UPDATE and FOR
-// UPDATE strength, and so whether FOR KEY SHARE lockers (foreign-key
-// checks) make the update wait.
-func (p *ModifyPlan) KeysChanged(old, new []types.Datum) bool {
-	var a, b []byte
-	for _, ix := range p.Indexes {
-		if !ix.Unique {
-			continue
-		}
-		for _, c := range ix.Cols {
-			if _, set := p.Set[c]; !set {
-				continue
-			}
-			if old[c].Null != new[c].Null {
-				return true
-			}
-			if old[c].Null {
-				continue
-			}
-			typ := []types.Type{p.T.Cols[c].Type()}
-			a = catalog.AppendKey(a[:0], typ, old[c:c+1])
-			b = catalog.AppendKey(b[:0], typ, new[c:c+1])
-			if !bytes.Equal(a, b) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 func lockSpecOf(lc *pg.LockingClause) *analyze.LockSpec {
 	l := &analyze.LockSpec{}

@@ -1,0 +1,157 @@
+package plan
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"lockd/sql/analyze"
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/types"
+)
+
+// cteSource scans a CTE by name in FROM; inside the CTE's own recursive
+// term it scans the previous iteration's rows.
+type CteSource struct {
+	Def   *analyze.CteDef
+	alias string
+	Self  bool // the recursive reference
+}
+
+func (c *CteSource) name() string            { return c.alias }
+func (c *CteSource) columns() []types.Column { return c.Def.Cols }
+
+// subquerySource is a subquery in FROM.
+type SubquerySource struct {
+	alias string
+	cols  []types.Column
+	Plan  *SelectPlan
+}
+
+func (q *SubquerySource) name() string            { return q.alias }
+func (q *SubquerySource) columns() []types.Column { return q.cols }
+
+// levelScanner is a source whose scan reads the level row: a function in
+// FROM with arguments over earlier items, or an index lookup keyed by
+// them.
+type LevelScanner interface {
+	readsLevel() bool
+}
+
+func paramScan(src RowSource) bool {
+	ls, ok := src.(LevelScanner)
+	return ok && ls.readsLevel()
+}
+
+// rowSource is a relation in FROM. Virtual (system view) sources
+// materialise their rows when scanned. A row passed to fn is valid only
+// during the call.
+type RowSource interface {
+	name() string
+	columns() []types.Column
+}
+
+// seqSource scans a sequence: its one row.
+type SeqSource struct {
+	Q     *catalog.SequenceDef
+	alias string
+	cols  []types.Column
+}
+
+func (q *SeqSource) name() string            { return q.alias }
+func (q *SeqSource) columns() []types.Column { return q.cols }
+
+// Set operations (UNION, INTERSECT, EXCEPT, each with ALL) and VALUES
+// lists. Each becomes a plan over a single source producing its rows, so
+// ORDER BY, LIMIT and OFFSET on the result work as for any query.
+
+type SetopSource struct {
+	Op          pg.SetOperation
+	All         bool
+	Left, Right *SelectPlan
+	Cols        []types.Column
+	Casts       [2][]expr.Expr // per branch: output column i cast to the common type (nil = as is)
+}
+
+func (u *SetopSource) name() string            { return "" }
+func (u *SetopSource) columns() []types.Column { return u.Cols }
+
+// valuesSource is a VALUES list.
+type ValuesSource struct {
+	Cols []types.Column
+	Rows [][]expr.Expr
+}
+
+func (v *ValuesSource) name() string            { return "*VALUES*" }
+func (v *ValuesSource) columns() []types.Column { return v.Cols }
+
+// funcSource is a function call in FROM: a set-returning function, or any
+// scalar function (one row). Its arguments may read earlier FROM items
+// (functions in FROM are implicitly LATERAL).
+type FuncSource struct {
+	alias      string
+	Cols       []types.Column
+	Srf        *expr.SrfExpr
+	Scalar     expr.Expr
+	Ordinality bool
+	level      bool // arguments read the level row
+}
+
+func (f *FuncSource) name() string            { return f.alias }
+func (f *FuncSource) columns() []types.Column { return f.Cols }
+func (f *FuncSource) readsLevel() bool        { return f.level }
+
+// tableSource scans a user table, or looks up an index when the WHERE
+// clause (or a join) pins every key column to a value. Its rows hold the
+// table's columns followed by the system columns ctid and tableoid.
+type TableSource struct {
+	T     *catalog.TableDef
+	alias string
+	cols  []types.Column
+	Defs  []catalog.ColumnDef
+	// index lookup: when set, only tuples found under key are read
+	Index   *catalog.IndexDef
+	KeyArgs []expr.Expr
+	KeyTyps []types.Type
+	// keysReadLevel: keyArgs read other FROM items of the level row (an
+	// index nested loop)
+	keysReadLevel bool
+}
+
+// System columns every table row carries after its own columns, with
+// PostgreSQL's attribute numbers.
+const (
+	SysColCtid     = 0
+	SysColTableoid = 1
+	NumSysCols     = 2
+)
+
+func (ts *TableSource) name() string            { return ts.alias }
+func (ts *TableSource) columns() []types.Column { return ts.cols }
+func (ts *TableSource) readsLevel() bool        { return ts.keysReadLevel }
+
+func NewTableSource(t *catalog.TableDef, alias string) *TableSource {
+	ts := &TableSource{T: t, alias: alias, Defs: t.Cols}
+	for i := range t.Cols {
+		ts.cols = append(ts.cols, types.Column{Name: t.Cols[i].Name, Type: t.Cols[i].Type(), TableOID: t.OID, Attnum: t.Attnum(i)})
+	}
+	ts.cols = append(ts.cols,
+		types.Column{Name: "ctid", Type: types.TypeTid, TableOID: t.OID, Attnum: -1},
+		types.Column{Name: "tableoid", Type: types.TypeOid, TableOID: t.OID, Attnum: -6})
+	return ts
+}
+
+// excludedSource is ON CONFLICT DO UPDATE's excluded: the row proposed
+// for insertion, with the target's columns and no system columns.
+type ExcludedSource struct{ cols []types.Column }
+
+func (e *ExcludedSource) name() string            { return "excluded" }
+func (e *ExcludedSource) columns() []types.Column { return e.cols }
+
+type ViewSource struct {
+	V     *expr.View
+	s     *expr.Backend
+	alias string
+}
+
+func (v *ViewSource) name() string            { return v.alias }
+func (v *ViewSource) columns() []types.Column { return v.V.Cols }

@@ -1,5 +1,0 @@
-package plan
-
-import ()
-
-func (*SelectPlan) IsSubplan() {}
