@@ -10,6 +10,33 @@ import (
 	"lockd/txn"
 )
 
+// execModifyPartitioned runs an UPDATE or DELETE of a partitioned table:
+// each partition not pruned is modified as a table of its own, and rows
+// whose partition key an UPDATE changes move to their new partition.
+func (s *Executor) execModifyPartitioned(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]types.Datum) error) (int64, error) {
+	leaves, err := s.openPartitions(ec, p.Parts)
+	if err != nil {
+		return 0, err
+	}
+	var pu *plan.PartUpdate
+	if !p.Delete {
+		pu = &p.Parts.Pu
+		*pu = plan.PartUpdate{Root: p.T.OID, Router: pu.Router}
+		defer s.finishPartUpdate(pu)
+	}
+	var n int64
+	sub := &p.Parts.Sub
+	for _, lf := range leaves {
+		*sub = plan.ModifyPlan{T: lf.T, Src: lf.Ts, Where: p.Where, Set: p.Set, Indexes: lf.Idx, Delete: p.Delete, Part: pu, Ret: p.Ret}
+		k, err := s.execModify(ec, sub, emit)
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 func (x *Executor) modifyMatches(ec *expr.EvalCtx, p *plan.ModifyPlan, row []types.Datum) (bool, error) {
 	if p.Where == nil {
 		return true, nil

@@ -11,10 +11,6 @@ import (
 	"lockd/txn"
 )
 
-func (x *Executor) scanExcluded(*expr.EvalCtx, *plan.ExcludedSource, func(row []types.Datum) error) error {
-	return nil
-}
-
 // upsertRow inserts row (a full row of the table named) or resolves its
 // conflict; done says it was inserted or updated, and so counts and was
 // returned.

@@ -11,6 +11,27 @@ import (
 	"lockd/storage"
 )
 
+// checkConstraints enforces t's CHECK constraints on a new row version
+// (23514 with the failing row, as ExecConstraints reports it).
+func (s *Executor) checkConstraints(ec *expr.EvalCtx, t *catalog.TableDef, row []types.Datum) error {
+	rc, err := s.relConstraints(t)
+	if err != nil || rc == nil {
+		return err
+	}
+	for i := range rc.checks {
+		c := &rc.checks[i]
+		v, err := c.E.Eval(ec, row)
+		if err != nil {
+			return err
+		}
+		if !v.Null && v.I == 0 {
+			return pgerr.New(pgerr.CheckViolation, "new row for relation \"%s\" violates check constraint \"%s\"", t.Name, c.Name).
+				WithDetail("Failing row contains "+plan.FailingRow(t, row)+".").OnConstraint(t.Name, c.Name)
+		}
+	}
+	return nil
+}
+
 // buildRow makes a full table row from target values and defaults.
 func (x *Executor) buildInsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, vals []types.Datum) ([]types.Datum, error) {
 	row := make([]types.Datum, len(p.T.Cols))
@@ -171,4 +192,22 @@ func (s *Executor) UniqueViolation(t *catalog.TableDef, ix *catalog.IndexDef, ro
 	return pgerr.New(pgerr.UniqueViolation, "duplicate key value violates unique constraint \"%s\"", ix.Name).
 		WithDetail("Key ("+strings.Join(names, ", ")+")=("+strings.Join(vals, ", ")+") already exists.").
 		OnConstraint(t.Name, ix.Name)
+}
+
+// emit evaluates the list for a written row and sends the result.
+func (x *Executor) emitReturning(ec *expr.EvalCtx, r *plan.Returning, row []types.Datum, tid storage.TID, table *catalog.TableDef, emit func([]types.Datum) error) error {
+	if r == nil {
+		return nil
+	}
+	copy(r.Buf, row[:r.Ncols])
+	r.Buf[r.Ncols+plan.SysColCtid] = tidDatum(tid)
+	r.Buf[r.Ncols+plan.SysColTableoid] = types.IntDatum(int64(table.OID))
+	for i, t := range r.Targets {
+		v, err := t.Eval(ec, r.Buf)
+		if err != nil {
+			return err
+		}
+		r.Out[i] = v
+	}
+	return emit(r.Out)
 }

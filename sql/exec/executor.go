@@ -3,9 +3,12 @@ package exec
 import (
 	"strconv"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/storage"
 )
 
 // runPlan runs a planned statement in the open transaction and returns
@@ -38,4 +41,24 @@ func (x *Executor) RunPlan(ec *expr.EvalCtx, st *plan.Stmt, emit func([]types.Da
 		return "", err
 	}
 	return st.Tag + " " + strconv.FormatInt(n, 10), nil
+}
+
+// runSubplan runs the plan of a subquery for an expression (a sublink).
+func (x *Executor) RunSubplan(ec *expr.EvalCtx, p expr.Subplan, emit func(row []types.Datum) error) error {
+	return x.RunSelect(ec, p.(*plan.SelectPlan), emit)
+}
+
+// Executor runs one session's plans.
+type Executor struct {
+	plan.Planner
+
+	ri         riState       // constraints compiled for this session, the statement's foreign-key events (ri.go)
+	specToken  uint32        // the last speculative insertion token (upsert.go)
+	uniqueTIDs []storage.TID // scratch of unique checks (unique.go)
+	rowBuf     []byte
+	CopySrc    CopySource
+	CopySink   CopySink
+	// spi analyses a statement for the executor's own queries (the
+	// referential actions), as PostgreSQL's triggers use SPI
+	Spi func(n *pg.Node, text string, params *[]types.Type) (*plan.Stmt, error)
 }

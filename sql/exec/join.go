@@ -1,42 +1,23 @@
 package exec
 
 import (
+	"fmt"
+
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
 )
 
-// passes evaluates filter conjuncts on the level row.
-func passes(ec *expr.EvalCtx, conds []expr.Expr, buf []types.Datum) (bool, error) {
-	for _, c := range conds {
-		v, err := c.Eval(ec, buf)
-		if err != nil {
-			return false, err
-		}
-		if v.Null || v.I == 0 {
-			return false, nil
-		}
+// runNode calls fn once per row combination of plan node n, with n's
+// columns filled in buf. fn must not keep buf.
+func (x *Executor) runNode(ec *expr.EvalCtx, n plan.PlanNode, buf []types.Datum, fn func() error) error {
+	switch n := n.(type) {
+	case *plan.LeafNode:
+		return x.runLeaf(ec, n, buf, fn)
+	case *plan.JoinNode:
+		return x.runJoin(ec, n, buf, fn)
 	}
-	return true, nil
-}
-
-func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum, fn func() error) error {
-	dst := buf[l.Off : l.Off+l.N]
-	each := func(row []types.Datum) error {
-		copy(dst, row)
-		if ok, err := passes(ec, l.Filters, buf); err != nil || !ok {
-			return err
-		}
-		return fn()
-	}
-	if l.Lateral {
-		ec.Outer = append(ec.Outer, buf)
-		defer func() { ec.Outer = ec.Outer[:len(ec.Outer)-1] }()
-	}
-	if _, ok := l.Src.(plan.LevelScanner); ok {
-		return x.scanLevel(ec, l.Src, buf, each)
-	}
-	return x.scan(ec, l.Src, each)
+	panic(fmt.Sprintf("sql: runNode of %T", n))
 }
 
 func setNull(buf []types.Datum, lo, hi int) {

@@ -1,0 +1,246 @@
+package exec
+
+import (
+	"lockd/locks"
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/types"
+	"lockd/storage"
+	"lockd/txn"
+)
+
+// scanRows calls fn for every visible row of t (of its leaf partitions
+// if it is partitioned).
+func (s *Executor) ScanRows(ec *expr.EvalCtx, t *catalog.TableDef, fn func(row []types.Datum) error) error {
+	for _, leaf := range s.Cat().LeafPartitions(t) {
+		if err := s.ScanTable(ec, plan.NewTableSource(leaf, leaf.Name), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open prunes and locks the partitions for one execution and returns the
+// leaf partitions to read, in order.
+func (x *Executor) openPartitions(ec *expr.EvalCtx, ps *plan.PartitionedSource) ([]*plan.PartNode, error) {
+	if ps.Only {
+		return nil, nil
+	}
+	s := x
+	if cat := s.Cat(); ps.Tree == nil || ps.Gen != cat.Gen {
+		ps.Build(cat)
+	}
+	leaves := ps.LeafBuf[:0]
+	defer func() { ps.LeafBuf = leaves }()
+	if err := x.openPartitionNode(ec, ps, ps.Tree, &leaves, true); err != nil {
+		return nil, err
+	}
+	if ps.Gen != s.Cat().Gen {
+		// a partition changed (TRUNCATE, CREATE INDEX) while its lock was
+		// waited for: plan the partitions again; the locks are held now
+		ps.Build(s.Cat())
+		leaves = leaves[:0]
+		if err := x.openPartitionNode(ec, ps, ps.Tree, &leaves, true); err != nil {
+			return nil, err
+		}
+	}
+	return leaves, nil
+}
+
+// openNode locks n's partitions and collects the leaves to read. scan is
+// false under a partition that run-time pruning removed but a generic
+// plan still locks.
+func (x *Executor) openPartitionNode(ec *expr.EvalCtx, ps *plan.PartitionedSource, n *plan.PartNode, leaves *[]*plan.PartNode, scan bool) error {
+	if n == nil {
+		return nil
+	}
+	if n.Desc == nil {
+		if scan {
+			*leaves = append(*leaves, n)
+		}
+		return nil
+	}
+	// planKeep is what the plan holds, runKeep what this execution reads:
+	// the same for a custom plan, which prunes on the parameter values
+	// when it is planned; a generic plan prunes only on constants when it
+	// is planned and on parameters when the executor starts (PostgreSQL's
+	// initial pruning), after every planned partition is locked
+	var planKeep, runKeep []bool
+	if n.Prune != nil {
+		var err error
+		if upTo := ec.Plan.PruneUpTo(); n.Prune.Deps() <= upTo {
+			if runKeep, err = n.Prune.Eval(ec, n.Desc); err != nil {
+				return err
+			}
+			planKeep = runKeep
+		} else {
+			ec.PruneUpTo = upTo
+			planKeep, err = n.Prune.Eval(ec, n.Desc)
+			ec.PruneUpTo = 0
+			if err != nil {
+				return err
+			}
+			planKeep = append([]bool(nil), planKeep...) // eval reuses its buffer
+			if runKeep, err = n.Prune.Eval(ec, n.Desc); err != nil {
+				return err
+			}
+			if !plan.SameKeep(planKeep, runKeep) {
+				ec.RuntimePruned = true
+			}
+		}
+	}
+	s := x
+	for i, kid := range n.Kids {
+		if kid == nil || planKeep != nil && !planKeep[i] {
+			continue
+		}
+		run := scan && (runKeep == nil || runKeep[i])
+		if err := s.LockNow(ec, kid.T.OID, ps.Mode); err != nil {
+			return err
+		}
+		switch {
+		case ec.Plan != expr.GenericReuse || ps.Mode != locks.AccessShareLock:
+			// the planner opens every index of a partition it plans
+			// (get_relation_info), and the executor every index of a
+			// partition it writes (ExecOpenIndices)
+			for _, ix := range kid.Idx {
+				if err := s.LockNow(ec, ix.OID, ps.Mode); err != nil {
+					return err
+				}
+			}
+		case run && kid.Ts != nil && kid.Ts.Index != nil:
+			// a cached generic plan that reads: the executor opens only
+			// the index a surviving partition is scanned by
+			if err := s.LockNow(ec, kid.Ts.Index.OID, ps.Mode); err != nil {
+				return err
+			}
+		}
+		if err := x.openPartitionNode(ec, ps, kid, leaves, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scan calls fn for every visible row of every partition not pruned.
+func (x *Executor) scanPartitioned(ec *expr.EvalCtx, ps *plan.PartitionedSource, fn func(row []types.Datum) error) error {
+	leaves, err := x.openPartitions(ec, ps)
+	if err != nil {
+		return err
+	}
+	for _, lf := range leaves {
+		if err := x.ScanTable(ec, lf.Ts, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scan calls fn for every tuple visible to the statement's snapshot.
+func (x *Executor) ScanTable(ec *expr.EvalCtx, ts *plan.TableSource, fn func([]types.Datum) error) error {
+	return x.scanTableLevel(ec, ts, nil, fn)
+}
+
+// scanLevel is scan with the index keys evaluated over the level row.
+func (x *Executor) scanTableLevel(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum, fn func([]types.Datum) error) error {
+	return x.scanTableTIDsLevel(ec, ts, level, func(_ storage.TID, row []types.Datum) error { return fn(row) })
+}
+
+func (x *Executor) ScanTableTIDs(ec *expr.EvalCtx, ts *plan.TableSource, fn func(storage.TID, []types.Datum) error) error {
+	return x.scanTableTIDsLevel(ec, ts, nil, fn)
+}
+
+func tidDatum(tid storage.TID) types.Datum {
+	return types.IntDatum(int64(tid.Block)<<16 | int64(tid.Offset))
+}
+
+func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum, fn0 func(storage.TID, []types.Datum) error) error {
+	s := x
+	n := len(ts.Defs)
+	row := make([]types.Datum, n+plan.NumSysCols)
+	row[n+plan.SysColTableoid] = types.IntDatum(int64(ts.T.OID))
+	fn := func(tid storage.TID, row []types.Datum) error {
+		row[n+plan.SysColCtid] = tidDatum(tid)
+		return fn0(tid, row)
+	}
+	st := s.Store
+	relfile := storage.RelID(ts.T.RelFile)
+	if ts.Index != nil {
+		key, ok, err := x.tableLookupKey(ec, ts, level)
+		if err != nil || !ok {
+			return err
+		}
+		var tids []storage.TID
+		if err := st.IndexLookup(s.Proc, storage.RelID(ts.Index.RelFile), key, func(tid storage.TID) bool {
+			tids = append(tids, tid)
+			return true
+		}); err != nil {
+			return err
+		}
+		// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
+		// is dead to every transaction are removed as the lookup meets
+		// them, so a row updated many times does not make every lookup
+		// walk all of its old versions until the next VACUUM.
+		var dead []storage.TID
+		var horizon txn.Xid
+		for _, tid := range tids {
+			var derr error
+			visible, err := st.Fetch(s.Proc, &s.Txn, relfile, tid, func(_ *plan.TxnHeader, data []byte) {
+				derr = catalog.DecodeRow(data, ts.T, row)
+			})
+			if err != nil {
+				return err
+			}
+			if derr != nil {
+				return derr
+			}
+			if visible {
+				if err := fn(tid, row); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(tids) > 1 {
+				if horizon == 0 {
+					horizon = s.Txns.OldestXmin()
+				}
+				if _, err := st.FetchAny(s.Proc, relfile, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
+					if s.Txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
+						dead = append(dead, tid)
+					}
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, tid := range dead {
+			if err := st.IndexDelete(s.Proc, storage.RelID(ts.Index.RelFile), key, tid); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
+		if err := catalog.DecodeRow(data, ts.T, row); err != nil {
+			return err
+		}
+		return fn(tid, row)
+	})
+}
+
+// lookupKey evaluates the key values; a NULL key matches nothing.
+func (x *Executor) tableLookupKey(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum) ([]byte, bool, error) {
+	vals := make([]types.Datum, len(ts.KeyArgs))
+	for i, a := range ts.KeyArgs {
+		v, err := a.Eval(ec, level)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.Null {
+			return nil, false, nil
+		}
+		vals[i] = v
+	}
+	return catalog.AppendKey(nil, ts.KeyTyps, vals), true, nil
+}
