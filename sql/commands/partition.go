@@ -17,6 +17,246 @@ import (
 	"lockd/storage"
 )
 
+// --- DROP, TRUNCATE, VACUUM, LOCK of partitioned tables
+
+// dropPartitionTree drops t when it is partitioned or a partition: the
+// parent of a partition is locked first, then t, its partitions and
+// their indexes, all AccessExclusiveLock (as PostgreSQL's dependency
+// walk does).
+func (s *Utility) dropPartitionTree(ec *expr.EvalCtx, t *catalog.TableDef) error {
+	var def uint32 // the default partition's constraint changes with its siblings
+	if t.Parent != 0 {
+		if err := s.LockNow(ec, t.Parent, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if d := s.Cat().PartDesc(t.Parent); d != nil && d.Def >= 0 && d.Parts[d.Def] != t.OID {
+			def = d.Parts[d.Def]
+		}
+	}
+	var drop func(t *catalog.TableDef) error
+	drop = func(t *catalog.TableDef) error {
+		if err := s.LockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if t = s.Cat().Tables[t.OID]; t == nil {
+			return nil
+		}
+		for _, child := range s.Cat().PartitionChildren(t) {
+			if err := drop(child); err != nil {
+				return err
+			}
+		}
+		op := &catalog.CatOp{Kind: "drop", Oid: t.OID, OldFile: t.RelFile, OldIdx: map[uint32]uint32{}}
+		for _, ix := range s.Cat().TableIndexes(t) {
+			if err := s.LockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+				return err
+			}
+			op.OldIdx[ix.OID] = ix.RelFile
+		}
+		s.AddCatOp(op)
+		return nil
+	}
+	if err := drop(t); err != nil {
+		return err
+	}
+	if def != 0 {
+		return s.LockNow(ec, def, locks.AccessExclusiveLock)
+	}
+	return nil
+}
+
+// --- ALTER TABLE ... ATTACH / DETACH PARTITION
+
+// isPartitionCmd reports whether at is ATTACH or DETACH PARTITION.
+func isPartitionCmd(at *pg.AlterTableStmt) bool {
+	for _, c := range at.Cmds {
+		switch c.GetAlterTableCmd().Subtype {
+		case pg.AlterTableType_AT_AttachPartition, pg.AlterTableType_AT_DetachPartition, pg.AlterTableType_AT_DetachPartitionFinalize:
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Utility) compileAlterPartition(at *pg.AlterTableStmt, st *plan.Stmt) error {
+	if len(at.Cmds) != 1 {
+		return pgerr.NotSupported("ATTACH or DETACH PARTITION together with other ALTER TABLE commands is not supported")
+	}
+	cmd := at.Cmds[0].GetAlterTableCmd()
+	pc := cmd.GetDef().GetPartitionCmd()
+	rv := at.Relation
+	st.Tag = "ALTER TABLE"
+	switch cmd.Subtype {
+	case pg.AlterTableType_AT_AttachPartition:
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			return "ALTER TABLE", s.attachPartition(ec, rv, pc)
+		}
+	case pg.AlterTableType_AT_DetachPartitionFinalize:
+		return pgerr.NotSupported("ALTER TABLE ... DETACH PARTITION ... FINALIZE is not supported")
+	default:
+		if pc.Concurrent {
+			st.NoBlock = "ALTER TABLE ... DETACH CONCURRENTLY"
+			st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
+				return "", pgerr.NotSupported("ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY is not supported")
+			}
+			return nil
+		}
+		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			return "ALTER TABLE", s.detachPartition(ec, rv, pc)
+		}
+	}
+	return nil
+}
+
+func (s *Utility) attachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
+	// PostgreSQL 12+: ShareUpdateExclusiveLock on the parent, so reads and
+	// writes of the parent go on while a partition is attached.
+	parent, err := s.LockTable(ec, rv, locks.ShareUpdateExclusiveLock)
+	if err != nil {
+		return err
+	}
+	if !parent.Partitioned() {
+		return pgerr.New(pgerr.InvalidObjectDefinition, "table \"%s\" is not partitioned", parent.Name)
+	}
+	child, err := s.LockTable(ec, pc.Name, locks.AccessExclusiveLock)
+	if err != nil {
+		return err
+	}
+	// a partitioned table's partitions too (find_all_inheritors, against
+	// circularity and for the scan of their rows)
+	if _, err := s.lockInheritors(ec, child, locks.AccessExclusiveLock); err != nil {
+		return err
+	}
+	cat := s.Cat()
+	switch {
+	case child.Parent != 0:
+		return pgerr.New(pgerr.WrongObjectType, "\"%s\" is already a partition", child.Name)
+	case cat.AncestorOf(child, parent):
+		return pgerr.New(pgerr.DuplicateTable, "circular inheritance not allowed").
+			WithDetail(fmt.Sprintf("\"%s\" is already a child of \"%s\".", child.Name, parent.Name))
+	}
+	if err := checkPartitionColumns(parent, child); err != nil {
+		return err
+	}
+	if err := s.attachChecks(parent, child); err != nil { // conddl.go
+		return err
+	}
+	bound, err := s.transformBound(parent, pc.Bound)
+	if err != nil {
+		return err
+	}
+	if err := s.checkNewBound(parent, child.Name, bound, pc.Bound); err != nil {
+		return err
+	}
+	d := s.Cat().PartDesc(parent.OID)
+	if d.Def >= 0 && !bound.Default {
+		if err := s.checkDefaultPartition(ec, parent, bound); err != nil {
+			return err
+		}
+	}
+	// the existing rows must satisfy the new partition constraint
+	var key []types.Datum
+	if err := s.ScanRows(ec, child, func(row []types.Datum) error {
+		key = catalog.PartitionKey(d, row, key)
+		if !boundContains(d, bound, key) {
+			return pgerr.New(pgerr.CheckViolation, "partition constraint of relation \"%s\" is violated by some row", child.Name)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := s.attachForeignKeys(ec, parent, child); err != nil { // conddl.go
+		return err
+	}
+	nt := *child
+	nt.Parent, nt.Bound = parent.OID, bound
+	s.AddCatOp(&catalog.CatOp{Kind: "settable", Table: &nt})
+	for _, pix := range s.Cat().TableIndexes(parent) {
+		if err := s.cloneIndexOnto(ec, pix, s.Cat().Tables[child.OID]); err != nil {
+			return err
+		}
+	}
+	// the foreign keys referencing the parent get clones for it (fkpart.go)
+	return s.cloneReferencedKeys(ec, s.Cat().Tables[parent.OID], s.Cat().Tables[child.OID])
+}
+
+// checkPartitionColumns checks that child can be a partition of parent: PostgreSQL's
+// messages for missing, extra and different columns; lockd also needs the
+// columns in the parent's order.
+func checkPartitionColumns(parent, child *catalog.TableDef) error {
+	for _, c := range child.Cols {
+		if parent.ColIndex(c.Name) < 0 {
+			return pgerr.New(pgerr.DatatypeMismatch, "table \"%s\" contains column \"%s\" not found in parent \"%s\"", child.Name, c.Name, parent.Name).
+				WithDetail("The new partition may contain only the columns present in parent.")
+		}
+	}
+	for i, pc := range parent.Cols {
+		j := child.ColIndex(pc.Name)
+		if j < 0 {
+			return pgerr.New(pgerr.DatatypeMismatch, "child table is missing column \"%s\"", pc.Name)
+		}
+		cc := child.Cols[j]
+		if cc.TypeOID != pc.TypeOID || cc.TypeMod != pc.TypeMod {
+			return pgerr.New(pgerr.DatatypeMismatch, "child table \"%s\" has different type for column \"%s\"", child.Name, pc.Name)
+		}
+		if pc.NotNull && !cc.NotNull {
+			return pgerr.New(pgerr.DatatypeMismatch, "column \"%s\" in child table must be marked NOT NULL", pc.Name)
+		}
+		if j != i {
+			return pgerr.NotSupported("attaching a table whose columns are in a different order than its parent's is not supported")
+		}
+	}
+	return nil
+}
+
+func (s *Utility) detachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.PartitionCmd) error {
+	parent, err := s.LockTable(ec, rv, locks.AccessExclusiveLock)
+	if err != nil {
+		return err
+	}
+	if !parent.Partitioned() {
+		return pgerr.New(pgerr.InvalidObjectDefinition, "table \"%s\" is not partitioned", parent.Name)
+	}
+	child, err := s.ResolveTable(pc.Name)
+	if err != nil {
+		return err
+	}
+	if child.Parent != parent.OID {
+		return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" is not a partition of relation \"%s\"", child.Name, parent.Name)
+	}
+	if err := s.LockNow(ec, child.OID, locks.AccessExclusiveLock); err != nil {
+		return err
+	}
+	// the default partition's constraint changes with its siblings
+	if d := s.Cat().PartDesc(parent.OID); d.Def >= 0 && d.Parts[d.Def] != child.OID {
+		if err := s.LockNow(ec, d.Parts[d.Def], locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+	}
+	// foreign keys referencing the partition through their clones
+	if err := s.detachReferencedKeys(ec, parent, s.Cat().Tables[child.OID]); err != nil { // fkpart.go
+		return err
+	}
+	child = s.Cat().Tables[child.OID]
+	for _, ix := range s.Cat().TableIndexes(child) {
+		if err := s.LockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
+			return err
+		}
+		if ix.Parent != 0 {
+			nix := *ix
+			nix.Parent = 0
+			s.AddCatOp(&catalog.CatOp{Kind: "setindex", Index: &nix})
+		}
+	}
+	if err := s.detachConstraints(ec, child); err != nil { // the inherited constraints stay with it (conddl.go)
+		return err
+	}
+	nt := *child
+	nt.Parent, nt.Bound = 0, nil
+	s.AddCatOp(&catalog.CatOp{Kind: "settable", Table: &nt})
+	return nil
+}
+
 // partitionSpec makes t partitioned by spec (PARTITION BY).
 func partitionSpec(t *catalog.TableDef, spec *pg.PartitionSpec) error {
 	strategy := ""

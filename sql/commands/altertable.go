@@ -770,3 +770,13 @@ func (s *Utility) alterWrongKind(rv *pg.RangeVar, sub pg.AlterTableType) error {
 	return pgerr.New(pgerr.WrongObjectType, "ALTER action %s cannot be performed on relation \"%s\"", action, rv.Relname).
 		WithDetail("This operation is not supported for " + plural + ".")
 }
+
+func (s *Utility) CompileAlterTable(at *pg.AlterTableStmt, st *plan.Stmt) error {
+	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
+		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
+	}
+	if isPartitionCmd(at) { // partddl.go
+		return s.compileAlterPartition(at, st)
+	}
+	return s.compileAlterConstraints(at, st) // ADD, DROP and VALIDATE CONSTRAINT (conddl.go)
+}

@@ -11,11 +11,63 @@ import (
 	"lockd/pgerr"
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
+	"lockd/sql/exec"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
 	"lockd/storage"
 )
+
+// validateCheck scans t (every leaf partition of it) for a row the new
+// check e fails (ALTER TABLE ADD CHECK, VALIDATE CONSTRAINT).
+func (s *Utility) validateCheck(ec *expr.EvalCtx, t *catalog.TableDef, name string, n *pg.Node) error {
+	// validateCheckConstraint reads with GetLatestSnapshot: rows committed
+	// while the locks were awaited are checked too
+	defer s.Txn.UseLatestSnapshot()()
+	for _, leaf := range s.LeafTables(t) {
+		e, err := s.CompileCheck(leaf, n)
+		if err != nil {
+			return err
+		}
+		failed := false
+		err = s.ScanTableTIDs(ec, plan.NewTableSource(leaf, leaf.Name), func(_ storage.TID, row []types.Datum) error {
+			v, err := e.Eval(ec, row)
+			if err != nil {
+				return err
+			}
+			if !v.Null && v.I == 0 {
+				failed = true
+				return expr.ErrStopScan
+			}
+			return nil
+		})
+		if err != nil && err != expr.ErrStopScan {
+			return err
+		}
+		if failed {
+			return pgerr.New(pgerr.CheckViolation, "check constraint \"%s\" of relation \"%s\" is violated by some row", name, leaf.Name).
+				OnConstraint(leaf.Name, name)
+		}
+	}
+	return nil
+}
+
+// checkColumns lists the distinct columns a CHECK expression names, in
+// order of appearance (for conkey and for the generated name: table_col_check
+// when there is exactly one).
+func checkColumns(t *catalog.TableDef, n *pg.Node) []int {
+	var cols []int
+	analyze.WalkRawNodes(n, func(x *pg.Node) {
+		cr := x.GetColumnRef()
+		if cr == nil || len(cr.Fields) == 0 {
+			return
+		}
+		if i := t.ColIndex(analyze.NodeName(cr.Fields[len(cr.Fields)-1])); i >= 0 && !exec.Contains(cols, i) {
+			cols = append(cols, i)
+		}
+	})
+	return cols
+}
 
 // Constraint DDL: the CHECK, UNIQUE and FOREIGN KEY clauses of CREATE
 // TABLE; ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE |
@@ -670,71 +722,6 @@ func (s *Utility) dropIndexKeys(ec *expr.EvalCtx, ix *catalog.IndexDef, cascade 
 			WithHint("You can drop constraint " + ix.Name + " on table " + t.Name + " instead.")
 	}
 	return s.cascadeOrRefuse(ec, "index "+ix.Name, s.indexDependents(ix), "index "+ix.Name, cascade)
-}
-
-// truncateKeys is heap_truncate_check_FKs for TRUNCATE of tabs, the
-// leaves of rels (the tables named and, partitioned ones, everything under
-// them, in ExecuteTruncate's order): a table of rels referenced by a
-// foreign key of a table not truncated with it refuses; with CASCADE those
-// tables are truncated too, locked AccessExclusiveLock, found round by
-// round as heap_truncate_find_FKs finds them: each round's tables in OID
-// order, a notice each — a partitioned referencing table's partitions
-// included, which carry the foreign key too.
-func (s *Utility) truncateKeys(ec *expr.EvalCtx, rels, tabs []*catalog.TableDef, cascade bool) ([]*catalog.TableDef, error) {
-	cat := s.Cat()
-	if len(cat.Constraints) == 0 {
-		return tabs, nil
-	}
-	in := map[uint32]bool{}
-	mark := func(t *catalog.TableDef) {
-		in[t.OID] = true
-		for _, a := range cat.Ancestors(t) {
-			in[a.OID] = true
-		}
-	}
-	for _, t := range rels {
-		mark(t)
-	}
-	rels = append([]*catalog.TableDef(nil), rels...)
-	for done := 0; done < len(rels); {
-		var found []*catalog.TableDef
-		seen := map[uint32]bool{}
-		for ; done < len(rels); done++ {
-			t := rels[done]
-			for _, r := range append([]*catalog.TableDef{t}, cat.Ancestors(t)...) {
-				for _, con := range cat.ReferencingKeys(r.OID) {
-					owner := cat.Tables[con.Table]
-					if in[con.Table] || owner == nil || seen[owner.OID] {
-						continue
-					}
-					if !cascade {
-						return nil, pgerr.NotSupported("cannot truncate a table referenced in a foreign key constraint").
-							WithDetail(fmt.Sprintf("Table \"%s\" references \"%s\".", owner.Name, r.Name)).
-							WithHint(fmt.Sprintf("Truncate table \"%s\" at the same time, or use TRUNCATE ... CASCADE.", owner.Name))
-					}
-					for _, k := range append([]*catalog.TableDef{owner}, cat.Inheritors(owner)...) {
-						if !seen[k.OID] {
-							seen[k.OID] = true
-							found = append(found, k)
-						}
-					}
-				}
-			}
-		}
-		slices.SortFunc(found, func(a, b *catalog.TableDef) int { return int(a.OID) - int(b.OID) })
-		for _, k := range found {
-			s.Notice(pgerr.SeverityNotice, "00000", fmt.Sprintf("truncate cascades to table \"%s\"", k.Name))
-			if err := s.LockNow(ec, k.OID, locks.AccessExclusiveLock); err != nil {
-				return nil, err
-			}
-			mark(k)
-			if !k.Partitioned() {
-				tabs = append(tabs, k)
-			}
-			rels = append(rels, k)
-		}
-	}
-	return tabs, nil
 }
 
 // attachChecks: a table being attached as a partition must already have
