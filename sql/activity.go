@@ -2,7 +2,6 @@ package sql
 
 import (
 	"net"
-	"sort"
 	"sync"
 	"time"
 
@@ -109,24 +108,4 @@ func (e *Engine) statActivityView() *expr.View {
 			return nil
 		},
 	}
-}
-
-// sessions returns the live sessions ordered by pid.
-func (e *Engine) sessions() []*Session {
-	e.mu.Lock()
-	out := make([]*Session, 0, len(e.live))
-	for _, s := range e.live {
-		out = append(out, s)
-	}
-	e.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
-	return out
-}
-
-// session returns the live session with the given pid (the caller's own:
-// views that show a session's private state ask for it by pid).
-func (e *Engine) session(pid int32) *Session {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.live[pid]
 }

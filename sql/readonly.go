@@ -118,17 +118,6 @@ func (s *Session) checkReadOnly(st *plan.Stmt) error {
 	return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.RoName)
 }
 
-// startTxnSettings gives a new transaction its isolation level and
-// read-write mode from the defaults, as PostgreSQL's StartTransaction
-// does, so SHOW transaction_isolation tells the truth.
-func (s *Session) startTxnSettings() {
-	for _, p := range [...][2]string{{"transaction_isolation", "default_transaction_isolation"}, {"transaction_read_only", "default_transaction_read_only"}} {
-		if v := s.Gucs.String(p[1]); s.Gucs.String(p[0]) != v {
-			_, _ = s.Gucs.Set(p[0], v, true)
-		}
-	}
-}
-
 func onOff(b bool) string {
 	if b {
 		return "on"

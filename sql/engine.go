@@ -1,0 +1,121 @@
+package sql
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"lockd/guc"
+	"lockd/locks"
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/plan"
+	"lockd/sql/sysviews"
+	"lockd/storage"
+	"lockd/txn"
+)
+
+// sessions returns the live sessions ordered by pid.
+func (e *Engine) sessions() []*Session {
+	e.mu.Lock()
+	out := make([]*Session, 0, len(e.live))
+	for _, s := range e.live {
+		out = append(out, s)
+	}
+	e.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out
+}
+
+// session returns the live session with the given pid (the caller's own:
+// views that show a session's private state ask for it by pid).
+func (e *Engine) session(pid int32) *Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.live[pid]
+}
+
+// Engine is the server-wide SQL state: settings, system views, and the
+// link to the host server. It is safe for concurrent use.
+type Engine struct {
+	settings *guc.Registry
+	locks    *locks.Manager
+	txns     *txn.Manager
+	store    *storage.Store
+	cat      *catalog.Catalog
+	seqs     *catalog.SeqStore // the sequences' values (seqstore.go)
+	dataDir  string
+	hostRef  expr.Host
+	views    map[string]*expr.View
+	started  time.Time
+
+	mu   sync.Mutex
+	live map[int32]*Session // guarded by mu; for pg_stat_activity
+
+	closedStmts stmtTotals // guarded by mu; statement counters of closed sessions (stats.go)
+}
+
+// EngineConfig is what an Engine runs on.
+type EngineConfig struct {
+	Settings *guc.Registry
+	Locks    *locks.Manager
+	Txns     *txn.Manager
+	Store    *storage.Store
+	DataDir  string // holds the catalog (global/lockd_catalog.json)
+	Host     expr.Host
+}
+
+// NewEngine opens the catalog and returns an engine.
+func NewEngine(cfg EngineConfig) (*Engine, error) {
+	cat, err := catalog.OpenCatalog(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	seqs, err := catalog.OpenSeqStore(cfg.DataDir, cat.State())
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
+		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
+	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	for _, v := range append(views, sysviews.SequenceViews()...) {
+		e.views[v.Name] = v
+	}
+	return e, nil
+}
+
+// Checkpoint persists the catalog and the sequences' values (the store
+// and the commit log are checkpointed by their owners).
+func (e *Engine) Checkpoint() error {
+	if err := e.cat.Flush(); err != nil {
+		return err
+	}
+	return e.seqs.Checkpoint(e.cat.State())
+}
+
+func (e *Engine) host() expr.Host { return e.hostRef }
+
+// NewSession starts the SQL state of one backend, with its lock-manager
+// Proc. It fails (53300) when no Proc is free.
+func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
+	proc, err := e.locks.NewProc(info.PID)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{eng: e, cache: map[string][]*plan.Stmt{}, prepCache: map[string]*plan.Stmt{}, shapeCache: map[string]*plan.Stmt{}, noShape: map[string]bool{}}
+	s.Backend = expr.Backend{Gucs: info.Settings, Pid: info.PID, User: info.User, Database: info.Database, Proc: proc,
+		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started}
+	s.Spi = s.analyze
+	now := time.Now()
+	s.act.backendStart = now
+	s.act.stateChange = now
+	s.act.state = "idle"
+	s.act.clientAddr = info.ClientAddr
+	s.act.app = info.Settings.String("application_name")
+	s.Fc.Names = &s.Backend
+	s.RefreshFormat()
+	e.mu.Lock()
+	e.live[s.Pid] = s
+	e.mu.Unlock()
+	return s, nil
+}
