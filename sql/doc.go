@@ -1,36 +1,43 @@
-// Package sql parses statements with PostgreSQL's own grammar
-// (pg_query_go), analyses them into typed plans and executes them for one
-// session.
+// Package sql is the SQL layer's facade: the Engine shared by every
+// session, and the Session of one backend, through which the server runs
+// statements.
 //
-// What it owns: the statement and plan cache of a session, expression
-// typing with PostgreSQL's rules (unknown literals and parameters take
-// their type from context; int4 / int8 / numeric / float8 promotion; text
-// output and binary wire formats), the executor for SELECT over system
-// views and set-returning functions, the settings statements (SET, SHOW,
-// RESET, ALTER SYSTEM), the transaction state machine (implicit
-// transactions, blocks, failed blocks, savepoints — see savepoint.go), the
-// built-in functions, UPDATE ... FROM and DELETE ... USING (dmljoin.go),
-// INSERT ... ON CONFLICT with speculative insertion (upsert.go, unique.go),
-// and partitioned tables: their catalog, DDL, tuple
-// routing, pruning and the per-partition locks of a statement (part*.go,
-// docs/partitions.md); constraints: CHECK, UNIQUE and FOREIGN KEY
-// definitions, their enforcement, and the referential-integrity triggers
-// with their row and relation locks (constraint.go, conddl.go, check.go,
-// fkey.go, ri.go, docs/constraints.md); sequences with serial and
-// identity columns: their catalog, DDL, the non-transactional values (kept
-// in the Engine, written at checkpoints) and the sequence functions
-// (sequence.go, seq*.go, docs/sql-compat.md); and ALTER TABLE's column
-// forms, RENAME and CREATE TABLE AS, with the row layout that lets ADD
-// and DROP COLUMN leave the rows as they are, and table rewrites
-// (altercol.go, altertype.go, rename.go, createas.go, rowlayout.go,
-// rewrite.go, docs/altertable.md).
-// Anything it cannot execute is a 0A000 error naming the construct.
+// The path of a query through the packages below, for
+// "SELECT abalance FROM pgbench_accounts WHERE aid = $1" sent with the
+// extended protocol:
+//
+//  1. Session.Prepare (parse.go) parses the text with PostgreSQL's own
+//     grammar (pg_query_go) and dispatches the statement (dispatch.go).
+//  2. plan.CompileSelect builds the query level: sql/analyze resolves
+//     names against the catalog snapshot (sql/catalog) and types the
+//     expressions into sql/expr trees; sql/plan builds the FROM tree,
+//     chooses the primary key lookup for aid = $1 and lists the relation
+//     locks the plan takes. The result is a plan.Stmt, cached by the
+//     session (prepared statements, the simple protocol's shape cache).
+//  3. Session.Execute (execute.go) starts an implicit transaction
+//     (transaction.go), takes the statement's relation locks through
+//     lockd/locks as PostgreSQL's plan cache would (plancache.go), takes
+//     the snapshot, and hands the plan to sql/exec.
+//  4. exec.Executor.RunPlan walks the plan: an index lookup in
+//     lockd/storage, MVCC visibility from lockd/txn, expression
+//     evaluation (sql/expr), rows to the server's emit callback.
+//  5. Sync commits: the transaction ends and its locks are released.
+//
+// DDL takes the same path to sql/commands, whose changes become visible
+// to the session at once and to others at commit (catalog.Catalog).
+//
+// What the facade owns: the session state machine (implicit
+// transactions, blocks, failed blocks, savepoints), prepared statements
+// and the statement caches, the settings statements (SET, SHOW, RESET,
+// ALTER SYSTEM), the views of other sessions (pg_stat_activity,
+// pg_prepared_statements) and the statement counters /metrics reads.
 //
 // What it must not do: touch the network or write protocol messages
-// (package server does), or keep settings of its own (package guc does).
+// (package server does), or keep settings of its own (package guc does);
+// the layers below it never import it (internal/lint).
 //
 // Concurrency: an Engine is shared by all sessions and safe for
 // concurrent use; a Session and its Stmts belong to one connection
-// goroutine. Datums are plain values; a row passed to an emit callback is
-// valid only during the call.
+// goroutine. A row passed to an emit callback is valid only during the
+// call.
 package sql
