@@ -127,7 +127,7 @@ func BenchmarkLWLockContended(b *testing.B) {
 		for _, w := range []int{0, 200} {
 			for _, pol := range policies {
 				b.Run(fmt.Sprintf("g=%d/work=%d/%s", g, w, pol.name), func(b *testing.B) {
-					withWakePolicy(b, pol.wakeAll, pol.limit)
+					withWakePolicy(b, WakePG84, pol.wakeAll, pol.limit)
 					bp := newBenchProcs(b, g, -1)
 					var l paddedLWLock
 					l.l.Init(TrancheProcArray)
