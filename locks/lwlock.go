@@ -74,9 +74,9 @@ func (m LWMode) String() string {
 //   - pg84: PostgreSQL 8.4's LWLockRelease, the rule the 2009 thread
 //     measured. If the first waiter wants exclusive, wake it alone; otherwise
 //     wake the leading run of shared waiters and stop at the first exclusive
-//     one. For S S X S X S that is S S only. (Wait-until-free waiters did not
-//     exist in 8.4; they are handled as 9.2 to 9.4's LWLockRelease did, as
-//     under pg95 below.)
+//     one. For S S X S X S that is S S only. (Wait-until-free waiters came
+//     in 9.2; 9.2 to 9.4's LWLockRelease kept this rule and treated them as
+//     the next paragraph says, and so does pg84.)
 //   - wake_up_all_waiters = on (either rule): every queued waiter is woken
 //     and they race, as the 2009 proposal did.
 //   - lwlock_wakeup_limit = N > 0: at most N waiters that will retry the

@@ -28,11 +28,12 @@ import "sync/atomic"
 // anybody may Load it. Acquiring the lock leaves it as the last holder left
 // it. The zero value is 0. It must not be copied.
 //
-// It is an atomic, as PostgreSQL 16 made insertingAt, rather than a value
-// read under the wait-list lock as in 15: a waiter queues itself before it
-// reads the variable and UpdateVar stores the variable before it looks at
-// the queue, so with sequentially consistent atomics either the waiter sees
-// the new value or UpdateVar sees the waiter (below).
+// It is an atomic, as releases after 15 made insertingAt (a
+// pg_atomic_uint64), rather than a value read and written under the
+// wait-list lock as in 15; the semantics are 15's. A waiter queues itself
+// before it reads the variable and UpdateVar stores the variable before it
+// looks at the queue, so with sequentially consistent atomics either the
+// waiter sees the new value or UpdateVar sees the waiter (below).
 type LWLockVar struct {
 	_   noCopy
 	val atomic.Uint64
