@@ -54,9 +54,21 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// withWakePolicy sets a wake policy for the duration of a test.
-func withWakePolicy(t testing.TB, wakeAll bool, limit int) {
-	old1, old2 := WakePolicy()
+// withWakePolicy sets a wake rule and policy for the duration of a test.
+func withWakePolicy(t testing.TB, rule WakeRule, wakeAll bool, limit int) {
+	restore := saveWakePolicy()
+	SetWakeupRule(rule)
 	SetWakePolicy(wakeAll, limit)
-	t.Cleanup(func() { SetWakePolicy(old1, old2) })
+	t.Cleanup(restore)
+}
+
+// saveWakePolicy returns a function that puts back the current wake rule
+// and policy.
+func saveWakePolicy() func() {
+	rule := WakeupRule()
+	wakeAll, limit := WakePolicy()
+	return func() {
+		SetWakeupRule(rule)
+		SetWakePolicy(wakeAll, limit)
+	}
 }

@@ -7,20 +7,25 @@ import (
 	"time"
 )
 
-// LWMode is the mode of an LWLock acquisition.
+// LWMode is the mode of an LWLock acquisition, or of a wait.
 type LWMode uint8
 
-// LWLock modes.
+// LWLock modes. LWWaitUntilFree is PostgreSQL's LW_WAIT_UNTIL_FREE: only
+// a waiter has it (AcquireOrWait, WaitForVar); nobody holds a lock in it.
 const (
 	LWExclusive LWMode = iota
 	LWShared
+	LWWaitUntilFree
 	// NumLWModes is the size of arrays indexed by LWMode.
-	NumLWModes = 2
+	NumLWModes = 3
 )
 
 func (m LWMode) String() string {
-	if m == LWShared {
+	switch m {
+	case LWShared:
 		return "shared"
+	case LWWaitUntilFree:
+		return "wait_until_free"
 	}
 	return "exclusive"
 }
@@ -40,29 +45,56 @@ func (m LWMode) String() string {
 //	bit 18      EXCLUSIVE     value 1<<18 = MAX_BACKENDS+1: held exclusively
 //	bits 0..17  shared count  number of shared holders
 //
-// Acquiring is a CAS on the word. A backend that must wait queues itself,
-// tries once more (the lock may have been released meanwhile), and only
-// then sleeps on its Proc's wait channel. A wake-up does not grant the lock:
-// the woken waiter retries and may lose to a newcomer ("barging"), exactly
-// as PostgreSQL has done since 2001; that saves a context switch per
-// acquisition under contention at the price of possible starvation.
+// Acquiring is a CAS on the word (LWLockAttemptLock). A backend that must
+// wait queues itself (LWLockQueueSelf), tries once more (the lock may have
+// been released meanwhile; if so it takes itself off the queue again,
+// LWLockDequeueSelf), and only then sleeps on its Proc's wait channel. A
+// wake-up does not grant the lock: the woken waiter retries and may lose to
+// a newcomer ("barging"), exactly as PostgreSQL has done since 2001; that
+// saves a context switch per acquisition under contention at the price of
+// possible starvation.
 //
-// Which waiters a full release wakes is the experiment (SetWakePolicy):
+// The queue holds three kinds of waiter. Exclusive and shared ones are
+// appended at the tail. Wait-until-free ones (LW_WAIT_UNTIL_FREE, from
+// AcquireOrWait and WaitForVar, PostgreSQL's LWLockAcquireOrWait and
+// LWLockWaitForVar) are pushed at the head, so they always form a prefix of
+// the queue; they want to know that the lock was freed, not to take it.
 //
-//   - default (wake_up_all_waiters = off): the 8.4 rule. If the first waiter
-//     wants exclusive, wake it alone; otherwise wake the leading run of
-//     shared waiters, stopping at the first exclusive one. PostgreSQL 9.5+
-//     instead wakes every shared waiter anywhere in the queue (skipping the
-//     exclusive ones); lockd keeps the 8.4 rule because the 2009 thread that
-//     motivates the knob measured it.
-//   - wake_up_all_waiters = on: every queued waiter is woken; they race.
-//   - lwlock_wakeup_limit = N > 0: at most N waiters per release (the
-//     "heart valve"), under either rule.
+// Which waiters a full release wakes is the experiment. The rule is
+// lwlock_wakeup_rule (SetWakeupRule); wake_up_all_waiters and
+// lwlock_wakeup_limit (SetWakePolicy) apply on top of either rule:
 //
-// After any wake-up WAKE_PENDING is set and further releases wake nobody
-// until one woken waiter has run and cleared it: this throttles the herd and
-// cannot lose a wake-up, because that waiter either gets the lock (and will
-// release it, waking the next) or finds it held (and its holder will).
+//   - pg95 (the default): PostgreSQL 9.5 to 18's LWLockWakeup. Walk the
+//     whole queue from the head; once a waiter that will retry the lock has
+//     been picked, skip every exclusive waiter; stop after picking an
+//     exclusive one. So: if the first such waiter wants exclusive it is woken
+//     alone, otherwise every shared waiter anywhere in the queue is woken and
+//     the exclusive ones between them stay queued. For S S X S X S that is
+//     S S . S . S; for X S S it is X alone.
+//   - pg84: PostgreSQL 8.4's LWLockRelease, the rule the 2009 thread
+//     measured. If the first waiter wants exclusive, wake it alone; otherwise
+//     wake the leading run of shared waiters and stop at the first exclusive
+//     one. For S S X S X S that is S S only. (Wait-until-free waiters came
+//     in 9.2; 9.2 to 9.4's LWLockRelease kept this rule and treated them as
+//     the next paragraph says, and so does pg84.)
+//   - wake_up_all_waiters = on (either rule): every queued waiter is woken
+//     and they race, as the 2009 proposal did.
+//   - lwlock_wakeup_limit = N > 0: at most N waiters that will retry the
+//     lock are woken per release (the "heart valve"); the rest stay queued.
+//
+// Under every rule and either switch, wait-until-free waiters at the head
+// are all woken, and they do not count as having taken the lock: they do
+// not stop the wake-up of the next waiter, do not count against the limit,
+// and do not set WAKE_PENDING (PostgreSQL: "Backends that are just waiting
+// for the lock to become free don't retry automatically").
+//
+// After a wake-up that picked a waiter that will retry, WAKE_PENDING is set
+// and further releases wake nobody until one woken waiter has run and
+// cleared it: this throttles the herd and cannot lose a wake-up, because
+// that waiter either gets the lock (and will release it, waking the next)
+// or finds it held (and its holder will). A wake-up that picked none clears
+// it, as LWLockWakeup sets RELEASE_OK then. A WaitForVar waiter also clears
+// it once queued, so that the next release wakes it at once.
 //
 // LWLock waits are not interruptible: Acquire takes no context, as in
 // PostgreSQL. Hold LWLocks briefly and never across a heavyweight lock wait.
@@ -131,32 +163,94 @@ func (l *LWLock) Init(t Tranche) {
 // Tranche returns the lock's tranche.
 func (l *LWLock) Tranche() Tranche { return l.tranche }
 
-// wakePolicy packs wake_up_all_waiters (bit 31) and lwlock_wakeup_limit
-// (low bits); read once per wake-up.
+// WakeRule is lwlock_wakeup_rule: which waiters a release wakes when
+// wake_up_all_waiters is off (see LWLock).
+type WakeRule uint8
+
+// Wake-up rules.
+const (
+	// WakePG95 is PostgreSQL 9.5 to 18's LWLockWakeup: the first exclusive
+	// waiter alone, or every shared waiter in the queue. The default.
+	WakePG95 WakeRule = iota
+	// WakePG84 is PostgreSQL 8.4's LWLockRelease: the first exclusive
+	// waiter alone, or the leading run of shared waiters.
+	WakePG84
+)
+
+// String returns the setting value: "pg95" or "pg84".
+func (r WakeRule) String() string {
+	if r == WakePG84 {
+		return "pg84"
+	}
+	return "pg95"
+}
+
+// ParseWakeRule parses an lwlock_wakeup_rule value ("pg95", "pg84").
+func ParseWakeRule(s string) (WakeRule, bool) {
+	switch s {
+	case "pg95":
+		return WakePG95, true
+	case "pg84":
+		return WakePG84, true
+	}
+	return 0, false
+}
+
+// wakePolicy packs the wake settings so that a wake-up reads them in one
+// load: wake_up_all_waiters (bit 31), lwlock_wakeup_rule = pg84 (bit 30)
+// and lwlock_wakeup_limit (bits 0..29). The zero value is PostgreSQL's
+// default: pg95, no wake-all, no limit.
 var wakePolicy atomic.Uint32
 
-const wakeAllBit = 1 << 31
+const (
+	wakeAllBit   = 1 << 31
+	wakePG84Bit  = 1 << 30
+	wakeLimitMax = 1<<30 - 1
+)
+
+// updateWakePolicy replaces the bits in mask by v.
+func updateWakePolicy(mask, v uint32) {
+	for {
+		old := wakePolicy.Load()
+		if wakePolicy.CompareAndSwap(old, old&^mask|v) {
+			return
+		}
+	}
+}
 
 // SetWakePolicy sets wake_up_all_waiters and lwlock_wakeup_limit (0 = no
 // limit) for all LWLocks; it takes effect on the next release.
 func SetWakePolicy(wakeAll bool, limit int) {
-	if limit < 0 {
-		limit = 0
-	}
-	if limit > 1<<30 {
-		limit = 1 << 30
-	}
+	limit = min(max(limit, 0), wakeLimitMax)
 	v := uint32(limit)
 	if wakeAll {
 		v |= wakeAllBit
 	}
-	wakePolicy.Store(v)
+	updateWakePolicy(wakeAllBit|wakeLimitMax, v)
 }
 
 // WakePolicy returns the current wake_up_all_waiters and lwlock_wakeup_limit.
 func WakePolicy() (wakeAll bool, limit int) {
 	v := wakePolicy.Load()
-	return v&wakeAllBit != 0, int(v &^ wakeAllBit)
+	return v&wakeAllBit != 0, int(v & wakeLimitMax)
+}
+
+// SetWakeupRule sets lwlock_wakeup_rule for all LWLocks; it takes effect on
+// the next release.
+func SetWakeupRule(r WakeRule) {
+	var v uint32
+	if r == WakePG84 {
+		v = wakePG84Bit
+	}
+	updateWakePolicy(wakePG84Bit, v)
+}
+
+// WakeupRule returns the current lwlock_wakeup_rule.
+func WakeupRule() WakeRule {
+	if wakePolicy.Load()&wakePG84Bit != 0 {
+		return WakePG84
+	}
+	return WakePG95
 }
 
 // attempt tries once to take the lock (LWLockAttemptLock); it ignores the
@@ -183,11 +277,14 @@ func (l *LWLock) attempt(mode LWMode) bool {
 	}
 }
 
-// Acquire takes the lock in mode, sleeping until it is available. p is the
-// calling backend (its stats and held-lock list are updated, its wait event
-// shows ("LWLock", tranche) while it sleeps); p may be nil for callers
-// without a backend, who then get no stats.
+// Acquire takes the lock in mode (LWExclusive or LWShared), sleeping until
+// it is available. p is the calling backend (its stats and held-lock list
+// are updated, its wait event shows ("LWLock", tranche) while it sleeps); p
+// may be nil for callers without a backend, who then get no stats.
 func (l *LWLock) Acquire(p *Proc, mode LWMode) {
+	if invariantsEnabled && mode > LWShared {
+		panic("locks: LWLock acquired in mode " + mode.String())
+	}
 	if !l.attempt(mode) {
 		l.acquireSlow(p, mode)
 		return
@@ -200,6 +297,9 @@ func (l *LWLock) Acquire(p *Proc, mode LWMode) {
 
 // ConditionalAcquire takes the lock if that is possible without sleeping.
 func (l *LWLock) ConditionalAcquire(p *Proc, mode LWMode) bool {
+	if invariantsEnabled && mode > LWShared {
+		panic("locks: LWLock acquired in mode " + mode.String())
+	}
 	if !l.attempt(mode) {
 		return false
 	}
@@ -210,24 +310,86 @@ func (l *LWLock) ConditionalAcquire(p *Proc, mode LWMode) bool {
 	return true
 }
 
-func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
-	var w *lwWaiter
+// waiter returns the queue node p sleeps with, or one from the pool for a
+// nil p (give it back with putWaiter).
+func waiter(p *Proc) *lwWaiter {
 	if p != nil {
-		w = &p.lw
-	} else {
-		w = lwWaiterPool.Get().(*lwWaiter)
+		return &p.lw
 	}
+	return lwWaiterPool.Get().(*lwWaiter)
+}
+
+// putWaiter re-posts the foreign wake-ups a sleeper absorbed (heavyweight
+// grants aimed at p, which shares the wait channel) and returns a pooled
+// node.
+func putWaiter(p *Proc, w *lwWaiter, extra int) {
+	for ; extra > 0; extra-- {
+		w.sem <- struct{}{}
+	}
+	if p == nil {
+		lwWaiterPool.Put(w)
+	}
+}
+
+// sleep waits until a releaser has dequeued w and posted its wake-up. The
+// channel may also carry heavyweight-lock grants aimed at this backend:
+// they are counted in *extra, to be re-posted once the caller is done.
+func (w *lwWaiter) sleep(extra *int) {
+	for {
+		<-w.sem
+		if w.status.Load() == lwNotWaiting {
+			return
+		}
+		*extra++
+	}
+}
+
+// lwSleep is the bookkeeping of one call that sleeps on an LWLock one or
+// more times: the wait event shown meanwhile and the timing of the wait.
+type lwSleep struct {
+	slept    bool
+	timing   bool
+	start    time.Time
+	prevWait uint32
+}
+
+// begin is called before each sleep; the first one starts the wait.
+func (s *lwSleep) begin(p *Proc, t Tranche) {
+	if s.slept {
+		return
+	}
+	s.slept = true
+	if s.timing = trackTiming.Load(); s.timing {
+		s.start = time.Now()
+	}
+	if p != nil {
+		s.prevWait = p.waitEvent.Swap(uint32(LWLockWaitEvent(t)))
+	}
+}
+
+// end finishes a wait that slept: it restores p's wait event and counts
+// and times the wait in st.
+func (s *lwSleep) end(p *Proc, st *lwCounters) {
+	if !s.slept || p == nil {
+		return
+	}
+	p.waitEvent.Store(s.prevWait)
+	st.waits.Add(1)
+	if s.timing {
+		st.waitTime.observe(time.Since(s.start))
+	}
+}
+
+func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
+	w := waiter(p)
 	var st *lwCounters
 	if p != nil {
 		st = &p.stats.lw[l.tranche][mode]
 	}
 	var (
-		slept    bool
-		woken    bool
-		extra    int // wake-ups meant for someone else (a heavyweight grant); re-posted at the end
-		start    time.Time
-		timing   bool
-		prevWait uint32
+		sl    lwSleep
+		woken bool
+		extra int // wake-ups meant for someone else (a heavyweight grant); re-posted at the end
 	)
 	for {
 		if l.attempt(mode) {
@@ -242,25 +404,8 @@ func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
 			extra += l.dequeueSelf(p, w)
 			break
 		}
-		if !slept {
-			slept = true
-			if timing = trackTiming.Load(); timing {
-				start = time.Now()
-			}
-			if p != nil {
-				prevWait = p.waitEvent.Swap(uint32(LWLockWaitEvent(l.tranche)))
-			}
-		}
-		// Sleep until a releaser has dequeued us. The semaphore may also
-		// carry a heavyweight-lock grant aimed at this backend; count it
-		// and re-post it once we have the LWLock.
-		for {
-			<-w.sem
-			if w.status.Load() == lwNotWaiting {
-				break
-			}
-			extra++
-		}
+		sl.begin(p, l.tranche)
+		w.sleep(&extra)
 		woken = true
 		if st != nil {
 			st.wakeups.Add(1)
@@ -269,22 +414,11 @@ func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
 		l.state.And(^lwFlagWakePending)
 	}
 	if p != nil {
-		if slept {
-			p.waitEvent.Store(prevWait)
-			st.waits.Add(1)
-			if timing {
-				st.waitTime.observe(time.Since(start))
-			}
-		}
+		sl.end(p, st)
 		p.pushLW(l, mode)
 		st.acquisitions.Add(1)
 	}
-	for ; extra > 0; extra-- {
-		w.sem <- struct{}{}
-	}
-	if p == nil {
-		lwWaiterPool.Put(w)
-	}
+	putWaiter(p, w, extra)
 }
 
 // lockWaitList takes the LIST_LOCKED bit, spinning (and yielding to the Go
@@ -318,17 +452,29 @@ func (l *LWLock) unlockWaitList(set, clear uint32) {
 	}
 }
 
+// queueSelf puts w on the queue (LWLockQueueSelf): at the tail, or at the
+// head for a wait-until-free waiter, as PostgreSQL does.
 func (l *LWLock) queueSelf(p *Proc, w *lwWaiter, mode LWMode) {
 	l.lockWaitList(p)
 	w.mode = mode
 	w.status.Store(lwWaiting)
-	w.next, w.prev = nil, l.tail
-	if l.tail != nil {
-		l.tail.next = w
-	} else {
+	if mode == LWWaitUntilFree {
+		w.prev, w.next = nil, l.head
+		if l.head != nil {
+			l.head.prev = w
+		} else {
+			l.tail = w
+		}
 		l.head = w
+	} else {
+		w.next, w.prev = nil, l.tail
+		if l.tail != nil {
+			l.tail.next = w
+		} else {
+			l.head = w
+		}
+		l.tail = w
 	}
-	l.tail = w
 	l.unlockWaitList(lwFlagHasWaiters, 0)
 }
 
@@ -366,13 +512,7 @@ func (l *LWLock) dequeueSelf(p *Proc, w *lwWaiter) int {
 		return 0
 	}
 	extra := 0
-	for {
-		<-w.sem
-		if w.status.Load() == lwNotWaiting {
-			break
-		}
-		extra++
-	}
+	w.sleep(&extra)
 	l.state.And(^lwFlagWakePending)
 	return extra
 }
@@ -406,21 +546,28 @@ func (l *LWLock) Release(p *Proc) {
 	}
 }
 
-// wakeup detaches the waiters the current policy selects and wakes them
-// (LWLockWakeup). Wake-ups are sent after the list lock is released.
+// wakeup detaches the waiters the current rule and switches select and
+// wakes them (LWLockWakeup; see LWLock). Wake-ups are sent after the list
+// lock is released.
 func (l *LWLock) wakeup(p *Proc) {
 	l.lockWaitList(p)
 	pol := wakePolicy.Load()
-	wakeAll, limit := pol&wakeAllBit != 0, int(pol&^wakeAllBit)
+	wakeAll, pg84, limit := pol&wakeAllBit != 0, pol&wakePG84Bit != 0, int(pol&wakeLimitMax)
 	var first, last *lwWaiter
-	n := 0
+	retriers := 0 // woken waiters that will retry the lock
 	for w := l.head; w != nil; {
 		next := w.next
-		if limit > 0 && n >= limit {
-			break
-		}
-		if !wakeAll && n > 0 && w.mode == LWExclusive {
-			break // 8.4: only the leading run of shared waiters
+		if w.mode != LWWaitUntilFree {
+			if limit > 0 && retriers >= limit {
+				break // the valve; wait-until-free waiters are a prefix, all seen
+			}
+			if !wakeAll && retriers > 0 && w.mode == LWExclusive {
+				if pg84 {
+					break // 8.4: only the leading run of shared waiters
+				}
+				w = next // 9.5+: exclusive waiters are skipped, shared ones further on still woken
+				continue
+			}
 		}
 		l.unlink(w)
 		w.status.Store(lwPendingWakeup)
@@ -430,26 +577,64 @@ func (l *LWLock) wakeup(p *Proc) {
 			last.wakeNext = w
 		}
 		last = w
-		n++
-		if !wakeAll && w.mode == LWExclusive {
-			break // an exclusive waiter is woken alone
+		if w.mode != LWWaitUntilFree {
+			retriers++
+			if !wakeAll && w.mode == LWExclusive {
+				break // an exclusive waiter is woken alone
+			}
 		}
 		w = next
 	}
-	var set, clear uint32
-	if n > 0 {
-		set = lwFlagWakePending
+	if invariantsEnabled {
+		l.checkQueue()
+	}
+	// WAKE_PENDING is PostgreSQL's RELEASE_OK inverted: set it when a
+	// waiter that will retry was woken, clear it otherwise.
+	set, clear := uint32(0), uint32(lwFlagWakePending)
+	if retriers > 0 {
+		set, clear = lwFlagWakePending, 0
 	}
 	if l.head == nil {
-		clear = lwFlagHasWaiters
+		clear |= lwFlagHasWaiters
 	}
 	l.unlockWaitList(set, clear)
-	for w := first; w != nil; {
+	wakeList(first)
+}
+
+// wakeList posts the wake-up of every waiter on a private wake list.
+func wakeList(w *lwWaiter) {
+	for w != nil {
 		next, sem := w.wakeNext, w.sem
 		w.wakeNext = nil
 		w.status.Store(lwNotWaiting) // from here on w may run and reuse its node
 		sem <- struct{}{}
 		w = next
+	}
+}
+
+// checkQueue verifies the queue's links and that the wait-until-free
+// waiters form its prefix (invariants builds). The list lock is held.
+func (l *LWLock) checkQueue() {
+	var prev *lwWaiter
+	seenOther := false
+	for w := l.head; w != nil; w = w.next {
+		if w.prev != prev {
+			panic("locks: LWLock wait queue links corrupted")
+		}
+		if w.status.Load() != lwWaiting {
+			panic("locks: LWLock waiter on the queue is not waiting")
+		}
+		if w.mode == LWWaitUntilFree {
+			if seenOther {
+				panic("locks: wait-until-free LWLock waiter behind a lock waiter")
+			}
+		} else {
+			seenOther = true
+		}
+		prev = w
+	}
+	if l.tail != prev {
+		panic("locks: LWLock wait queue tail corrupted")
 	}
 }
 

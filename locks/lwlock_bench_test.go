@@ -2,6 +2,7 @@ package locks
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,6 +78,27 @@ func BenchmarkLWLockUncontended(b *testing.B) {
 			l.l.Release(nil)
 		}
 	})
+	b.Run("LWLock/acquire-or-wait", func(b *testing.B) {
+		var l paddedLWLock
+		b.ReportAllocs()
+		for b.Loop() {
+			l.l.AcquireOrWait(p, LWExclusive)
+			l.l.Release(p)
+		}
+	})
+	b.Run("LWLock/update-var+wait-for-var", func(b *testing.B) {
+		// A WAL insertion: the holder advances its position; another
+		// backend's WaitForVar on a free lock returns at once.
+		var l paddedLWLock
+		var v LWLockVar
+		b.ReportAllocs()
+		for b.Loop() {
+			l.l.Acquire(p, LWExclusive)
+			l.l.UpdateVar(p, &v, v.Load()+1)
+			l.l.ReleaseClearVar(p, &v, 0)
+			l.l.WaitForVar(p, &v, 0)
+		}
+	})
 	b.Run("RWMutex/Lock", func(b *testing.B) {
 		var mu paddedRWMutex
 		b.ReportAllocs()
@@ -97,8 +119,13 @@ func BenchmarkLWLockUncontended(b *testing.B) {
 
 var workSink atomic.Uint64
 
-// work burns roughly n×1ns of CPU while a lock is held.
+// work burns roughly n×1ns of CPU while a lock is held, or yields the
+// processor if n is workYield.
 func work(n int) {
+	if n == workYield {
+		runtime.Gosched()
+		return
+	}
 	x := uint64(n)
 	for i := 0; i < n; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
@@ -108,26 +135,44 @@ func work(n int) {
 	}
 }
 
+// workYield as the work in the lock makes the holder yield its processor
+// (runtime.Gosched) while it holds the lock, as a PostgreSQL backend is
+// descheduled holding an LWLock: with only two cores this is what builds
+// queues of mixed shared and exclusive waiters, where the rules differ.
+const workYield = -1
+
+func workName(n int) string {
+	if n == workYield {
+		return "yield"
+	}
+	return fmt.Sprint(n)
+}
+
 // BenchmarkLWLockContended runs G goroutines (each its own backend) on one
-// lock, one acquisition in four exclusive, under each wake policy, with no
-// work and with ~200 loop iterations of work while holding the lock.
-// sync.RWMutex is the baseline.
+// lock, one acquisition in four exclusive, under each wake-up rule and
+// policy, with no work, with ~200 loop iterations of work and with a yield
+// while holding the lock. sync.RWMutex is the baseline. The policies of one (G, work)
+// run back to back, so that one pass over the matrix measures them at
+// nearly the same time; compare them with
+// benchstat -col /policy (pg95, the default, is the first column).
 func BenchmarkLWLockContended(b *testing.B) {
 	policies := []struct {
 		name    string
+		rule    WakeRule
 		wakeAll bool
 		limit   int
 	}{
-		{"classic", false, 0},
-		{"wakeall", true, 0},
-		{"wakeall-limit4", true, 4},
-		{"rwmutex", false, 0},
+		{"pg95", WakePG95, false, 0},
+		{"pg84", WakePG84, false, 0},
+		{"wakeall", WakePG95, true, 0},
+		{"wakeall-limit4", WakePG95, true, 4},
+		{"rwmutex", WakePG95, false, 0},
 	}
 	for _, g := range []int{2, 8, 64, 512} {
-		for _, w := range []int{0, 200} {
+		for _, w := range []int{0, 200, workYield} {
 			for _, pol := range policies {
-				b.Run(fmt.Sprintf("g=%d/work=%d/%s", g, w, pol.name), func(b *testing.B) {
-					withWakePolicy(b, pol.wakeAll, pol.limit)
+				b.Run(fmt.Sprintf("g=%d/work=%s/policy=%s", g, workName(w), pol.name), func(b *testing.B) {
+					withWakePolicy(b, pol.rule, pol.wakeAll, pol.limit)
 					bp := newBenchProcs(b, g, -1)
 					var l paddedLWLock
 					l.l.Init(TrancheProcArray)
@@ -173,6 +218,7 @@ func BenchmarkLWLockContended(b *testing.B) {
 							futile += c.FutileWakeups
 						}
 						b.ReportMetric(float64(waits)/float64(b.N), "waits/op")
+						b.ReportMetric(float64(wakeups)/float64(b.N), "wakeups/op")
 						b.ReportMetric(float64(futile)/float64(max(wakeups, 1)), "futile/wakeup")
 					}
 				})

@@ -132,7 +132,7 @@ func (w *lwTestWaiter) release() { close(w.rel); <-w.done }
 // TestLWLockWakeClassic checks the 8.4 rule: the leading run of shared
 // waiters is woken, an exclusive waiter alone, and waiters behind stay queued.
 func TestLWLockWakeClassic(t *testing.T) {
-	withWakePolicy(t, false, 0)
+	withWakePolicy(t, WakePG84, false, 0)
 	m := newTestManager(t, Config{})
 	ps := newTestProcs(t, m, 5)
 	l := NewLWLock(TrancheLockManager)
@@ -165,9 +165,48 @@ func TestLWLockWakeClassic(t *testing.T) {
 	}
 }
 
+// TestLWLockWakePG95 checks the 9.5+ rule on the same queue as
+// TestLWLockWakeClassic: every shared waiter is woken, the exclusive one
+// between them stays queued, and is then woken alone.
+func TestLWLockWakePG95(t *testing.T) {
+	withWakePolicy(t, WakePG95, false, 0)
+	m := newTestManager(t, Config{})
+	ps := newTestProcs(t, m, 6)
+	l := NewLWLock(TrancheLockManager)
+	l.Acquire(ps[0], LWExclusive)
+	s1 := startWaiter(t, l, ps[1], LWShared)
+	s2 := startWaiter(t, l, ps[2], LWShared)
+	x3 := startWaiter(t, l, ps[3], LWExclusive)
+	s4 := startWaiter(t, l, ps[4], LWShared)
+	x5 := startWaiter(t, l, ps[5], LWExclusive)
+	l.Release(ps[0])
+	eventually(t, "s1, s2 and s4 granted", func() bool { return s1.got.Load() && s2.got.Load() && s4.got.Load() })
+	time.Sleep(5 * time.Millisecond)
+	if x3.got.Load() || x5.got.Load() || l.queueLen() != 2 {
+		t.Fatalf("x3=%v x5=%v queue=%d; want x3 and x5 still queued", x3.got.Load(), x5.got.Load(), l.queueLen())
+	}
+	s1.release()
+	s2.release()
+	if l.queueLen() != 2 {
+		t.Fatal("partial release woke somebody")
+	}
+	s4.release()
+	eventually(t, "x3 granted", x3.got.Load)
+	time.Sleep(5 * time.Millisecond)
+	if x5.got.Load() || l.queueLen() != 1 {
+		t.Fatal("x5 woken together with x3")
+	}
+	x3.release()
+	eventually(t, "x5 granted", x5.got.Load)
+	x5.release()
+	if s := l.State(); s.HasWaiters || s.Exclusive || s.Shared != 0 {
+		t.Fatalf("final state %+v", s)
+	}
+}
+
 // TestLWLockWakeAll checks wake_up_all_waiters: one release wakes everyone.
 func TestLWLockWakeAll(t *testing.T) {
-	withWakePolicy(t, true, 0)
+	withWakePolicy(t, WakePG95, true, 0)
 	m := newTestManager(t, Config{})
 	ps := newTestProcs(t, m, 5)
 	l := NewLWLock(TrancheLockManager)
@@ -198,35 +237,68 @@ func TestLWLockWakeAll(t *testing.T) {
 	})
 }
 
-// TestLWLockWakeLimit checks lwlock_wakeup_limit under the classic rule.
+// TestLWLockWakeLimit checks lwlock_wakeup_limit under each rule.
 func TestLWLockWakeLimit(t *testing.T) {
-	withWakePolicy(t, false, 1)
-	m := newTestManager(t, Config{})
-	ps := newTestProcs(t, m, 4)
-	l := NewLWLock(TrancheLockManager)
-	l.Acquire(ps[0], LWExclusive)
-	s1 := startWaiter(t, l, ps[1], LWShared)
-	s2 := startWaiter(t, l, ps[2], LWShared)
-	s3 := startWaiter(t, l, ps[3], LWShared)
-	l.Release(ps[0])
-	eventually(t, "s1 granted", s1.got.Load)
-	time.Sleep(5 * time.Millisecond)
-	if s2.got.Load() || s3.got.Load() {
-		t.Fatal("more than one waiter woken with limit 1")
+	for _, rule := range []WakeRule{WakePG84, WakePG95} {
+		t.Run(rule.String(), func(t *testing.T) {
+			withWakePolicy(t, rule, false, 1)
+			m := newTestManager(t, Config{})
+			ps := newTestProcs(t, m, 4)
+			l := NewLWLock(TrancheLockManager)
+			l.Acquire(ps[0], LWExclusive)
+			s1 := startWaiter(t, l, ps[1], LWShared)
+			s2 := startWaiter(t, l, ps[2], LWShared)
+			s3 := startWaiter(t, l, ps[3], LWShared)
+			l.Release(ps[0])
+			eventually(t, "s1 granted", s1.got.Load)
+			time.Sleep(5 * time.Millisecond)
+			if s2.got.Load() || s3.got.Load() {
+				t.Fatal("more than one waiter woken with limit 1")
+			}
+			s1.release()
+			eventually(t, "s2 granted", s2.got.Load)
+			s2.release()
+			eventually(t, "s3 granted", s3.got.Load)
+			s3.release()
+		})
 	}
-	s1.release()
-	eventually(t, "s2 granted", s2.got.Load)
-	s2.release()
-	eventually(t, "s3 granted", s3.got.Load)
-	s3.release()
+}
+
+// TestWakeRuleSetting checks the setters and that the rule and the two
+// switches are independent bits of one word.
+func TestWakeRuleSetting(t *testing.T) {
+	t.Cleanup(saveWakePolicy())
+	SetWakeupRule(WakePG95)
+	SetWakePolicy(false, 0)
+	if WakeupRule() != WakePG95 || WakeupRule().String() != "pg95" {
+		t.Fatalf("rule %v", WakeupRule())
+	}
+	SetWakeupRule(WakePG84)
+	SetWakePolicy(true, 1<<31-1)
+	if all, limit := WakePolicy(); !all || limit != wakeLimitMax || WakeupRule() != WakePG84 {
+		t.Fatalf("wakeAll %v limit %d rule %v", all, limit, WakeupRule())
+	}
+	SetWakePolicy(false, -3)
+	if all, limit := WakePolicy(); all || limit != 0 || WakeupRule() != WakePG84 {
+		t.Fatalf("wakeAll %v limit %d rule %v", all, limit, WakeupRule())
+	}
+	for _, c := range []struct {
+		s    string
+		r    WakeRule
+		okay bool
+	}{{"pg95", WakePG95, true}, {"pg84", WakePG84, true}, {"PG84", 0, false}, {"", 0, false}} {
+		if r, ok := ParseWakeRule(c.s); r != c.r || ok != c.okay {
+			t.Errorf("ParseWakeRule(%q) = %v, %v", c.s, r, ok)
+		}
+	}
 }
 
 // TestLWLockStress hammers one lock from many goroutines while the wake
-// policy changes underneath, checking mutual exclusion and that nobody is
-// left sleeping (a lost wake-up would hang the test).
+// rule and policy change underneath, checking mutual exclusion and that
+// nobody is left sleeping (a lost wake-up would hang the test). The
+// stress tests in lwlock_stress_test.go hold each policy still instead.
 func TestLWLockStress(t *testing.T) {
-	old1, old2 := WakePolicy()
-	defer SetWakePolicy(old1, old2)
+	t.Cleanup(saveWakePolicy())
 	workers, iters := 16, 2000
 	if testing.Short() {
 		iters = 300
@@ -247,7 +319,7 @@ func TestLWLockStress(t *testing.T) {
 		policies := []struct {
 			all   bool
 			limit int
-		}{{false, 0}, {true, 0}, {false, 1}, {true, 2}, {false, 3}, {true, 1}}
+		}{{false, 0}, {true, 0}, {false, 1}, {true, 2}, {false, 3}, {true, 1}, {false, 0}}
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -255,6 +327,7 @@ func TestLWLockStress(t *testing.T) {
 			case <-time.After(200 * time.Microsecond):
 				pol := policies[i%len(policies)]
 				SetWakePolicy(pol.all, pol.limit)
+				SetWakeupRule(WakeRule(i / len(policies) % 2))
 			}
 		}
 	}()

@@ -114,9 +114,11 @@ func TestWaitCancelAndWaitEvent(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- m.Lock(ctx, ps[1], tag, ShareLock, LockOptions{}) }()
 	eventually(t, "waiting", func() bool { return ps[1].waitStatus.Load() == waitWaiting })
-	if typ, name := ps[1].WaitEvent(); typ != "Lock" || name != "advisory" {
-		t.Fatalf("wait event %q %q", typ, name)
-	}
+	// The wait event is set just after the wait status (joinWaitQueue).
+	eventually(t, "wait event Lock/advisory", func() bool {
+		typ, name := ps[1].WaitEvent()
+		return typ == "Lock" && name == "advisory"
+	})
 	rows := m.Status()
 	if len(rows) != 2 || rows[1].Granted || rows[1].WaitStart.IsZero() || rows[1].PID != ps[1].PID() {
 		t.Fatalf("status %+v", rows)

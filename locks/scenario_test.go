@@ -41,6 +41,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite scenario files in testdata/ w
 // TAG is one of: relation REL | relation DB/REL | extend REL | page REL/BLK |
 // tuple REL/BLK/OFF | xid XID | vxid pN | vxid N/LXID | advisory KEY |
 // advisory K1,K2 | object CLASS/OBJ/SUB (database 1 unless given).
+//
+// LWLock commands (wakeup, lwacquire, lwrelease, lwwait-for-var, ...) are
+// listed in lwscenario_test.go.
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
 	if err != nil || len(files) == 0 {
@@ -135,6 +138,10 @@ type scenario struct {
 	procs   map[int]*Proc
 	pending map[int]*pending
 	logBuf  *syncBuffer
+
+	lws       map[string]*scenLW // named LWLocks
+	lwPending map[int]*lwPend    // LWLock calls in flight, by backend
+	lwDone    map[int]*lwPend    // finished LWLock calls not yet polled
 }
 
 type syncBuffer struct {
@@ -158,6 +165,9 @@ func (b *syncBuffer) take() string {
 
 func newScenario(t *testing.T) *scenario {
 	s := &scenario{t: t}
+	t.Cleanup(saveWakePolicy())
+	SetWakeupRule(WakePG95)
+	SetWakePolicy(false, 0)
 	s.configure(nil)
 	return s
 }
@@ -216,6 +226,7 @@ func (s *scenario) closeAll() {
 	if s.m == nil {
 		return
 	}
+	s.lwCloseAll()
 	// Release everything held by backends that are not waiting, until the
 	// waiters have all been granted or have given up.
 	deadline := time.Now().Add(10 * time.Second)
@@ -369,6 +380,9 @@ func formatResult(err error) []string {
 
 func (s *scenario) run(cmd string) []string {
 	f := strings.Fields(cmd)
+	if out, ok := s.runLW(f); ok {
+		return out
+	}
 	switch f[0] {
 	case "config":
 		return s.configure(f[1:])

@@ -65,6 +65,15 @@ type lwCounters struct {
 	spinDelays    atomic.Uint64
 }
 
+// lwOutcomeCounters count how the wait-until-free calls of one tranche
+// ended.
+type lwOutcomeCounters struct {
+	acquireOrWaitAcquired atomic.Uint64
+	acquireOrWaitFreed    atomic.Uint64
+	waitForVarFree        atomic.Uint64
+	waitForVarUpdated     atomic.Uint64
+}
+
 type lockCounters struct {
 	fastPath     atomic.Uint64
 	shared       atomic.Uint64
@@ -84,15 +93,19 @@ type fpCounters struct {
 }
 
 type procStats struct {
-	lw   [MaxTranches][NumLWModes]lwCounters
-	lock [NumLockTagTypes][NumLockModes]lockCounters
-	fp   fpCounters
+	lw         [MaxTranches][NumLWModes]lwCounters
+	lwOutcomes [MaxTranches]lwOutcomeCounters
+	lock       [NumLockTagTypes][NumLockModes]lockCounters
+	fp         fpCounters
 }
 
-// LWLockStats are counters for one tranche and mode.
+// LWLockStats are counters for one tranche and mode. For mode
+// LWWaitUntilFree, which nobody holds a lock in, Acquisitions and
+// SpinDelays stay 0 and the others count the sleeps of AcquireOrWait and
+// WaitForVar calls.
 type LWLockStats struct {
-	Acquisitions uint64 // successful acquisitions (conditional ones included)
-	Waits        uint64 // acquisitions that slept at least once
+	Acquisitions uint64 // successful acquisitions (conditional ones and AcquireOrWait's included)
+	Waits        uint64 // acquisitions (or wait-until-free calls) that slept at least once
 	WaitTimeNs   uint64 // time slept, when SetTrackTiming(true)
 	// WaitBuckets counts the timed waits by duration, one count per
 	// bucket of WaitBucketBounds (not cumulative); their sum is the
@@ -101,6 +114,24 @@ type LWLockStats struct {
 	Wakeups       uint64 // wake-ups received (summed over backends = wake-ups issued)
 	FutileWakeups uint64 // wake-ups after which the lock was found taken again
 	SpinDelays    uint64 // yields while spinning on the wait-list lock bit
+}
+
+// LWLockWaitOutcomes count, for one tranche, how the wait-until-free
+// calls ended: whether AcquireOrWait took the lock or waited for it to be
+// freed, and whether WaitForVar returned because the lock was free or
+// because its holder updated the variable.
+type LWLockWaitOutcomes struct {
+	AcquireOrWaitAcquired uint64 // took the lock (at once or on the re-check after queueing)
+	AcquireOrWaitFreed    uint64 // slept until the lock was released and returned without it
+	WaitForVarFree        uint64 // returned true: the lock was (or became) free of exclusive holders
+	WaitForVarUpdated     uint64 // returned false: the holder had set the variable to a new value
+}
+
+func (a *LWLockWaitOutcomes) add(b *LWLockWaitOutcomes) {
+	a.AcquireOrWaitAcquired += b.AcquireOrWaitAcquired
+	a.AcquireOrWaitFreed += b.AcquireOrWaitFreed
+	a.WaitForVarFree += b.WaitForVarFree
+	a.WaitForVarUpdated += b.WaitForVarUpdated
 }
 
 // LockStats are heavyweight-lock counters for one lock type and mode.
@@ -124,11 +155,13 @@ type FastPathStats struct {
 }
 
 // Stats is a plain-value snapshot of counters; index LWLock by
-// [Tranche][LWMode] and Lock by [LockTagType][LockMode].
+// [Tranche][LWMode], LWLockOutcomes by Tranche and Lock by
+// [LockTagType][LockMode].
 type Stats struct {
-	LWLock   [MaxTranches][NumLWModes]LWLockStats
-	Lock     [NumLockTagTypes][NumLockModes]LockStats
-	FastPath FastPathStats
+	LWLock         [MaxTranches][NumLWModes]LWLockStats
+	LWLockOutcomes [MaxTranches]LWLockWaitOutcomes
+	Lock           [NumLockTagTypes][NumLockModes]LockStats
+	FastPath       FastPathStats
 }
 
 // Add adds o into s.
@@ -144,6 +177,7 @@ func (s *Stats) Add(o *Stats) {
 			a.FutileWakeups += b.FutileWakeups
 			a.SpinDelays += b.SpinDelays
 		}
+		s.LWLockOutcomes[t].add(&o.LWLockOutcomes[t])
 	}
 	for t := range s.Lock {
 		for m := range s.Lock[t] {
@@ -183,6 +217,11 @@ func (ps *procStats) addTo(dst *Stats) {
 			d.FutileWakeups += c.futileWakeups.Load()
 			d.SpinDelays += c.spinDelays.Load()
 		}
+		c, d := &ps.lwOutcomes[t], &dst.LWLockOutcomes[t]
+		d.AcquireOrWaitAcquired += c.acquireOrWaitAcquired.Load()
+		d.AcquireOrWaitFreed += c.acquireOrWaitFreed.Load()
+		d.WaitForVarFree += c.waitForVarFree.Load()
+		d.WaitForVarUpdated += c.waitForVarUpdated.Load()
 	}
 	for t := range ps.lock {
 		for m := range ps.lock[t] {

@@ -7,17 +7,22 @@ import (
 )
 
 // locksCollector exports the lock manager's counters: LWLocks per tranche
-// and mode, heavyweight locks per lock type and mode, the fast path, and
-// the live procs with what they wait for.
+// and mode, how LWLock wait-until-free calls ended per tranche,
+// heavyweight locks per lock type and mode, the fast path, and the live
+// procs with what they wait for.
 //
 // A (tranche, mode) or (locktype, mode) series appears once any of its
 // counters is non-zero and stays from then on (the Manager's sums never go
 // backwards), so an idle server does not export hundreds of zeros for
-// combinations PostgreSQL never uses (advisory AccessShareLock, say).
+// combinations PostgreSQL never uses (advisory AccessShareLock, say). The
+// LWLock mode wait_until_free (AcquireOrWait and WaitForVar sleeping) has
+// no acquisitions or spin delays, so it has no such series; a tranche's
+// outcome series appear once it has had such a call.
 type locksCollector struct {
 	m *locks.Manager
 
 	lwAcquisitions, lwWaits, lwWaitSeconds, lwWakeups, lwFutileWakeups, lwSpinDelays *prometheus.Desc
+	lwAcquireOrWait, lwWaitForVar                                                    *prometheus.Desc
 
 	lockAcquisitions, lockWaits, lockWaitSeconds, lockDeadlocks, lockTimeouts *prometheus.Desc
 
@@ -44,6 +49,12 @@ func newLocksCollector(m *locks.Manager) *locksCollector {
 			"Wake-ups after which the LWLock was found taken again, so the waiter slept again.", lw...),
 		lwSpinDelays: newDesc("lwlock", "spin_delays_total",
 			"Yields while spinning on an LWLock's wait-list lock bit.", lw...),
+		lwAcquireOrWait: newDesc("lwlock", "acquire_or_wait_total",
+			"LWLock AcquireOrWait calls (PostgreSQL's LWLockAcquireOrWait, group commit), by tranche and outcome (acquired: took the lock; freed: waited until it was released and returned without it).",
+			"tranche", "outcome"),
+		lwWaitForVar: newDesc("lwlock", "wait_for_var_total",
+			"LWLock WaitForVar calls (PostgreSQL's LWLockWaitForVar, WAL insertion waits), by tranche and outcome (freed: the lock was or became free; updated: its holder advanced the variable).",
+			"tranche", "outcome"),
 
 		lockAcquisitions: newDesc("lock", "acquisitions_total",
 			"Heavyweight lock grants by lock type, mode and path (fastpath: the backend's own slots; shared: the shared lock table).",
@@ -81,6 +92,7 @@ var waitEventTypes = []string{"LWLock", "Lock", "Activity", "BufferPin", "Client
 
 func (c *locksCollector) Describe(ch chan<- *prometheus.Desc) {
 	describe(ch, c.lwAcquisitions, c.lwWaits, c.lwWaitSeconds, c.lwWakeups, c.lwFutileWakeups, c.lwSpinDelays,
+		c.lwAcquireOrWait, c.lwWaitForVar,
 		c.lockAcquisitions, c.lockWaits, c.lockWaitSeconds, c.lockDeadlocks, c.lockTimeouts,
 		c.fpHits, c.fpFallbacks, c.fpTransfers, c.fpSlots, c.procs, c.procsWaiting)
 }
@@ -94,14 +106,30 @@ func (c *locksCollector) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			tr, mode := locks.Tranche(t).String(), locks.LWMode(md).String()
-			counter(ch, c.lwAcquisitions, st.Acquisitions, tr, mode)
+			lockMode := locks.LWMode(md) != locks.LWWaitUntilFree
+			if lockMode {
+				counter(ch, c.lwAcquisitions, st.Acquisitions, tr, mode)
+			}
 			counter(ch, c.lwWaits, st.Waits, tr, mode)
 			if st.Waits > 0 {
 				waitHistogram(ch, c.lwWaitSeconds, st.WaitTimeNs, &st.WaitBuckets, tr, mode)
 			}
 			counter(ch, c.lwWakeups, st.Wakeups, tr, mode)
 			counter(ch, c.lwFutileWakeups, st.FutileWakeups, tr, mode)
-			counter(ch, c.lwSpinDelays, st.SpinDelays, tr, mode)
+			if lockMode {
+				counter(ch, c.lwSpinDelays, st.SpinDelays, tr, mode)
+			}
+		}
+		if o := &s.LWLockOutcomes[t]; *o != (locks.LWLockWaitOutcomes{}) {
+			tr := locks.Tranche(t).String()
+			if o.AcquireOrWaitAcquired+o.AcquireOrWaitFreed > 0 {
+				counter(ch, c.lwAcquireOrWait, o.AcquireOrWaitAcquired, tr, "acquired")
+				counter(ch, c.lwAcquireOrWait, o.AcquireOrWaitFreed, tr, "freed")
+			}
+			if o.WaitForVarFree+o.WaitForVarUpdated > 0 {
+				counter(ch, c.lwWaitForVar, o.WaitForVarFree, tr, "freed")
+				counter(ch, c.lwWaitForVar, o.WaitForVarUpdated, tr, "updated")
+			}
 		}
 	}
 	for t := range s.Lock {

@@ -186,6 +186,101 @@ lockd_procs 1
 	}
 }
 
+// TestLWLockWaitUntilFreeGolden drives the wait-until-free operations on
+// a WALWrite and a WALInsert lock — one AcquireOrWait that takes the lock
+// and one that waits for it, one WaitForVar that sleeps until the holder
+// advances the variable and one that finds the lock free — and compares
+// the series that activity defines exactly.
+func TestLWLockWaitUntilFreeGolden(t *testing.T) {
+	m := newManager(t)
+	p1, p2 := newProc(t, m, 1001), newProc(t, m, 1002)
+	defer p1.Close()
+	defer p2.Close()
+	sleeping := func(p *locks.Proc) func() bool {
+		return func() bool { typ, _ := p.WaitEvent(); return typ == "LWLock" }
+	}
+
+	walWrite := locks.NewLWLock(locks.TrancheWALWrite)
+	if !walWrite.AcquireOrWait(p1, locks.LWExclusive) {
+		t.Fatal("free WALWrite not acquired")
+	}
+	done := make(chan bool)
+	go func() { done <- walWrite.AcquireOrWait(p2, locks.LWExclusive) }()
+	eventually(t, "p2 to sleep on WALWrite", sleeping(p2))
+	walWrite.Release(p1)
+	if <-done {
+		t.Fatal("AcquireOrWait on a held lock took it")
+	}
+
+	var insertingAt locks.LWLockVar
+	walInsert := locks.NewLWLock(locks.TrancheWALInsert)
+	walInsert.Acquire(p1, locks.LWExclusive)
+	go func() {
+		free, _ := walInsert.WaitForVar(p2, &insertingAt, 0)
+		done <- free
+	}()
+	eventually(t, "p2 to sleep on WALInsert", sleeping(p2))
+	walInsert.UpdateVar(p1, &insertingAt, 100)
+	if <-done {
+		t.Fatal("WaitForVar reported a held lock free")
+	}
+	walInsert.ReleaseClearVar(p1, &insertingAt, 0)
+	if free, _ := walInsert.WaitForVar(p2, &insertingAt, 0); !free {
+		t.Fatal("WaitForVar reported a free lock held")
+	}
+
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := New(reg, Sources{Locks: m}); err != nil {
+		t.Fatal(err)
+	}
+	const want = `
+# HELP lockd_lwlock_acquire_or_wait_total LWLock AcquireOrWait calls (PostgreSQL's LWLockAcquireOrWait, group commit), by tranche and outcome (acquired: took the lock; freed: waited until it was released and returned without it).
+# TYPE lockd_lwlock_acquire_or_wait_total counter
+lockd_lwlock_acquire_or_wait_total{outcome="acquired",tranche="WALWrite"} 1
+lockd_lwlock_acquire_or_wait_total{outcome="freed",tranche="WALWrite"} 1
+# HELP lockd_lwlock_acquisitions_total LWLock acquisitions (conditional ones included), by tranche and mode.
+# TYPE lockd_lwlock_acquisitions_total counter
+lockd_lwlock_acquisitions_total{mode="exclusive",tranche="WALInsert"} 1
+lockd_lwlock_acquisitions_total{mode="exclusive",tranche="WALWrite"} 1
+# HELP lockd_lwlock_wait_for_var_total LWLock WaitForVar calls (PostgreSQL's LWLockWaitForVar, WAL insertion waits), by tranche and outcome (freed: the lock was or became free; updated: its holder advanced the variable).
+# TYPE lockd_lwlock_wait_for_var_total counter
+lockd_lwlock_wait_for_var_total{outcome="freed",tranche="WALInsert"} 1
+lockd_lwlock_wait_for_var_total{outcome="updated",tranche="WALInsert"} 1
+# HELP lockd_lwlock_wakeups_total Wake-ups received by LWLock waiters.
+# TYPE lockd_lwlock_wakeups_total counter
+lockd_lwlock_wakeups_total{mode="exclusive",tranche="WALInsert"} 0
+lockd_lwlock_wakeups_total{mode="exclusive",tranche="WALWrite"} 0
+lockd_lwlock_wakeups_total{mode="wait_until_free",tranche="WALInsert"} 1
+lockd_lwlock_wakeups_total{mode="wait_until_free",tranche="WALWrite"} 1
+# HELP lockd_lwlock_waits_total LWLock acquisitions that had to sleep at least once.
+# TYPE lockd_lwlock_waits_total counter
+lockd_lwlock_waits_total{mode="exclusive",tranche="WALInsert"} 0
+lockd_lwlock_waits_total{mode="exclusive",tranche="WALWrite"} 0
+lockd_lwlock_waits_total{mode="wait_until_free",tranche="WALInsert"} 1
+lockd_lwlock_waits_total{mode="wait_until_free",tranche="WALWrite"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"lockd_lwlock_acquire_or_wait_total", "lockd_lwlock_wait_for_var_total", "lockd_lwlock_acquisitions_total",
+		"lockd_lwlock_waits_total", "lockd_lwlock_wakeups_total"); err != nil {
+		t.Error(err)
+	}
+	// Both sleeps are observed by the wait-time histogram, of mode
+	// wait_until_free; the exclusive holders never waited.
+	if n := testutil.CollectAndCount(reg, "lockd_lwlock_wait_seconds"); n != 2 {
+		t.Errorf("lockd_lwlock_wait_seconds has %d series, want 2", n)
+	}
+	if h := histogram(t, reg, "lockd_lwlock_wait_seconds", map[string]string{"tranche": "WALInsert", "mode": "wait_until_free"}); h == nil || h.GetSampleCount() != 1 {
+		t.Errorf("WALInsert wait_until_free histogram: %v", h)
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
 // onlySettings passes on the lockd_setting series of the named settings
 // (the full list follows guc.Table, which other changes extend).
 type onlySettings struct {

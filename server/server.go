@@ -171,6 +171,7 @@ func wireLockSettings(reg *guc.Registry, mgr *locks.Manager) {
 	}
 	reg.OnChange("wake_up_all_waiters", wake)
 	reg.OnChange("lwlock_wakeup_limit", wake)
+	reg.OnChange("lwlock_wakeup_rule", func(v guc.Value) { r, _ := locks.ParseWakeRule(v.Str); locks.SetWakeupRule(r) })
 	reg.OnChange("deadlock_timeout", func(v guc.Value) { mgr.SetDeadlockTimeout(time.Duration(v.Int) * time.Millisecond) })
 	reg.OnChange("log_lock_waits", func(v guc.Value) { mgr.SetLogLockWaits(v.Bool) })
 	reg.OnChange("track_lock_timing", func(v guc.Value) { locks.SetTrackTiming(v.Bool) })
