@@ -18,11 +18,11 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		st.Cacheable = !s.FoldedVolatile
 		st.RoName = readOnlyName(n, st)
 	}()
-	if err := analyze.CheckSequenceUse(&s.Backend, n); err != nil { // seqcols.go
+	if err := analyze.CheckSequenceUse(&s.Backend, n); err != nil { // sql/analyze/sequences.go
 		return nil, err
 	}
 	switch {
-	case n.GetSelectStmt() != nil && n.GetSelectStmt().IntoClause != nil: // SELECT INTO (createas.go)
+	case n.GetSelectStmt() != nil && n.GetSelectStmt().IntoClause != nil: // SELECT INTO (sql/commands/createas.go)
 		sel := *n.GetSelectStmt()
 		into := sel.IntoClause
 		sel.IntoClause = nil
@@ -31,7 +31,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		}
 	case n.GetCreateTableAsStmt() != nil && n.GetCreateTableAsStmt().Objtype == pg.ObjectType_OBJECT_TABLE:
 		ct := n.GetCreateTableAsStmt()
-		if err := s.CompileCreateTableAs(ct.Into, ct.Query, ct.IfNotExists, params, st); err != nil { // createas.go
+		if err := s.CompileCreateTableAs(ct.Into, ct.Query, ct.IfNotExists, params, st); err != nil { // sql/commands/createas.go
 			return nil, err
 		}
 	case n.GetSelectStmt() != nil:
@@ -71,7 +71,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		if err := s.CompileCreateTable(n.GetCreateStmt(), st); err != nil {
 			return nil, err
 		}
-	case n.GetCreateSeqStmt() != nil: // sequence.go
+	case n.GetCreateSeqStmt() != nil: // sql/commands/sequence.go
 		if err := s.CompileCreateSequence(n.GetCreateSeqStmt(), st); err != nil {
 			return nil, err
 		}
@@ -100,7 +100,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 			return nil, err
 		}
 	case n.GetRenameStmt() != nil:
-		if err := s.CompileRename(n.GetRenameStmt(), st); err != nil { // rename.go
+		if err := s.CompileRename(n.GetRenameStmt(), st); err != nil { // sql/commands/rename.go
 			return nil, err
 		}
 	case n.GetLockStmt() != nil:

@@ -16,7 +16,7 @@
 //     session (prepared statements, the simple protocol's shape cache).
 //  3. Session.Execute (execute.go) starts an implicit transaction
 //     (transaction.go), takes the statement's relation locks through
-//     lockd/locks as PostgreSQL's plan cache would (plancache.go), takes
+//     lockd/locks as PostgreSQL's plan cache would (sql/plan/plancache.go), takes
 //     the snapshot, and hands the plan to sql/exec.
 //  4. exec.Executor.RunPlan walks the plan: an index lookup in
 //     lockd/storage, MVCC visibility from lockd/txn, expression

@@ -43,7 +43,7 @@ type Engine struct {
 	txns     *txn.Manager
 	store    *storage.Store
 	cat      *catalog.Catalog
-	seqs     *catalog.SeqStore // the sequences' values (seqstore.go)
+	seqs     *catalog.SeqStore // the sequences' values (sql/catalog/seqstore.go)
 	dataDir  string
 	hostRef  expr.Host
 	views    map[string]*expr.View

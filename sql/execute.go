@@ -72,7 +72,7 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 	ec := expr.EvalCtx{S: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params}
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
-	// (plancache.go): a cached generic plan locks fewer relations
+	// (sql/plan/plancache.go): a cached generic plan locks fewer relations
 	ec.Plan = st.PlanFor(s.Gucs.String("plan_cache_mode"))
 	if len(st.Rels) > 0 {
 		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
@@ -109,7 +109,7 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 	}
 	tag, err := s.RunPlan(&ec, run, emit)
 	st.PlanDone(ec.Plan, s.Gucs.String("plan_cache_mode"), ec.RuntimePruned)
-	err = s.AfterStatement(&ec, err) // fire the statement's foreign-key checks and actions (ri.go)
+	err = s.AfterStatement(&ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
 	if err != nil {
 		return "", err
 	}

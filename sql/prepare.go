@@ -20,7 +20,7 @@ import (
 // Named prepared statements: the extended protocol's named Parse and SQL
 // PREPARE share one namespace per session, as in PostgreSQL; EXECUTE and
 // DEALLOCATE reach both, and pg_prepared_statements lists them with the
-// plan cache's counts (plancache.go).
+// plan cache's counts (sql/plan/plancache.go).
 
 // preparedStmt is one named prepared statement.
 type preparedStmt struct {
@@ -282,7 +282,7 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *plan.Stmt) {
 			clear(s.prepared)
 			s.Locks.ReleaseSessionLocks(s.Proc, true)
 			s.discardPlans()
-			funcs.DiscardSequences(&s.Backend) // seqfuncs.go
+			funcs.DiscardSequences(&s.Backend) // sql/funcs/sequence.go
 		case pg.DiscardMode_DISCARD_PLANS:
 			s.discardPlans()
 		case pg.DiscardMode_DISCARD_SEQUENCES:

@@ -44,19 +44,14 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 	default:
 		return "", nil, false
 	}
-	var b strings.Builder
-	b.Grow(len(q) + 8)
-	prevWord := ""     // the last identifier or keyword, lower case
-	lastWord := ""     // the identifier or keyword before prevWord
-	byList := false    // inside ORDER BY / GROUP BY, where 1 means column 1
-	lastTok := byte(0) // last significant character
-	typmodDepth := 0   // >0 inside the parentheses of a type modifier
-	sawSemicolon := false
+	sh := &shaper{q: q}
+	sh.b.Grow(len(q) + 8)
 	for i := 0; i < len(q); {
 		c := q[i]
+		var next int
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			b.WriteByte(c)
+			sh.b.WriteByte(c)
 			i++
 			continue
 		case c == '-' && i+1 < len(q) && q[i+1] == '-', c == '/' && i+1 < len(q) && q[i+1] == '*':
@@ -68,147 +63,201 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 			if strings.TrimSpace(q[i+1:]) != "" {
 				return "", nil, false
 			}
-			sawSemicolon = true
-			b.WriteByte(c)
+			sh.sawSemicolon = true
+			sh.b.WriteByte(c)
 			i++
 			continue
 		case c == '\'':
-			if lastTok == 'E' || lastTok == 'e' || lastTok == 'B' || lastTok == 'b' || lastTok == 'X' || lastTok == 'x' || lastTok == 'U' || lastTok == 'u' {
-				if prevWordEndsAt(q, i) {
-					return "", nil, false // E'..', B'..', X'..', U&'..'
-				}
-			}
-			j := i + 1
-			var sb strings.Builder
-			for {
-				if j >= len(q) {
-					return "", nil, false
-				}
-				if q[j] == '\'' {
-					if j+1 < len(q) && q[j+1] == '\'' {
-						sb.WriteByte('\'')
-						j += 2
-						continue
-					}
-					break
-				}
-				sb.WriteByte(q[j])
-				j++
-			}
-			// a typed literal such as interval '1 day' or timestamp '...'
-			// keeps its text: its meaning depends on the type name.
-			if prevWordEndsAt(q, i) || typeModWords[prevWord] || prevWord == "date" {
-				return "", nil, false
-			}
-			lits = append(lits, literal{text: sb.String(), kind: 's', quote: true})
-			b.WriteString("$" + strconv.Itoa(len(lits)))
-			i = j + 1
-			lastTok = '\''
-			prevWord = ""
-			continue
+			next = sh.stringLiteral(i)
 		case c == '"':
-			j := strings.IndexByte(q[i+1:], '"')
-			if j < 0 {
+			next = sh.quotedIdent(i)
+		case isDigit(c) || (c == '.' && i+1 < len(q) && isDigit(q[i+1])):
+			next = sh.number(i)
+		case isIdentStart(c):
+			next = sh.word(i)
+		default:
+			if !sh.punct(c) {
 				return "", nil, false
 			}
-			b.WriteString(q[i : i+j+2])
-			i += j + 2
-			lastTok = '"'
-			prevWord = ""
+			i++
 			continue
-		case isDigit(c) || (c == '.' && i+1 < len(q) && isDigit(q[i+1])):
-			if i > 0 && isIdentChar(q[i-1]) {
-				// part of an identifier such as t1
-				b.WriteByte(c)
-				i++
-				continue
-			}
-			j := i
-			sawDot, sawExp := false, false
-			for j < len(q) {
-				d := q[j]
-				if isDigit(d) {
-					j++
-				} else if d == '.' && !sawDot && !sawExp {
-					sawDot = true
-					j++
-				} else if (d == 'e' || d == 'E') && !sawExp && j+1 < len(q) && (isDigit(q[j+1]) || ((q[j+1] == '+' || q[j+1] == '-') && j+2 < len(q) && isDigit(q[j+2]))) {
-					sawExp = true
-					j += 2
-				} else {
-					break
-				}
-			}
-			if j < len(q) && isIdentChar(q[j]) {
-				return "", nil, false // 123abc: let the parser judge
-			}
-			if byList && (prevWord == "by" || lastTok == ',') {
-				return "", nil, false // ORDER BY 1 names an output column
-			}
-			if lastTok == '-' && (q[i:j] == "2147483648" || q[i:j] == "9223372036854775808") {
-				return "", nil, false // -2147483648 is an integer, not -(bigint)
-			}
-			text := q[i:j]
-			if typmodDepth > 0 {
-				b.WriteString(text) // a type modifier stays in the key
-			} else {
-				kind := byte('n')
-				if !sawDot && !sawExp {
-					if v, err := strconv.ParseInt(text, 10, 64); err == nil {
-						kind = 'l'
-						if v <= 2147483647 {
-							kind = 'i'
-						}
-					}
-				}
-				lits = append(lits, literal{text: text, kind: kind})
-				b.WriteString("$" + strconv.Itoa(len(lits)))
-			}
-			i = j
-			lastTok = '0'
-			prevWord = ""
-			continue
-		case isIdentStart(c):
-			j := i
-			for j < len(q) && isIdentChar(q[j]) {
-				j++
-			}
-			lastWord, prevWord = prevWord, strings.ToLower(q[i:j])
-			switch prevWord {
-			case "by":
-				byList = lastWord == "order" || lastWord == "group"
-			case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where", "from":
-				byList = false
-			}
-			b.WriteString(q[i:j])
-			lastTok = q[j-1]
-			i = j
-			continue
-		case c == '(':
-			if typeModWords[prevWord] || typmodDepth > 0 {
-				typmodDepth++
-			}
-		case c == ')':
-			if typmodDepth > 0 {
-				typmodDepth--
-			}
 		}
-		if sawSemicolon {
+		if next < 0 {
 			return "", nil, false
 		}
-		b.WriteByte(c)
-		lastTok = c
-		prevWord = ""
-		i++
+		i = next
 	}
-	if len(lits) == 0 {
+	if len(sh.lits) == 0 {
 		return "", nil, false
 	}
-	sig := make([]byte, len(lits))
-	for i, l := range lits {
+	sig := make([]byte, len(sh.lits))
+	for i, l := range sh.lits {
 		sig[i] = l.kind
 	}
-	return string(sig) + "|" + b.String(), lits, true
+	return string(sig) + "|" + sh.b.String(), sh.lits, true
+}
+
+// shaper is shapeOf's scan of one query: the key written so far, the
+// literals taken out, and what the last tokens were.
+type shaper struct {
+	q            string
+	b            strings.Builder
+	lits         []literal
+	prevWord     string // the last identifier or keyword, lower case
+	lastWord     string // the identifier or keyword before prevWord
+	byList       bool   // inside ORDER BY / GROUP BY, where 1 means column 1
+	lastTok      byte   // last significant character
+	typmodDepth  int    // >0 inside the parentheses of a type modifier
+	sawSemicolon bool
+}
+
+// stringLiteral takes out the quoted literal at i; it returns the
+// position after it, or -1 when the query cannot be shaped.
+func (sh *shaper) stringLiteral(i int) int {
+	q := sh.q
+	switch sh.lastTok {
+	case 'E', 'e', 'B', 'b', 'X', 'x', 'U', 'u':
+		if prevWordEndsAt(q, i) {
+			return -1 // E'..', B'..', X'..', U&'..'
+		}
+	}
+	j := i + 1
+	var sb strings.Builder
+	for {
+		if j >= len(q) {
+			return -1
+		}
+		if q[j] == '\'' {
+			if j+1 < len(q) && q[j+1] == '\'' {
+				sb.WriteByte('\'')
+				j += 2
+				continue
+			}
+			break
+		}
+		sb.WriteByte(q[j])
+		j++
+	}
+	// a typed literal such as interval '1 day' or timestamp '...'
+	// keeps its text: its meaning depends on the type name.
+	if prevWordEndsAt(q, i) || typeModWords[sh.prevWord] || sh.prevWord == "date" {
+		return -1
+	}
+	sh.lits = append(sh.lits, literal{text: sb.String(), kind: 's', quote: true})
+	sh.b.WriteString("$" + strconv.Itoa(len(sh.lits)))
+	sh.lastTok = '\''
+	sh.prevWord = ""
+	return j + 1
+}
+
+// quotedIdent copies the quoted identifier at i.
+func (sh *shaper) quotedIdent(i int) int {
+	q := sh.q
+	j := strings.IndexByte(q[i+1:], '"')
+	if j < 0 {
+		return -1
+	}
+	sh.b.WriteString(q[i : i+j+2])
+	sh.lastTok = '"'
+	sh.prevWord = ""
+	return i + j + 2
+}
+
+// number takes out the numeric literal at i (a type modifier's number
+// stays in the key).
+func (sh *shaper) number(i int) int {
+	q := sh.q
+	if i > 0 && isIdentChar(q[i-1]) {
+		// part of an identifier such as t1
+		sh.b.WriteByte(q[i])
+		return i + 1
+	}
+	j := i
+	sawDot, sawExp := false, false
+	for j < len(q) {
+		d := q[j]
+		if isDigit(d) {
+			j++
+		} else if d == '.' && !sawDot && !sawExp {
+			sawDot = true
+			j++
+		} else if (d == 'e' || d == 'E') && !sawExp && j+1 < len(q) && (isDigit(q[j+1]) || ((q[j+1] == '+' || q[j+1] == '-') && j+2 < len(q) && isDigit(q[j+2]))) {
+			sawExp = true
+			j += 2
+		} else {
+			break
+		}
+	}
+	if j < len(q) && isIdentChar(q[j]) {
+		return -1 // 123abc: let the parser judge
+	}
+	if sh.byList && (sh.prevWord == "by" || sh.lastTok == ',') {
+		return -1 // ORDER BY 1 names an output column
+	}
+	if sh.lastTok == '-' && (q[i:j] == "2147483648" || q[i:j] == "9223372036854775808") {
+		return -1 // -2147483648 is an integer, not -(bigint)
+	}
+	text := q[i:j]
+	if sh.typmodDepth > 0 {
+		sh.b.WriteString(text) // a type modifier stays in the key
+	} else {
+		kind := byte('n')
+		if !sawDot && !sawExp {
+			if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+				kind = 'l'
+				if v <= 2147483647 {
+					kind = 'i'
+				}
+			}
+		}
+		sh.lits = append(sh.lits, literal{text: text, kind: kind})
+		sh.b.WriteString("$" + strconv.Itoa(len(sh.lits)))
+	}
+	sh.lastTok = '0'
+	sh.prevWord = ""
+	return j
+}
+
+// word copies the identifier or keyword at i, following ORDER BY and
+// GROUP BY lists.
+func (sh *shaper) word(i int) int {
+	q := sh.q
+	j := i
+	for j < len(q) && isIdentChar(q[j]) {
+		j++
+	}
+	sh.lastWord, sh.prevWord = sh.prevWord, strings.ToLower(q[i:j])
+	switch sh.prevWord {
+	case "by":
+		sh.byList = sh.lastWord == "order" || sh.lastWord == "group"
+	case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where", "from":
+		sh.byList = false
+	}
+	sh.b.WriteString(q[i:j])
+	sh.lastTok = q[j-1]
+	return j
+}
+
+// punct copies one punctuation character, following the parentheses of
+// type modifiers; false: text after the trailing semicolon.
+func (sh *shaper) punct(c byte) bool {
+	switch c {
+	case '(':
+		if typeModWords[sh.prevWord] || sh.typmodDepth > 0 {
+			sh.typmodDepth++
+		}
+	case ')':
+		if sh.typmodDepth > 0 {
+			sh.typmodDepth--
+		}
+	}
+	if sh.sawSemicolon {
+		return false
+	}
+	sh.b.WriteByte(c)
+	sh.lastTok = c
+	sh.prevWord = ""
+	return true
 }
 
 // prevWordEndsAt reports whether an identifier character directly

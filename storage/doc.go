@@ -24,7 +24,7 @@
 // are the relation extension lock and, while Update, Delete or LockTuple
 // wait for a conflicting row locker or updater, the tuple lock and the
 // transaction-id waits PostgreSQL's heap_update, heap_delete and
-// heap_lock_tuple take (rowlock.go). Relation-level locks (RowExclusiveLock
+// heap_lock_tuple take (locktuple.go). Relation-level locks (RowExclusiveLock
 // for DML, AccessExclusiveLock for DROP/TRUNCATE, ShareUpdateExclusiveLock
 // for VACUUM) are the caller's job. It does not log in steady state and
 // keeps its counters per backend (Stats sums them).

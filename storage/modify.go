@@ -7,7 +7,7 @@ import (
 	"lockd/txn"
 )
 
-// Update and Delete (heap_update, heap_delete). See rowlock.go for how
+// Update and Delete (heap_update, heap_delete). See locktuple.go for how
 // they treat row lockers and wait.
 
 // Delete deletes the tuple at tid (heap_delete) for t's current

@@ -5,7 +5,7 @@
 // row-lock strengths they record, and tuple visibility
 // (heapam_visibility.c for the cases lockd has: no speculative insertion).
 // See subxact.go for how subtransaction xids are assigned, seen by others
-// and ended, multixact.go for the multixact store and rowlock.go for the
+// and ended, multixact.go for the multixact store and xmax.go for the
 // xmax bits and what a new locker or updater makes of them.
 //
 // # What it must not do

@@ -4,7 +4,7 @@ import "lockd/locks"
 
 // Tuple header flag bits: the hint and xmax bits of PostgreSQL's
 // t_infomask (TupleHeader.Flags) and t_infomask2 (TupleHeader.Flags2) that
-// lockd uses, with PostgreSQL's values. See rowlock.go for what the xmax
+// lockd uses, with PostgreSQL's values. See xmax.go for what the xmax
 // bits say together.
 const (
 	XmaxKeyShrLock uint16 = 0x0010                        // HEAP_XMAX_KEYSHR_LOCK: FOR KEY SHARE

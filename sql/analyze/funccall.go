@@ -101,7 +101,7 @@ func (a *Analyzer) FuncCall(fc *pg.FuncCall) (expr.Expr, error) {
 		if e, ok, err := lockFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
-		if e, ok, err := a.seqFunc(name, args, fc); ok || err != nil { // seqfuncs.go
+		if e, ok, err := a.seqFunc(name, args, fc); ok || err != nil { // specialfuncs.go
 			return e, err
 		}
 		if e, ok, err := a.arrayFunc(name, args, fc.Location); ok || err != nil {

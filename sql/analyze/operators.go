@@ -19,37 +19,7 @@ func (a *Analyzer) aexpr(x *pg.A_Expr) (expr.Expr, error) {
 	switch x.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
 		if x.Lexpr == nil {
-			r, err := a.Expr(x.Rexpr)
-			if err != nil {
-				return nil, err
-			}
-			switch op {
-			case "-":
-				if IsUnknown(r) {
-					return nil, expr.PosErr(pgerr.New(pgerr.AmbiguousFunction, "operator is not unique: - unknown").WithHint("Could not choose a best candidate operator. You might need to add explicit type casts."), x.Location)
-				}
-				switch types.CategoryOf(r.Type()) {
-				case types.CatInt, types.CatFloat, types.CatNumeric:
-				default:
-					if r.Type().OID != types.OIDInterval {
-						return nil, expr.PosErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: - %s", r.Type().Name).
-							WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast."), x.Location)
-					}
-				}
-				if c, ok := r.(*expr.ConstExpr); ok {
-					d, err := (&expr.NegExpr{Arg: c}).Eval(&a.Fold, nil)
-					if err != nil {
-						return nil, err
-					}
-					return &expr.ConstExpr{T: c.T, D: d}, nil
-				}
-				return &expr.NegExpr{Arg: r}, nil
-			case "+":
-				return r, nil
-			case "|/", "||/", "@", "~":
-				return a.prefixOp(op, r, x.Location)
-			}
-			return nil, expr.PosErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s", op, r.Type().Name), x.Location)
+			return a.prefixAExpr(op, x)
 		}
 		l, r, err := a.operands(x)
 		if err != nil {
@@ -67,28 +37,84 @@ func (a *Analyzer) aexpr(x *pg.A_Expr) (expr.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, expr.PosErr(pgerr.NotSupported("SIMILAR TO is not supported"), x.Location)
 	case pg.A_Expr_Kind_AEXPR_IN:
-		l, err := a.Expr(x.Lexpr)
-		if err != nil {
-			return nil, err
+		return a.inList(op, x)
+	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM,
+		pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		return a.between(x)
+	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		return a.distinct(x)
+	case pg.A_Expr_Kind_AEXPR_NULLIF:
+		return a.nullIf(x)
+	}
+	return nil, expr.PosErr(pgerr.NotSupported("operator kind %s is not supported", x.Kind.String()), x.Location)
+}
+
+// prefixAExpr compiles a prefix operator: - and + on numbers and
+// intervals, and |/, ||/, @, ~.
+func (a *Analyzer) prefixAExpr(op string, x *pg.A_Expr) (expr.Expr, error) {
+	r, err := a.Expr(x.Rexpr)
+	if err != nil {
+		return nil, err
+	}
+	switch op {
+	case "-":
+		if IsUnknown(r) {
+			return nil, expr.PosErr(pgerr.New(pgerr.AmbiguousFunction, "operator is not unique: - unknown").WithHint("Could not choose a best candidate operator. You might need to add explicit type casts."), x.Location)
 		}
-		list := x.Rexpr.GetList()
-		if list == nil {
-			return nil, pgerr.NotSupported("IN with a subquery is not supported")
+		switch types.CategoryOf(r.Type()) {
+		case types.CatInt, types.CatFloat, types.CatNumeric:
+		default:
+			if r.Type().OID != types.OIDInterval {
+				return nil, expr.PosErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: - %s", r.Type().Name).
+					WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast."), x.Location)
+			}
 		}
-		items := []expr.Expr{l}
-		for _, it := range list.Items {
-			e, err := a.Expr(it)
+		if c, ok := r.(*expr.ConstExpr); ok {
+			d, err := (&expr.NegExpr{Arg: c}).Eval(&a.Fold, nil)
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, e)
+			return &expr.ConstExpr{T: c.T, D: d}, nil
 		}
-		items, t, err := a.Unify(items, "IN", x.Location)
+		return &expr.NegExpr{Arg: r}, nil
+	case "+":
+		return r, nil
+	case "|/", "||/", "@", "~":
+		return a.prefixOp(op, r, x.Location)
+	}
+	return nil, expr.PosErr(pgerr.New(pgerr.UndefinedFunction, "operator does not exist: %s %s", op, r.Type().Name), x.Location)
+}
+
+// inList compiles x IN (list) and NOT IN: the left side and the items
+// unified to one type.
+func (a *Analyzer) inList(op string, x *pg.A_Expr) (expr.Expr, error) {
+	l, err := a.Expr(x.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	list := x.Rexpr.GetList()
+	if list == nil {
+		return nil, pgerr.NotSupported("IN with a subquery is not supported")
+	}
+	items := []expr.Expr{l}
+	for _, it := range list.Items {
+		e, err := a.Expr(it)
 		if err != nil {
 			return nil, err
 		}
-		return &expr.InExpr{Arg: items[0], List: items[1:], Cmp: types.Comparator(t), Not: op == "<>"}, nil
-	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		items = append(items, e)
+	}
+	items, t, err := a.Unify(items, "IN", x.Location)
+	if err != nil {
+		return nil, err
+	}
+	return &expr.InExpr{Arg: items[0], List: items[1:], Cmp: types.Comparator(t), Not: op == "<>"}, nil
+}
+
+// between compiles [NOT] BETWEEN [SYMMETRIC] as PostgreSQL's
+// transformAExprBetween does: two comparisons, AND-ed (OR-ed for NOT).
+func (a *Analyzer) between(x *pg.A_Expr) (expr.Expr, error) {
+	if x.Kind == pg.A_Expr_Kind_AEXPR_BETWEEN_SYM || x.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM {
 		// x BETWEEN SYMMETRIC a AND b: (x BETWEEN a AND b) OR (x BETWEEN b AND a)
 		bounds := x.Rexpr.GetList().GetItems()
 		plain := pg.A_Expr_Kind_AEXPR_BETWEEN
@@ -106,82 +132,86 @@ func (a *Analyzer) aexpr(x *pg.A_Expr) (expr.Expr, error) {
 			e = &expr.BoolExpr{Op: pg.BoolExprType_NOT_EXPR, Args: []expr.Expr{e}}
 		}
 		return e, nil
-	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
-		l, err := a.Expr(x.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		bounds := x.Rexpr.GetList().GetItems()
-		lo, err := a.Expr(bounds[0])
-		if err != nil {
-			return nil, err
-		}
-		hi, err := a.Expr(bounds[1])
-		if err != nil {
-			return nil, err
-		}
-		ge, err := a.Binop(">=", l, lo, x.Location)
-		if err != nil {
-			return nil, err
-		}
-		le, err := a.Binop("<=", l, hi, x.Location)
-		if err != nil {
-			return nil, err
-		}
-		var e expr.Expr = &expr.BoolExpr{Op: pg.BoolExprType_AND_EXPR, Args: []expr.Expr{ge, le}}
-		if x.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
-			e = &expr.BoolExpr{Op: pg.BoolExprType_NOT_EXPR, Args: []expr.Expr{e}}
-		}
-		return e, nil
-	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		l, r, err := a.operands(x)
-		if err != nil {
-			return nil, err
-		}
-		items, t, err := a.Unify([]expr.Expr{l, r}, "IS DISTINCT FROM", x.Location)
-		if err != nil {
-			return nil, err
-		}
-		cmp := types.Comparator(t)
-		not := x.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT
-		return &expr.FuncExpr{Name: "distinct", T: types.TypeBool, Args: items, NonStrict: true, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			var distinct bool
-			switch {
-			case v[0].Null && v[1].Null:
-				distinct = false
-			case v[0].Null || v[1].Null:
-				distinct = true
-			default:
-				c, err := cmp(v[0], v[1])
-				if err != nil {
-					return types.Datum{}, err
-				}
-				distinct = c != 0
-			}
-			return types.BoolDatum(distinct != not), nil
-		}}, nil
-	case pg.A_Expr_Kind_AEXPR_NULLIF:
-		l, r, err := a.operands(x)
-		if err != nil {
-			return nil, err
-		}
-		items, t, err := a.Unify([]expr.Expr{l, r}, "NULLIF", x.Location)
-		if err != nil {
-			return nil, err
-		}
-		cmp := types.Comparator(t)
-		return &expr.FuncExpr{Name: "nullif", T: t, Args: items, NonStrict: true, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			if v[0].Null || v[1].Null {
-				return v[0], nil
-			}
-			c, err := cmp(v[0], v[1])
-			if err != nil || c == 0 {
-				return types.NullDatum, err
-			}
-			return v[0], nil
-		}}, nil
 	}
-	return nil, expr.PosErr(pgerr.NotSupported("operator kind %s is not supported", x.Kind.String()), x.Location)
+	l, err := a.Expr(x.Lexpr)
+	if err != nil {
+		return nil, err
+	}
+	bounds := x.Rexpr.GetList().GetItems()
+	lo, err := a.Expr(bounds[0])
+	if err != nil {
+		return nil, err
+	}
+	hi, err := a.Expr(bounds[1])
+	if err != nil {
+		return nil, err
+	}
+	ge, err := a.Binop(">=", l, lo, x.Location)
+	if err != nil {
+		return nil, err
+	}
+	le, err := a.Binop("<=", l, hi, x.Location)
+	if err != nil {
+		return nil, err
+	}
+	var e expr.Expr = &expr.BoolExpr{Op: pg.BoolExprType_AND_EXPR, Args: []expr.Expr{ge, le}}
+	if x.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+		e = &expr.BoolExpr{Op: pg.BoolExprType_NOT_EXPR, Args: []expr.Expr{e}}
+	}
+	return e, nil
+}
+
+// distinct compiles IS [NOT] DISTINCT FROM.
+func (a *Analyzer) distinct(x *pg.A_Expr) (expr.Expr, error) {
+	l, r, err := a.operands(x)
+	if err != nil {
+		return nil, err
+	}
+	items, t, err := a.Unify([]expr.Expr{l, r}, "IS DISTINCT FROM", x.Location)
+	if err != nil {
+		return nil, err
+	}
+	cmp := types.Comparator(t)
+	not := x.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT
+	return &expr.FuncExpr{Name: "distinct", T: types.TypeBool, Args: items, NonStrict: true, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		var distinct bool
+		switch {
+		case v[0].Null && v[1].Null:
+			distinct = false
+		case v[0].Null || v[1].Null:
+			distinct = true
+		default:
+			c, err := cmp(v[0], v[1])
+			if err != nil {
+				return types.Datum{}, err
+			}
+			distinct = c != 0
+		}
+		return types.BoolDatum(distinct != not), nil
+	}}, nil
+}
+
+// nullIf compiles NULLIF(l, r).
+func (a *Analyzer) nullIf(x *pg.A_Expr) (expr.Expr, error) {
+	l, r, err := a.operands(x)
+	if err != nil {
+		return nil, err
+	}
+	items, t, err := a.Unify([]expr.Expr{l, r}, "NULLIF", x.Location)
+	if err != nil {
+		return nil, err
+	}
+	cmp := types.Comparator(t)
+	return &expr.FuncExpr{Name: "nullif", T: t, Args: items, NonStrict: true, Fn: func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		if v[0].Null || v[1].Null {
+			return v[0], nil
+		}
+		c, err := cmp(v[0], v[1])
+		if err != nil || c == 0 {
+			return types.NullDatum, err
+		}
+		return v[0], nil
+	}}, nil
 }
 
 // operands compiles both sides of a binary A_Expr.

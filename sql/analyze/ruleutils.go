@@ -29,7 +29,7 @@ func CheckDefaultExpr(n *pg.Node) error {
 // prettyDefault is pg_get_expr(adbin, adrelid, true) of column c's
 // default, as ruleutils prints the analysed expression — the literal
 // typed ('x'::text), coerced to the column's type with the assignment
-// cast hidden — when checkdeparse.go models it.
+// cast hidden — when nodetree.go models it.
 func PrettyDefault(s *expr.Backend, c *catalog.ColumnDef) (string, bool) {
 	raw, err := ParseExprText(c.Default)
 	if err != nil || CheckDefaultExpr(raw) != nil {

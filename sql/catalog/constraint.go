@@ -24,7 +24,7 @@ func (c *CatalogState) InheritedConstraints(t *TableDef) []*ConstraintDef {
 	for _, a := range c.Ancestors(t) {
 		for _, con := range c.TableConstraintDefs(a.OID) {
 			// clones belong to the referenced side's partitions, not to
-			// the referencing table's (fkpart.go)
+			// the referencing table's (sql/commands/foreignkeypart.go)
 			if con.NoInherit || con.IsClone() || slices.ContainsFunc(own, func(o *ConstraintDef) bool { return o.Name == con.Name }) ||
 				slices.ContainsFunc(out, func(o *ConstraintDef) bool { return o.Name == con.Name }) {
 				continue
@@ -38,7 +38,7 @@ func (c *CatalogState) InheritedConstraints(t *TableDef) []*ConstraintDef {
 // CHECK and FOREIGN KEY constraints in the catalog: pg_constraint's rows
 // of contype 'c' and 'f'. Primary keys and unique constraints are their
 // indexes (IndexDef.Primary, IndexDef.IsConstraint) and show in
-// pg_constraint from there (pgcatalog.go).
+// pg_constraint from there (sql/sysviews/catalog.go).
 //
 // A ConstraintDef is immutable once published: DDL replaces it with a new
 // one through a catOp ("addcon", "setcon", "dropcon"), so catalog states
@@ -54,15 +54,15 @@ type ConstraintDef struct {
 	NotValid bool   `json:"not_valid,omitempty"`
 
 	// CHECK: Expr is the expression as SQL, compiled against each table
-	// the constraint applies to (check.go); Def and PrettyDef are what
+	// the constraint applies to (sql/plan/check.go); Def and PrettyDef are what
 	// pg_get_constraintdef(oid) and pg_get_constraintdef(oid, true) print,
-	// computed when the constraint is made (checkdeparse.go).
+	// computed when the constraint is made (sql/analyze/nodetree.go).
 	Expr      string `json:"expr,omitempty"`
 	Def       string `json:"def,omitempty"`
 	PrettyDef string `json:"pretty_def,omitempty"`
 	NoInherit bool   `json:"no_inherit,omitempty"`
 
-	// FOREIGN KEY (fkey.go): the referenced table (confrelid), its
+	// FOREIGN KEY (sql/commands/foreignkey.go): the referenced table (confrelid), its
 	// columns (confkey, in the order of Cols) and the unique index that
 	// makes them a key (conindid); the actions as confupdtype and
 	// confdeltype spell them (a no action, r restrict, c cascade, n set
@@ -80,7 +80,7 @@ type ConstraintDef struct {
 	// partition of it, all on the same referencing table, each
 	// referencing its partition and that partition's index of RefIndex's
 	// tree, with the clone for the partition's parent as Parent
-	// (fkpart.go). Clones carry the referenced side's actions; the
+	// (sql/commands/foreignkeypart.go). Clones carry the referenced side's actions; the
 	// referencing side's checks are the root constraint's.
 	Parent uint32 `json:"parent,omitempty"`
 }

@@ -51,7 +51,7 @@ func (c *CatalogState) LockTableDescendants(t *TableDef, inh bool) []*TableDef {
 }
 
 // What the catalog views need to know about partitioning, from the
-// partitioned-table catalog (partbound.go, partition.go, partdeparse.go).
+// partitioned-table catalog (partbound.go, sql/commands/partition.go, partdeparse.go).
 
 func (t *TableDef) HasPartitions(cat *CatalogState) bool {
 	return t.Partitioned() && len(cat.PartitionChildren(t)) > 0
@@ -94,7 +94,7 @@ func (t *TableDef) PartitionConstraintDef(cat *CatalogState) (string, bool) {
 
 // Partitioned tables as PostgreSQL 15 has them: the DDL that makes and
 // changes them, with PostgreSQL's checks, messages and relation locks.
-// Routing and scans are in partroute.go and partscan.go; bounds,
+// Routing and scans are in sql/exec/routing.go and sql/plan/partitions.go; bounds,
 // descriptors and their deparsing in partbound.go.
 //
 // lockd keeps a partition's columns at the same positions as its

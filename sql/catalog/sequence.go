@@ -22,7 +22,7 @@ var SeqColumns = []types.Column{{Name: "last_value", Type: types.TypeInt8}, {Nam
 // Sequences: their catalog entries (pg_sequence plus the column that owns
 // them) and CREATE / ALTER / DROP SEQUENCE, following PostgreSQL 15's
 // commands/sequence.c. A sequence's definition is transactional, like
-// every catalog change; its value is not (seqstore.go keeps it, seqfuncs.go
+// every catalog change; its value is not (seqstore.go keeps it, sql/funcs/sequence.go
 // changes it). ALTER SEQUENCE that changes how values are generated, and
 // RESTART, give the sequence new storage (a new RelFile holding the new
 // state), as PostgreSQL gives it a new relfilenode: a rollback goes back to

@@ -112,7 +112,7 @@ func (c *CatalogState) Apply(op *CatOp) {
 			delete(c.Tables, op.Oid)
 		}
 		c.dropTableConstraints(op.Oid) // constraint.go
-	case "truncate", "rewrite": // a rewrite also gives the table new storage (rewrite.go)
+	case "truncate", "rewrite": // a rewrite also gives the table new storage (sql/exec/rewrite.go)
 		if t := c.Tables[op.Oid]; t != nil {
 			t.RelFile = op.Relfile
 			for ixOID, f := range op.NewIdx {

@@ -22,7 +22,7 @@ import (
 // SET LOGGED | UNLOGGED. Messages, SQLSTATEs and locks are PostgreSQL
 // 15's (tablecmds.c): every form takes AccessExclusiveLock on the table
 // (SET/RESET of fillfactor ShareUpdateExclusiveLock) and on each partition
-// it recurses to; a rewrite (rewrite.go) adds reindex_relation's
+// it recurses to; a rewrite (sql/exec/rewrite.go) adds reindex_relation's
 // ShareLock on the table and AccessExclusiveLock on its indexes.
 //
 // Subcommands run in PostgreSQL's passes (AT_PASS_*), so that, as there,
@@ -44,7 +44,7 @@ const (
 )
 
 // compileAlterColumn compiles an ALTER TABLE subcommand other than the
-// constraint ones (conddl.go) and ATTACH/DETACH PARTITION (partddl.go),
+// constraint ones (constraint.go) and ATTACH/DETACH PARTITION (partition.go),
 // returning what runs in which pass and the lock the table needs.
 func (s *Utility) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCmd) ([]alterCmd, locks.LockMode, error) {
 	recurse := at.Relation.Inh // false: ONLY
@@ -212,7 +212,7 @@ func isNullConst(e expr.Expr) bool {
 // addColumnSpec is a compiled ADD COLUMN.
 type addColumnSpec struct {
 	col         catalog.ColumnDef
-	seq         []columnSeq // a serial or identity column's sequence (seqcols.go)
+	seq         []columnSeq // a serial or identity column's sequence (columnsequences.go)
 	ifNotExists bool
 	recurse     bool
 }
@@ -458,7 +458,7 @@ func (s *Utility) checkEmptyForNotNull(ec *expr.EvalCtx, t *catalog.TableDef, co
 
 // dropColumn drops column name of t: the indexes and constraints that
 // use it go with it; foreign keys of other tables that reference it need
-// CASCADE. The rows are left as they are (rowlayout.go).
+// CASCADE. The rows are left as they are (sql/catalog/rowlayout.go).
 func (s *Utility) dropColumn(ec *expr.EvalCtx, t *catalog.TableDef, name string, missingOK, cascade, recurse, recursing bool) error {
 	if plan.IsSystemColumn(name) {
 		return pgerr.NotSupported("cannot drop system column \"%s\"", name)
@@ -484,7 +484,7 @@ func (s *Utility) dropColumn(ec *expr.EvalCtx, t *catalog.TableDef, name string,
 	// with it
 	var deps []*catalog.ConstraintDef
 	for _, con := range cat.ReferencingKeys(t.OID) {
-		root := cat.RootConstraint(con) // a clone stands for its foreign key (fkpart.go)
+		root := cat.RootConstraint(con) // a clone stands for its foreign key (sql/catalog/constraint.go)
 		if slices.Contains(con.RefCols, i) && !(root.Table == t.OID && slices.Contains(root.Cols, i)) && !slices.Contains(deps, root) {
 			deps = append(deps, root)
 		}
@@ -504,7 +504,7 @@ func (s *Utility) dropColumn(ec *expr.EvalCtx, t *catalog.TableDef, name string,
 		switch {
 		case con.IsClone() || !slices.Contains(con.Cols, i):
 		case con.Kind == catalog.ConForeign:
-			if err := s.dropForeignKey(ec, con); err != nil { // with its clones (fkpart.go)
+			if err := s.dropForeignKey(ec, con); err != nil { // with its clones (foreignkeypart.go)
 				return err
 			}
 		default:
@@ -521,7 +521,7 @@ func (s *Utility) dropColumn(ec *expr.EvalCtx, t *catalog.TableDef, name string,
 			owned = append(owned, q.OID)
 		}
 	}
-	if err := s.dropSequences(ec, owned, map[uint32]bool{t.OID: true}, cascade, what); err != nil { // seqcols.go
+	if err := s.dropSequences(ec, owned, map[uint32]bool{t.OID: true}, cascade, what); err != nil { // columnsequences.go
 		return err
 	}
 	cat = s.Cat()
@@ -775,8 +775,8 @@ func (s *Utility) CompileAlterTable(at *pg.AlterTableStmt, st *plan.Stmt) error 
 	if at.Objtype != pg.ObjectType_OBJECT_TABLE {
 		return pgerr.NotSupported("ALTER %s is not supported", strings.TrimPrefix(at.Objtype.String(), "OBJECT_"))
 	}
-	if isPartitionCmd(at) { // partddl.go
+	if isPartitionCmd(at) { // partition.go
 		return s.compileAlterPartition(at, st)
 	}
-	return s.compileAlterConstraints(at, st) // ADD, DROP and VALIDATE CONSTRAINT (conddl.go)
+	return s.compileAlterConstraints(at, st) // ADD, DROP and VALIDATE CONSTRAINT (constraint.go)
 }

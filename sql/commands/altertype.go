@@ -20,7 +20,7 @@ import (
 // ATExecAlterColumnType, ATPostAlterTypeCleanup). The values are converted
 // by the USING expression, or by an assignment cast of the column; when
 // the new type stores values differently the table is rewritten and every
-// index rebuilt (rewrite.go), otherwise (varchar(n) to a longer varchar or
+// index rebuilt (sql/exec/rewrite.go), otherwise (varchar(n) to a longer varchar or
 // to text, a looser numeric) only the indexes on the column are rebuilt,
 // keeping their files. The indexes, CHECK constraints and foreign keys on
 // the column are then made again: PostgreSQL gives them new OIDs, lockd
@@ -214,7 +214,7 @@ func (s *Utility) remakeColumnConstraints(ec *expr.EvalCtx, t *catalog.TableDef,
 		}
 		s.AddCatOp(&catalog.CatOp{Kind: "setcon", Con: &nc})
 	}
-	// a clone (fkpart.go) is checked with its foreign key, at the table
+	// a clone (foreignkeypart.go) is checked with its foreign key, at the table
 	// the key names
 	var fks []*catalog.ConstraintDef
 	for _, con := range cat.TableConstraintDefs(t.OID) {
@@ -247,7 +247,7 @@ func (s *Utility) remakeColumnConstraints(ec *expr.EvalCtx, t *catalog.TableDef,
 			}
 		}
 		// and so are its clones for the partitions it references
-		// (fkpart.go): their triggers go and come back
+		// (foreignkeypart.go): their triggers go and come back
 		for _, c := range cat.ConstraintClones(con) {
 			for _, mode := range []locks.LockMode{locks.AccessExclusiveLock, locks.ShareRowExclusiveLock} {
 				if err := s.LockNow(ec, c.RefTable, mode); err != nil {

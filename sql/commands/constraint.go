@@ -337,14 +337,14 @@ func (s *Utility) addIndexConstraint(ec *expr.EvalCtx, t *catalog.TableDef, name
 
 // alterCmd is one compiled ALTER TABLE subcommand.
 type alterCmd struct {
-	pass int // PostgreSQL's AT_PASS (altercol.go): drops, ALTER TYPE, ADD COLUMN, column attributes, index constraints, checks and foreign keys, validation
+	pass int // PostgreSQL's AT_PASS (altertable.go): drops, ALTER TYPE, ADD COLUMN, column attributes, index constraints, checks and foreign keys, validation
 	run  func(ec *expr.EvalCtx, t *catalog.TableDef, st *alterState) error
 }
 
 // alterState is shared by the subcommands of one ALTER TABLE.
 type alterState struct {
 	checkNames, indexNames, fkNames []string
-	skippedCols                     map[string]bool                // ADD COLUMN IF NOT EXISTS found these (altercol.go)
+	skippedCols                     map[string]bool                // ADD COLUMN IF NOT EXISTS found these (altertable.go)
 	phase3                          []func(ec *expr.EvalCtx) error // checks after every pass (ATRewriteTables)
 }
 
@@ -358,7 +358,7 @@ func strongerLock(a, b locks.LockMode) locks.LockMode {
 }
 
 // compileAlterConstraints compiles ALTER TABLE subcommands that add, drop
-// or validate constraints, and through compileAlterColumn (altercol.go)
+// or validate constraints, and through compileAlterColumn (altertable.go)
 // the column forms: everything but ATTACH/DETACH PARTITION. The
 // table is locked in the strongest mode a subcommand needs
 // (AlterTableGetLockLevel): ShareRowExclusiveLock for ADD FOREIGN KEY,
@@ -430,7 +430,7 @@ func (s *Utility) compileAlterConstraints(at *pg.AlterTableStmt, st *plan.Stmt) 
 			cmds = append(cmds, alterCmd{pass: passMisc, run: func(ec *expr.EvalCtx, t *catalog.TableDef, _ *alterState) error {
 				return s.validateConstraint(ec, t, name)
 			}})
-		default: // the column forms and the rest (altercol.go)
+		default: // the column forms and the rest (altertable.go)
 			more, m, err := s.compileAlterColumn(at, cmd)
 			if err != nil {
 				return err
@@ -447,7 +447,7 @@ func (s *Utility) compileAlterConstraints(at *pg.AlterTableStmt, st *plan.Stmt) 
 	st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
 		t, err := s.ResolveTable(rv)
 		if err != nil {
-			if werr := s.alterWrongKind(rv, first); werr != nil { // an index or a sequence (altercol.go)
+			if werr := s.alterWrongKind(rv, first); werr != nil { // an index or a sequence (altertable.go)
 				return "", werr
 			}
 			if missingOK {
@@ -474,7 +474,7 @@ func (s *Utility) compileAlterConstraints(at *pg.AlterTableStmt, st *plan.Stmt) 
 				return "", pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", rv.Relname)
 			}
 		}
-		for _, check := range as.phase3 { // altercol.go
+		for _, check := range as.phase3 { // altertable.go
 			if err := check(ec); err != nil {
 				return "", err
 			}
@@ -503,10 +503,10 @@ func (s *Utility) dropConstraint(ec *expr.EvalCtx, t *catalog.TableDef, name str
 		return pgerr.New(pgerr.UndefinedObject, "constraint \"%s\" of relation \"%s\" does not exist", name, t.Name)
 	case con != nil && con.IsClone():
 		// a partition's share of a foreign key referencing a partitioned
-		// table goes only with it (fkpart.go)
+		// table goes only with it (foreignkeypart.go)
 		return pgerr.New(pgerr.InvalidTableDefinition, "cannot drop inherited constraint \"%s\" of relation \"%s\"", name, t.Name)
 	case con != nil && con.Kind == catalog.ConForeign:
-		return s.dropForeignKey(ec, con) // with its clones (fkpart.go)
+		return s.dropForeignKey(ec, con) // with its clones (foreignkeypart.go)
 	case con != nil:
 		s.AddCatOp(&catalog.CatOp{Kind: "dropcon", Con: con})
 		return nil
@@ -577,7 +577,7 @@ func (s *Utility) cascadeOrRefuseVia(ec *expr.EvalCtx, what string, deps []*cata
 	}
 	s.Notices = append(s.Notices, n)
 	for _, d := range deps {
-		if err := s.dropForeignKey(ec, d); err != nil { // fkpart.go
+		if err := s.dropForeignKey(ec, d); err != nil { // foreignkeypart.go
 			return err
 		}
 	}
@@ -690,7 +690,7 @@ func (s *Utility) dropTableKeys(ec *expr.EvalCtx, t *catalog.TableDef, dropping 
 	var via []string
 	if t.Partitioned() || t.Parent != 0 {
 		// the keys referencing t's partitions too, through their clones
-		deps, via = s.referencedPartitionDeps(t, dropping) // fkpart.go
+		deps, via = s.referencedPartitionDeps(t, dropping) // foreignkeypart.go
 	} else {
 		for _, con := range cat.ReferencingKeys(t.OID) {
 			if owner := cat.Tables[con.Table]; owner != nil && owner.OID != t.OID && !slices.Contains(dropping, owner.Name) {
@@ -770,7 +770,7 @@ func (s *Utility) attachForeignKeys(ec *expr.EvalCtx, parent, child *catalog.Tab
 // had from its ancestors as its own, as PostgreSQL's detached partition
 // keeps its copies and clones; a foreign key referencing a partitioned
 // table gets clones of its own for the referenced partitions
-// (DetachPartitionFinalize, fkpart.go).
+// (DetachPartitionFinalize, foreignkeypart.go).
 func (s *Utility) detachConstraints(ec *expr.EvalCtx, child *catalog.TableDef) error {
 	for _, con := range s.Cat().InheritedConstraints(child) {
 		nc := *con

@@ -138,7 +138,7 @@ func (s *Utility) defineForeignKey(ec *expr.EvalCtx, t *catalog.TableDef, spec *
 	def.OID = s.Catalog.AllocOID()
 	s.AddCatOp(&catalog.CatOp{Kind: "addcon", Con: def})
 	spec.created = def
-	// a partitioned referenced table: a clone for each partition (fkpart.go)
+	// a partitioned referenced table: a clone for each partition (foreignkeypart.go)
 	if err := s.addReferencedClones(ec, def); err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (s *Utility) validateForeignKey(ec *expr.EvalCtx, t *catalog.TableDef, con 
 		return err
 	}
 	// the join's planner locks: the referenced table (a partitioned one
-	// with all its partitions, fkpart.go) and its indexes, then those of
+	// with all its partitions, foreignkeypart.go) and its indexes, then those of
 	// the referencing table's leaves
 	if err := s.LockTree(ec, rt, locks.AccessShareLock); err != nil {
 		return err

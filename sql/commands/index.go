@@ -50,7 +50,7 @@ func defaultIndexName(cat *catalog.CatalogState, table string, cols []string, pr
 // unique index refuses duplicates (23505); a primary key also makes its
 // columns NOT NULL (23502 on existing NULLs).
 func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []string, name string, unique, primary bool) error {
-	if t.Partitioned() { // partddl.go
+	if t.Partitioned() { // partition.go
 		return s.addPartitionedIndex(ec, t, colNames, name, unique, primary, 0)
 	}
 	cat := s.Cat()
@@ -197,7 +197,7 @@ func (s *Utility) compileDropIndex(d *pg.DropStmt, st *plan.Stmt) error {
 				}
 				return "", pgerr.New(pgerr.UndefinedObject, "index \"%s\" does not exist", name)
 			}
-			if ix.Parent != 0 || ix.Partitioned() { // partddl.go
+			if ix.Parent != 0 || ix.Partitioned() { // partition.go
 				if err := s.dropIndexTree(ec, ix); err != nil {
 					return "", err
 				}
@@ -213,7 +213,7 @@ func (s *Utility) compileDropIndex(d *pg.DropStmt, st *plan.Stmt) error {
 			if err := s.LockNow(ec, ix.OID, locks.AccessExclusiveLock); err != nil {
 				return "", err
 			}
-			if err := s.dropIndexKeys(ec, ix, cascade); err != nil { // constraints need it (conddl.go)
+			if err := s.dropIndexKeys(ec, ix, cascade); err != nil { // constraints need it (constraint.go)
 				return "", err
 			}
 			s.AddCatOp(&catalog.CatOp{Kind: "dropindex", Oid: ix.OID, OldFile: ix.RelFile, Index: ix})

@@ -138,7 +138,7 @@ func (s *Utility) attachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.Part
 	if err := checkPartitionColumns(parent, child); err != nil {
 		return err
 	}
-	if err := s.attachChecks(parent, child); err != nil { // conddl.go
+	if err := s.attachChecks(parent, child); err != nil { // constraint.go
 		return err
 	}
 	bound, err := s.transformBound(parent, pc.Bound)
@@ -165,7 +165,7 @@ func (s *Utility) attachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.Part
 	}); err != nil {
 		return err
 	}
-	if err := s.attachForeignKeys(ec, parent, child); err != nil { // conddl.go
+	if err := s.attachForeignKeys(ec, parent, child); err != nil { // constraint.go
 		return err
 	}
 	nt := *child
@@ -176,7 +176,7 @@ func (s *Utility) attachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.Part
 			return err
 		}
 	}
-	// the foreign keys referencing the parent get clones for it (fkpart.go)
+	// the foreign keys referencing the parent get clones for it (foreignkeypart.go)
 	return s.cloneReferencedKeys(ec, s.Cat().Tables[parent.OID], s.Cat().Tables[child.OID])
 }
 
@@ -234,7 +234,7 @@ func (s *Utility) detachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.Part
 		}
 	}
 	// foreign keys referencing the partition through their clones
-	if err := s.detachReferencedKeys(ec, parent, s.Cat().Tables[child.OID]); err != nil { // fkpart.go
+	if err := s.detachReferencedKeys(ec, parent, s.Cat().Tables[child.OID]); err != nil { // foreignkeypart.go
 		return err
 	}
 	child = s.Cat().Tables[child.OID]
@@ -248,7 +248,7 @@ func (s *Utility) detachPartition(ec *expr.EvalCtx, rv *pg.RangeVar, pc *pg.Part
 			s.AddCatOp(&catalog.CatOp{Kind: "setindex", Index: &nix})
 		}
 	}
-	if err := s.detachConstraints(ec, child); err != nil { // the inherited constraints stay with it (conddl.go)
+	if err := s.detachConstraints(ec, child); err != nil { // the inherited constraints stay with it (constraint.go)
 		return err
 	}
 	nt := *child
@@ -346,9 +346,9 @@ func (s *Utility) compileCreatePartition(cs *pg.CreateStmt, t *catalog.TableDef,
 		nt := *t
 		nt.Cols = make([]catalog.ColumnDef, len(parent.Cols))
 		copy(nt.Cols, parent.Cols)
-		stripIdentity(nt.Cols) // seqcols.go
+		stripIdentity(nt.Cols) // columnsequences.go
 		for i := range nt.Cols {
-			// a new table's attributes are its columns (rowlayout.go)
+			// a new table's attributes are its columns (sql/catalog/rowlayout.go)
 			nt.Cols[i].Attnum, nt.Cols[i].Missing = 0, nil
 		}
 		nt.Parent, nt.Bound = parent.OID, bound
@@ -379,7 +379,7 @@ func (s *Utility) compileCreatePartition(cs *pg.CreateStmt, t *catalog.TableDef,
 				return "", err
 			}
 		}
-		// the foreign keys referencing the parent get clones for it (fkpart.go)
+		// the foreign keys referencing the parent get clones for it (foreignkeypart.go)
 		if err := s.cloneReferencedKeys(ec, s.Cat().Tables[parent.OID], s.Cat().Tables[nt.OID]); err != nil {
 			return "", err
 		}

@@ -110,7 +110,7 @@ func (s *Utility) renameRelation(ec *expr.EvalCtx, rv *pg.RangeVar, newName stri
 		return expr.TableNotFound(rv.Relname, -1)
 	}
 	if s.Cat().Sequences[oid] != nil {
-		// a default names its sequence by name (seqcols.go): renaming
+		// a default names its sequence by name (columnsequences.go): renaming
 		// one would need those rewritten
 		return pgerr.NotSupported("renaming sequence \"%s\" is not supported", rv.Relname)
 	}

@@ -43,7 +43,36 @@ type seqOptions struct {
 // name none.
 func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *catalog.SequenceDef, st *catalog.SeqState, asType uint32) (seqOptions, error) {
 	var o seqOptions
-	var asOpt, start, restart, incr, maxv, minv, cache, cycle *pg.DefElem
+	d, err := collectSeqOptions(options, forIdentity, &o)
+	if err != nil {
+		return o, err
+	}
+	if isInit {
+		st.LogCnt = 0
+	}
+	resetMax, resetMin, err := s.seqType(d, forIdentity, isInit, def, asType)
+	if err != nil {
+		return o, err
+	}
+	if err := seqIncrementCycle(d, isInit, def, st); err != nil {
+		return o, err
+	}
+	if err := seqBounds(d, isInit, resetMax, resetMin, def, st); err != nil {
+		return o, err
+	}
+	return o, seqStartRestartCache(d, isInit, def, st)
+}
+
+// seqDefElems are the options of CREATE / ALTER SEQUENCE that set a
+// parameter, each given at most once.
+type seqDefElems struct {
+	as, start, restart, incr, maxv, minv, cache, cycle *pg.DefElem
+}
+
+// collectSeqOptions sorts options into their parameters, refusing one
+// given twice; OWNED BY and SEQUENCE NAME go to o.
+func collectSeqOptions(options []*pg.Node, forIdentity bool, o *seqOptions) (*seqDefElems, error) {
+	d := &seqDefElems{}
 	seen := func(p **pg.DefElem, de *pg.DefElem) error {
 		if *p != nil {
 			return expr.PosErr(pgerr.New(pgerr.SyntaxError, "conflicting or redundant options"), de.Location)
@@ -57,58 +86,60 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		var err error
 		switch de.Defname {
 		case "as":
-			err = seen(&asOpt, de)
+			err = seen(&d.as, de)
 		case "increment":
-			err = seen(&incr, de)
+			err = seen(&d.incr, de)
 		case "start":
-			err = seen(&start, de)
+			err = seen(&d.start, de)
 		case "restart":
-			err = seen(&restart, de)
+			err = seen(&d.restart, de)
 		case "maxvalue":
-			err = seen(&maxv, de)
+			err = seen(&d.maxv, de)
 		case "minvalue":
-			err = seen(&minv, de)
+			err = seen(&d.minv, de)
 		case "cache":
-			err = seen(&cache, de)
+			err = seen(&d.cache, de)
 		case "cycle":
-			err = seen(&cycle, de)
+			err = seen(&d.cycle, de)
 		case "owned_by":
 			if o.ownedBy != nil {
-				return o, expr.PosErr(pgerr.New(pgerr.SyntaxError, "conflicting or redundant options"), de.Location)
+				return nil, expr.PosErr(pgerr.New(pgerr.SyntaxError, "conflicting or redundant options"), de.Location)
 			}
 			for _, item := range de.Arg.GetList().GetItems() {
 				o.ownedBy = append(o.ownedBy, analyze.NodeName(item))
 			}
 		case "sequence_name":
 			if !forIdentity {
-				return o, expr.PosErr(pgerr.New(pgerr.SyntaxError, "invalid sequence option SEQUENCE NAME"), de.Location)
+				return nil, expr.PosErr(pgerr.New(pgerr.SyntaxError, "invalid sequence option SEQUENCE NAME"), de.Location)
 			}
 			for _, item := range de.Arg.GetList().GetItems() {
 				o.seqName = append(o.seqName, analyze.NodeName(item))
 			}
 		default:
-			return o, pgerr.New(pgerr.InternalError, "option \"%s\" not recognized", de.Defname)
+			return nil, pgerr.New(pgerr.InternalError, "option \"%s\" not recognized", de.Defname)
 		}
 		if err != nil {
-			return o, err
+			return nil, err
 		}
 	}
-	if isInit {
-		st.LogCnt = 0
-	}
+	return d, nil
+}
+
+// seqType applies AS type; resetMax and resetMin report that the old
+// type's limits were the bounds, which then follow the new type.
+func (s *Utility) seqType(d *seqDefElems, forIdentity, isInit bool, def *catalog.SequenceDef, asType uint32) (resetMax, resetMin bool, err error) {
 	// AS type
-	resetMax, resetMin := false, false
 	switch {
-	case asOpt != nil:
-		typ, err := plan.NewAnalyzer(&s.Backend, nil).TypeName(asOpt.Arg.GetTypeName())
+	case d.as != nil:
+		typ, err := plan.NewAnalyzer(&s.Backend, nil).TypeName(d.as.Arg.GetTypeName())
 		if err != nil {
-			return o, err
+			return false, false, err
 		}
 		if typ.OID != types.OIDInt2 && typ.OID != types.OIDInt4 && typ.OID != types.OIDInt8 {
 			if forIdentity {
-				return o, pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+				return false, false, pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
 			}
-			return o, pgerr.New(pgerr.InvalidParameterValue, "sequence type must be smallint, integer, or bigint")
+			return false, false, pgerr.New(pgerr.InvalidParameterValue, "sequence type must be smallint, integer, or bigint")
 		}
 		if !isInit {
 			// bounds that were the old type's limits follow the type
@@ -118,20 +149,25 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		def.TypeOID = typ.OID
 	case isInit && asType != 0:
 		if asType != types.OIDInt2 && asType != types.OIDInt4 && asType != types.OIDInt8 {
-			return o, pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+			return false, false, pgerr.New(pgerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
 		}
 		def.TypeOID = asType
 	case isInit:
 		def.TypeOID = types.OIDInt8
 	}
+	return resetMax, resetMin, nil
+}
+
+// seqIncrementCycle applies INCREMENT BY and [NO] CYCLE.
+func seqIncrementCycle(d *seqDefElems, isInit bool, def *catalog.SequenceDef, st *catalog.SeqState) error {
 	// INCREMENT BY
-	if incr != nil {
-		v, err := seqOptInt(incr)
+	if d.incr != nil {
+		v, err := seqOptInt(d.incr)
 		if err != nil {
-			return o, err
+			return err
 		}
 		if v == 0 {
-			return o, pgerr.New(pgerr.InvalidParameterValue, "INCREMENT must not be zero")
+			return pgerr.New(pgerr.InvalidParameterValue, "INCREMENT must not be zero")
 		}
 		def.Increment = v
 		st.LogCnt = 0
@@ -139,23 +175,29 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		def.Increment = 1
 	}
 	// CYCLE
-	if cycle != nil {
-		def.Cycle = cycle.Arg.GetBoolean().GetBoolval()
+	if d.cycle != nil {
+		def.Cycle = d.cycle.Arg.GetBoolean().GetBoolval()
 		st.LogCnt = 0
 	} else if isInit {
 		def.Cycle = false
 	}
+	return nil
+}
+
+// seqBounds applies MAXVALUE and MINVALUE (NO MAXVALUE / NO MINVALUE:
+// the type's limit in the direction of the increment).
+func seqBounds(d *seqDefElems, isInit, resetMax, resetMin bool, def *catalog.SequenceDef, st *catalog.SeqState) error {
 	lo, hi := seqTypeLimits(def.TypeOID)
 	typeName := types.FormatType(def.TypeOID, -1)
 	// MAXVALUE (no argument: NO MAXVALUE)
-	if maxv != nil && maxv.Arg != nil {
-		v, err := seqOptInt(maxv)
+	if d.maxv != nil && d.maxv.Arg != nil {
+		v, err := seqOptInt(d.maxv)
 		if err != nil {
-			return o, err
+			return err
 		}
 		def.Max = v
 		st.LogCnt = 0
-	} else if isInit || maxv != nil || resetMax {
+	} else if isInit || d.maxv != nil || resetMax {
 		if def.Increment > 0 || resetMax {
 			def.Max = hi
 		} else {
@@ -164,17 +206,17 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		st.LogCnt = 0
 	}
 	if def.Max < lo || def.Max > hi {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "MAXVALUE (%d) is out of range for sequence data type %s", def.Max, typeName)
+		return pgerr.New(pgerr.InvalidParameterValue, "MAXVALUE (%d) is out of range for sequence data type %s", def.Max, typeName)
 	}
 	// MINVALUE (no argument: NO MINVALUE)
-	if minv != nil && minv.Arg != nil {
-		v, err := seqOptInt(minv)
+	if d.minv != nil && d.minv.Arg != nil {
+		v, err := seqOptInt(d.minv)
 		if err != nil {
-			return o, err
+			return err
 		}
 		def.Min = v
 		st.LogCnt = 0
-	} else if isInit || minv != nil || resetMin {
+	} else if isInit || d.minv != nil || resetMin {
 		if def.Increment < 0 || resetMin {
 			def.Min = lo
 		} else {
@@ -183,16 +225,22 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		st.LogCnt = 0
 	}
 	if def.Min < lo || def.Min > hi {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "MINVALUE (%d) is out of range for sequence data type %s", def.Min, typeName)
+		return pgerr.New(pgerr.InvalidParameterValue, "MINVALUE (%d) is out of range for sequence data type %s", def.Min, typeName)
 	}
 	if def.Min >= def.Max {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", def.Min, def.Max)
+		return pgerr.New(pgerr.InvalidParameterValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", def.Min, def.Max)
 	}
+	return nil
+}
+
+// seqStartRestartCache applies START WITH, RESTART [WITH] and CACHE, and
+// checks the value the sequence continues from against its bounds.
+func seqStartRestartCache(d *seqDefElems, isInit bool, def *catalog.SequenceDef, st *catalog.SeqState) error {
 	// START WITH
-	if start != nil {
-		v, err := seqOptInt(start)
+	if d.start != nil {
+		v, err := seqOptInt(d.start)
 		if err != nil {
-			return o, err
+			return err
 		}
 		def.Start = v
 	} else if isInit {
@@ -203,17 +251,17 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		}
 	}
 	if def.Start < def.Min {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "START value (%d) cannot be less than MINVALUE (%d)", def.Start, def.Min)
+		return pgerr.New(pgerr.InvalidParameterValue, "START value (%d) cannot be less than MINVALUE (%d)", def.Start, def.Min)
 	}
 	if def.Start > def.Max {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "START value (%d) cannot be greater than MAXVALUE (%d)", def.Start, def.Max)
+		return pgerr.New(pgerr.InvalidParameterValue, "START value (%d) cannot be greater than MAXVALUE (%d)", def.Start, def.Max)
 	}
 	// RESTART [WITH]
-	if restart != nil {
-		if restart.Arg != nil {
-			v, err := seqOptInt(restart)
+	if d.restart != nil {
+		if d.restart.Arg != nil {
+			v, err := seqOptInt(d.restart)
 			if err != nil {
-				return o, err
+				return err
 			}
 			st.LastValue = v
 		} else {
@@ -225,28 +273,28 @@ func (s *Utility) seqParams(options []*pg.Node, forIdentity, isInit bool, def *c
 		st.LastValue = def.Start
 		st.IsCalled = false
 	}
-	// the restart value, or the current value when the bounds moved
+	// the d.restart value, or the current value when the bounds moved
 	if st.LastValue < def.Min {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", st.LastValue, def.Min)
+		return pgerr.New(pgerr.InvalidParameterValue, "RESTART value (%d) cannot be less than MINVALUE (%d)", st.LastValue, def.Min)
 	}
 	if st.LastValue > def.Max {
-		return o, pgerr.New(pgerr.InvalidParameterValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", st.LastValue, def.Max)
+		return pgerr.New(pgerr.InvalidParameterValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", st.LastValue, def.Max)
 	}
 	// CACHE
-	if cache != nil {
-		v, err := seqOptInt(cache)
+	if d.cache != nil {
+		v, err := seqOptInt(d.cache)
 		if err != nil {
-			return o, err
+			return err
 		}
 		if v <= 0 {
-			return o, pgerr.New(pgerr.InvalidParameterValue, "CACHE (%d) must be greater than zero", v)
+			return pgerr.New(pgerr.InvalidParameterValue, "CACHE (%d) must be greater than zero", v)
 		}
 		def.Cache = v
 		st.LogCnt = 0
 	} else if isInit {
 		def.Cache = 1
 	}
-	return o, nil
+	return nil
 }
 
 // seqOptInt is defGetInt64: an option's numeric argument as a bigint.

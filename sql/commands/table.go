@@ -27,10 +27,59 @@ func (s *Utility) CompileCreateTable(cs *pg.CreateStmt, st *plan.Stmt) error {
 	case cs.Relation.Schemaname != "" && cs.Relation.Schemaname != "public":
 		return pgerr.New(pgerr.InvalidSchemaName, "schema \"%s\" does not exist", cs.Relation.Schemaname)
 	}
-	name := cs.Relation.Relname
-	// RowFormat 1: rows record their number of attributes (rowlayout.go)
-	t := &catalog.TableDef{Name: name, Unlogged: cs.Relation.Relpersistence == "u", RowFormat: 1}
-	for _, o := range cs.Options {
+	// RowFormat 1: rows record their number of attributes (sql/catalog/rowlayout.go)
+	ct := &newTable{t: &catalog.TableDef{Name: cs.Relation.Relname, Unlogged: cs.Relation.Relpersistence == "u", RowFormat: 1}}
+	if err := tableOptions(ct.t, cs.Options); err != nil {
+		return err
+	}
+	for _, e := range cs.TableElts {
+		var err error
+		switch {
+		case e.GetColumnDef() != nil:
+			err = s.addColumnDef(ct, e.GetColumnDef())
+		case e.GetConstraint() != nil:
+			err = ct.addConstraint(e.GetConstraint())
+		default:
+			err = pgerr.NotSupported("this table element is not supported")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(ct.t.Cols) > 1600 {
+		return pgerr.New("54011", "tables can have at most 1600 columns")
+	}
+	// unique constraints duplicating the primary key or each other
+	ct.pkName = ct.cons.mergeUniques(ct.pk, ct.pkName)
+	if cs.Partbound != nil { // partition.go
+		return s.compileCreatePartition(cs, ct.t, st)
+	}
+	if cs.Partspec != nil {
+		if err := partitionSpec(ct.t, cs.Partspec); err != nil {
+			return err
+		}
+	}
+	ifNotExists := cs.IfNotExists
+	st.Tag = "CREATE TABLE"
+	st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+		return s.createTable(ec, ct, ifNotExists)
+	}
+	return nil
+}
+
+// newTable is a CREATE TABLE as analysed: the table, its primary key,
+// its serial and identity columns, and its other constraints.
+type newTable struct {
+	t       *catalog.TableDef
+	pk      []string
+	pkName  string
+	colSeqs []columnSeq // serial and identity columns (columnsequences.go)
+	cons    tableCons   // CHECK, UNIQUE and FOREIGN KEY constraints (constraint.go)
+}
+
+// tableOptions applies CREATE TABLE's WITH (...) storage parameters.
+func tableOptions(t *catalog.TableDef, options []*pg.Node) error {
+	for _, o := range options {
 		de := o.GetDefElem()
 		switch de.Defname {
 		case "fillfactor":
@@ -44,132 +93,118 @@ func (s *Utility) CompileCreateTable(cs *pg.CreateStmt, st *plan.Stmt) error {
 			return pgerr.New(pgerr.InvalidParameterValue, "unrecognized parameter \"%s\"", de.Defname)
 		}
 	}
-	var pk []string
-	pkName := ""
-	var colSeqs []columnSeq // serial and identity columns (seqcols.go)
-	var cons tableCons      // CHECK, UNIQUE and FOREIGN KEY constraints (conddl.go)
-	for _, e := range cs.TableElts {
-		switch {
-		case e.GetColumnDef() != nil:
-			cd := e.GetColumnDef()
-			a := plan.NewAnalyzer(&s.Backend, nil)
-			typ, serial, err := columnType(a, cd.TypeName)
+	return nil
+}
+
+// addColumnDef adds a column definition with its column constraints.
+func (s *Utility) addColumnDef(ct *newTable, cd *pg.ColumnDef) error {
+	t := ct.t
+	a := plan.NewAnalyzer(&s.Backend, nil)
+	typ, serial, err := columnType(a, cd.TypeName)
+	if err != nil {
+		return err
+	}
+	if typ.OID == types.OIDUnknown || typ.OID == types.OIDTextArray || typ.OID == types.OIDInt4Array {
+		return pgerr.NotSupported("columns of type %s are not supported", typ.Name)
+	}
+	if t.ColIndex(cd.Colname) >= 0 {
+		return pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", cd.Colname)
+	}
+	col := catalog.ColumnDef{Name: cd.Colname, TypeOID: typ.OID, TypeMod: typ.Mod}
+	if cd.IsNotNull {
+		col.NotNull = true
+	}
+	for _, c := range cd.Constraints {
+		con := c.GetConstraint()
+		switch con.Contype {
+		case pg.ConstrType_CONSTR_NOTNULL:
+			col.NotNull = true
+		case pg.ConstrType_CONSTR_NULL:
+		case pg.ConstrType_CONSTR_DEFAULT:
+			text, err := analyze.DeparseDefault(&s.Backend, con.RawExpr)
 			if err != nil {
 				return err
 			}
-			if typ.OID == types.OIDUnknown || typ.OID == types.OIDTextArray || typ.OID == types.OIDInt4Array {
-				return pgerr.NotSupported("columns of type %s are not supported", typ.Name)
+			if !rawNullDefault(con.RawExpr) {
+				col.Default = text
 			}
-			if t.ColIndex(cd.Colname) >= 0 {
-				return pgerr.New(pgerr.DuplicateColumn, "column \"%s\" specified more than once", cd.Colname)
-			}
-			col := catalog.ColumnDef{Name: cd.Colname, TypeOID: typ.OID, TypeMod: typ.Mod}
-			if cd.IsNotNull {
-				col.NotNull = true
-			}
-			for _, c := range cd.Constraints {
-				con := c.GetConstraint()
-				switch con.Contype {
-				case pg.ConstrType_CONSTR_NOTNULL:
-					col.NotNull = true
-				case pg.ConstrType_CONSTR_NULL:
-				case pg.ConstrType_CONSTR_DEFAULT:
-					text, err := analyze.DeparseDefault(&s.Backend, con.RawExpr)
-					if err != nil {
-						return err
-					}
-					if !rawNullDefault(con.RawExpr) { // altercol.go
-						col.Default = text
-					}
-				case pg.ConstrType_CONSTR_PRIMARY:
-					pk = []string{cd.Colname}
-					pkName = con.Conname
-					col.NotNull = true
-				case pg.ConstrType_CONSTR_IDENTITY: // addColumnSequence
-				default:
-					if err := cons.addColumn(con, cd.Colname); err != nil {
-						return err
-					}
-				}
-			}
-			if colSeqs, err = addColumnSequence(colSeqs, cd, &col, serial, name, len(t.Cols)); err != nil {
-				return err
-			}
-			t.Cols = append(t.Cols, col)
-		case e.GetConstraint() != nil:
-			con := e.GetConstraint()
-			if err := cons.addTable(con); err != nil {
-				return err
-			}
-			if con.Contype != pg.ConstrType_CONSTR_PRIMARY {
-				continue
-			}
-			for _, k := range con.Keys {
-				pk = append(pk, analyze.NodeName(k))
-			}
-			pkName = con.Conname
+		case pg.ConstrType_CONSTR_PRIMARY:
+			ct.pk = []string{cd.Colname}
+			ct.pkName = con.Conname
+			col.NotNull = true
+		case pg.ConstrType_CONSTR_IDENTITY: // addColumnSequence
 		default:
-			return pgerr.NotSupported("this table element is not supported")
-		}
-	}
-	if len(t.Cols) > 1600 {
-		return pgerr.New("54011", "tables can have at most 1600 columns")
-	}
-	// unique constraints duplicating the primary key or each other (conddl.go)
-	pkName = cons.mergeUniques(pk, pkName)
-	if cs.Partbound != nil { // partition.go
-		return s.compileCreatePartition(cs, t, st)
-	}
-	if cs.Partspec != nil {
-		if err := partitionSpec(t, cs.Partspec); err != nil {
-			return err
-		}
-	}
-	ifNotExists := cs.IfNotExists
-	st.Tag = "CREATE TABLE"
-	st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
-		cat := s.Cat()
-		if _, exists := cat.ByName[name]; exists {
-			if ifNotExists {
-				s.Notice(pgerr.SeverityNotice, pgerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))
-				return "CREATE TABLE", nil
-			}
-			return "", pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
-		}
-		nt := *t
-		nt.Cols = append([]catalog.ColumnDef(nil), t.Cols...)
-		seqs, err := s.createColumnSequences(ec, &nt, colSeqs)
-		if err != nil {
-			return "", err
-		}
-		nt.OID = s.Catalog.AllocOID()
-		if !nt.Partitioned() { // a partitioned table has no storage
-			nt.RelFile = nt.OID
-			if err := s.Store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
-				return "", err
+			if err := ct.cons.addColumn(con, cd.Colname); err != nil {
+				return err
 			}
 		}
-		if err := s.LockNow(ec, nt.OID, locks.AccessExclusiveLock); err != nil {
-			return "", err
+	}
+	if ct.colSeqs, err = addColumnSequence(ct.colSeqs, cd, &col, serial, t.Name, len(t.Cols)); err != nil {
+		return err
+	}
+	t.Cols = append(t.Cols, col)
+	return nil
+}
+
+// addConstraint adds a table constraint.
+func (ct *newTable) addConstraint(con *pg.Constraint) error {
+	if err := ct.cons.addTable(con); err != nil {
+		return err
+	}
+	if con.Contype == pg.ConstrType_CONSTR_PRIMARY {
+		for _, k := range con.Keys {
+			ct.pk = append(ct.pk, analyze.NodeName(k))
 		}
-		s.AddCatOp(&catalog.CatOp{Kind: "create", Table: &nt})
-		if err := s.createChecks(ec, s.Cat().Tables[nt.OID], &cons); err != nil { // conddl.go
-			return "", err
-		}
-		if err := s.ownColumnSequences(ec, nt.OID, seqs); err != nil {
-			return "", err
-		}
-		if len(pk) > 0 {
-			if err := s.addIndexConstraint(ec, s.Cat().Tables[nt.OID], pkName, pk, true); err != nil { // conddl.go
-				return "", err
-			}
-		}
-		if err := s.createKeys(ec, s.Cat().Tables[nt.OID], &cons); err != nil { // conddl.go
-			return "", err
-		}
-		return "CREATE TABLE", nil
+		ct.pkName = con.Conname
 	}
 	return nil
+}
+
+// createTable runs CREATE TABLE: the table with its storage, locked
+// AccessExclusiveLock, then its sequences, checks, primary key and
+// unique and foreign keys.
+func (s *Utility) createTable(ec *expr.EvalCtx, ct *newTable, ifNotExists bool) (string, error) {
+	t, name := ct.t, ct.t.Name
+	cat := s.Cat()
+	if _, exists := cat.ByName[name]; exists {
+		if ifNotExists {
+			s.Notice(pgerr.SeverityNotice, pgerr.DuplicateTable, fmt.Sprintf("relation \"%s\" already exists, skipping", name))
+			return "CREATE TABLE", nil
+		}
+		return "", pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", name)
+	}
+	nt := *t
+	nt.Cols = append([]catalog.ColumnDef(nil), t.Cols...)
+	seqs, err := s.createColumnSequences(ec, &nt, ct.colSeqs)
+	if err != nil {
+		return "", err
+	}
+	nt.OID = s.Catalog.AllocOID()
+	if !nt.Partitioned() { // a partitioned table has no storage
+		nt.RelFile = nt.OID
+		if err := s.Store.CreateRelation(storage.RelID(nt.RelFile)); err != nil {
+			return "", err
+		}
+	}
+	if err := s.LockNow(ec, nt.OID, locks.AccessExclusiveLock); err != nil {
+		return "", err
+	}
+	s.AddCatOp(&catalog.CatOp{Kind: "create", Table: &nt})
+	if err := s.createChecks(ec, s.Cat().Tables[nt.OID], &ct.cons); err != nil {
+		return "", err
+	}
+	if err := s.ownColumnSequences(ec, nt.OID, seqs); err != nil {
+		return "", err
+	}
+	if len(ct.pk) > 0 {
+		if err := s.addIndexConstraint(ec, s.Cat().Tables[nt.OID], ct.pkName, ct.pk, true); err != nil {
+			return "", err
+		}
+	}
+	if err := s.createKeys(ec, s.Cat().Tables[nt.OID], &ct.cons); err != nil {
+		return "", err
+	}
+	return "CREATE TABLE", nil
 }
 
 func (s *Utility) CompileDrop(d *pg.DropStmt, st *plan.Stmt) error {
@@ -180,7 +215,7 @@ func (s *Utility) CompileDrop(d *pg.DropStmt, st *plan.Stmt) error {
 		return pgerr.NotSupported("DROP %s is not supported yet", strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
 	// CASCADE: foreign keys referencing the table go too, and column
-	// defaults that name sequences the dropped tables own (seqcols.go)
+	// defaults that name sequences the dropped tables own (columnsequences.go)
 	cascade := d.Behavior == pg.DropBehavior_DROP_CASCADE
 	var names []string
 	for _, o := range d.Objects {
@@ -209,8 +244,8 @@ func (s *Utility) CompileDrop(d *pg.DropStmt, st *plan.Stmt) error {
 				}
 				return "", pgerr.New(pgerr.UndefinedTable, "table \"%s\" does not exist", name)
 			}
-			if t.Partitioned() || t.Parent != 0 { // partddl.go
-				if err := s.dropTableKeys(ec, t, names, cascade); err != nil { // conddl.go
+			if t.Partitioned() || t.Parent != 0 { // partition.go
+				if err := s.dropTableKeys(ec, t, names, cascade); err != nil { // constraint.go
 					return "", err
 				}
 				if err := s.dropPartitionTree(ec, t); err != nil {
@@ -225,7 +260,7 @@ func (s *Utility) CompileDrop(d *pg.DropStmt, st *plan.Stmt) error {
 			if t == nil {
 				continue
 			}
-			if err := s.dropTableKeys(ec, t, names, cascade); err != nil { // foreign keys (conddl.go)
+			if err := s.dropTableKeys(ec, t, names, cascade); err != nil { // foreign keys (constraint.go)
 				return "", err
 			}
 			op := &catalog.CatOp{Kind: "drop", Oid: t.OID, OldFile: t.RelFile, OldIdx: map[uint32]uint32{}}

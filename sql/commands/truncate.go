@@ -98,7 +98,7 @@ func (s *Utility) CompileTruncate(tr *pg.TruncateStmt, st *plan.Stmt) error {
 			if err := s.LockNow(ec, t.OID, locks.AccessExclusiveLock); err != nil {
 				return "", err
 			}
-			leaves, err := s.truncateTargets(ec, t, rv.Inh) // partddl.go
+			leaves, err := s.truncateTargets(ec, t, rv.Inh)
 			if err != nil {
 				return "", err
 			}
@@ -108,7 +108,7 @@ func (s *Utility) CompileTruncate(tr *pg.TruncateStmt, st *plan.Stmt) error {
 				rels = append(rels, s.Cat().Inheritors(t)...)
 			}
 		}
-		tabs, err := s.truncateKeys(ec, rels, tabs, cascade) // foreign keys (conddl.go)
+		tabs, err := s.truncateKeys(ec, rels, tabs, cascade) // foreign keys
 		if err != nil {
 			return "", err
 		}
@@ -140,7 +140,7 @@ func (s *Utility) CompileTruncate(tr *pg.TruncateStmt, st *plan.Stmt) error {
 			s.AddCatOp(op)
 		}
 		if restart {
-			if err := s.restartIdentity(ec, rvs, tabs); err != nil { // seqcols.go
+			if err := s.restartIdentity(ec, rvs, tabs); err != nil { // columnsequences.go
 				return "", err
 			}
 		}

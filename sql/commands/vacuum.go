@@ -47,7 +47,7 @@ func (s *Utility) CompileVacuum(v *pg.VacuumStmt, st *plan.Stmt) error {
 			}
 		}
 		for _, rv := range rvs {
-			if analyze.SkipSequence(&s.Backend, rv, tag) { // seqcols.go
+			if analyze.SkipSequence(&s.Backend, rv, tag) { // sql/analyze/sequences.go
 				continue
 			}
 			t, err := s.ResolveTable(rv)
@@ -56,7 +56,7 @@ func (s *Utility) CompileVacuum(v *pg.VacuumStmt, st *plan.Stmt) error {
 			}
 			tabs = append(tabs, t)
 		}
-		tabs = s.vacuumTargets(tabs, len(rvs) > 0) // partddl.go
+		tabs = s.vacuumTargets(tabs, len(rvs) > 0)
 		for _, t := range tabs {
 			if err := s.LockNow(ec, t.OID, locks.ShareUpdateExclusiveLock); err != nil {
 				return "", err

@@ -140,7 +140,7 @@ type copyPlan struct {
 	names   []string
 	file    string           // server-side file, else STDIN/STDOUT
 	query   *plan.SelectPlan // COPY (query) TO
-	route   *plan.PartRouter // COPY FROM into a partitioned table or a partition (partroute.go)
+	route   *plan.PartRouter // COPY FROM into a partitioned table or a partition (routing.go)
 	ixLocks plan.ExecIndexLocks
 }
 

@@ -132,7 +132,7 @@ func (s *Executor) InsertRow(ec *expr.EvalCtx, t *catalog.TableDef, indexes []*c
 	if err := plan.CheckNotNull(t, row); err != nil {
 		return storage.TID{}, err
 	}
-	if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints (check.go)
+	if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints
 		return storage.TID{}, err
 	}
 	if _, err := s.Txn.AssignXid(); err != nil {

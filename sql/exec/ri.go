@@ -93,7 +93,7 @@ func (s *Executor) afterMoveUpdate(t *catalog.TableDef, root uint32, set map[int
 // locking every index), on all its indexes; afterwards only on the index
 // the plan uses (riPlan; plan_cache_mode forces either plan, as it does
 // in PostgreSQL). A partitioned referenced table is looked into as
-// fkpart.go describes. CASCADE, SET NULL and SET DEFAULT run the UPDATE or
+// sql/commands/foreignkeypart.go describes. CASCADE, SET NULL and SET DEFAULT run the UPDATE or
 // DELETE PostgreSQL runs, compiled once per session; their own events fire
 // at their end, nested.
 
@@ -110,7 +110,7 @@ type fkRef struct {
 	keyPos []int
 	// pk looks the referenced key up (keys holds its values, of keyTyps);
 	// for a partitioned referenced table leaves holds the lookup in each
-	// leaf partition, built when first used (fkpart.go)
+	// leaf partition, built when first used (sql/commands/foreignkeypart.go)
 	pk      *plan.TableSource
 	keys    []*expr.ConstExpr
 	keyTyps []types.Type

@@ -70,7 +70,7 @@ func (x *Executor) routeInsertTID(ec *expr.EvalCtx, r *plan.PartRouter, row []ty
 		if err := plan.CheckNotNull(t, row); err != nil {
 			return storage.TID{}, nil, err
 		}
-		if err := s.checkConstraints(ec, t, row); err != nil { // check.go
+		if err := s.checkConstraints(ec, t, row); err != nil { // insert.go
 			return storage.TID{}, nil, err
 		}
 		if !fitsPartition(cat, t, row) {
@@ -179,7 +179,7 @@ func (x *Executor) finishPartUpdate(pu *plan.PartUpdate) {
 // partitionUpdate checks the new version newRow of the row at tid in p.t
 // (old its values) and, if it must move, deletes it there (marking it
 // moved) and routes the new row, queuing the foreign-key events of a
-// moved row (fkpart.go). moved reports that the deletion was attempted;
+// moved row (sql/commands/foreignkeypart.go). moved reports that the deletion was attempted;
 // out is its outcome.
 func (s *Executor) partitionUpdate(ec *expr.EvalCtx, p *plan.ModifyPlan, tid storage.TID, old, newRow []types.Datum) (moved bool, out storage.UpdateOutcome, err error) {
 	cat := s.Cat()

@@ -17,29 +17,11 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 		return err
 	}
 	noRows := !ok // an aggregate over no rows still yields its one row
-	limit, offset := int64(-1), int64(0)
-	for _, l := range []struct {
-		e   expr.Expr
-		dst *int64
-	}{{p.Limit, &limit}, {p.Offset, &offset}} {
-		if l.e == nil {
-			continue
-		}
-		v, err := l.e.Eval(ec, nil)
-		if err != nil {
-			return err
-		}
-		if !v.Null {
-			if v.I < 0 {
-				if l.dst == &limit {
-					return pgerr.New(pgerr.InvalidRowCountLimit, "LIMIT must not be negative")
-				}
-				return pgerr.New(pgerr.InvalidOffsetLimit, "OFFSET must not be negative")
-			}
-			*l.dst = v.I
-		}
+	lim, err := evalLimits(ec, p, emit)
+	if err != nil {
+		return err
 	}
-	if limit == 0 && p.RowLocks == nil {
+	if lim.limit == 0 && p.RowLocks == nil {
 		return nil
 	}
 	buf := make([]types.Datum, p.Width)
@@ -59,35 +41,96 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 			return fn()
 		})
 	}
-	var emitted, skipped int64
-	direct := func(out []types.Datum) error {
-		if skipped < offset {
-			skipped++
-			return nil
-		}
-		if limit >= 0 && emitted >= limit {
-			return plan.ErrLimitReached
-		}
-		emitted++
-		return emit(out)
-	}
-	buffered := p.Grouped || len(p.Sort) > 0 || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil
 	out := make([]types.Datum, len(p.Targets))
-	if !buffered {
-		err := scan(func() error { return x.project(ec, p, buf, out, direct) })
+	if !(p.Grouped || len(p.Sort) > 0 || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil) {
+		// streamed: each row goes out as the scan produces it
+		err := scan(func() error { return x.project(ec, p, buf, out, lim.emit) })
 		if err == plan.ErrLimitReached {
 			return nil
 		}
 		return err
 	}
-
-	type outRow struct {
-		out   []types.Datum
-		keys  []types.Datum
-		level []types.Datum // the level row, for FOR UPDATE
-	}
-	var results []outRow
 	deferred := p.PostponedTargets()
+	results, err := x.collectRows(ec, p, scan, buf, out, deferred)
+	if err != nil {
+		return err
+	}
+	if results, err = orderRows(p, results); err != nil {
+		return err
+	}
+	return x.emitRows(ec, p, results, deferred, lim)
+}
+
+// limiter applies OFFSET and LIMIT to the rows a query emits.
+type limiter struct {
+	limit, offset    int64 // limit -1: none
+	emitted, skipped int64
+	next             func(row []types.Datum) error
+}
+
+// evalLimits evaluates the query's LIMIT and OFFSET for this execution.
+func evalLimits(ec *expr.EvalCtx, p *plan.SelectPlan, emit func([]types.Datum) error) (*limiter, error) {
+	lim := &limiter{limit: -1, next: emit}
+	for _, l := range []struct {
+		e   expr.Expr
+		dst *int64
+	}{{p.Limit, &lim.limit}, {p.Offset, &lim.offset}} {
+		if l.e == nil {
+			continue
+		}
+		v, err := l.e.Eval(ec, nil)
+		if err != nil {
+			return nil, err
+		}
+		if !v.Null {
+			if v.I < 0 {
+				if l.dst == &lim.limit {
+					return nil, pgerr.New(pgerr.InvalidRowCountLimit, "LIMIT must not be negative")
+				}
+				return nil, pgerr.New(pgerr.InvalidOffsetLimit, "OFFSET must not be negative")
+			}
+			*l.dst = v.I
+		}
+	}
+	return lim, nil
+}
+
+// skip reports whether the next row is one OFFSET skips (and counts it).
+func (l *limiter) skip() bool {
+	if l.skipped < l.offset {
+		l.skipped++
+		return true
+	}
+	return false
+}
+
+// full reports whether LIMIT rows have gone out.
+func (l *limiter) full() bool { return l.limit >= 0 && l.emitted >= l.limit }
+
+// emit sends a streamed row on, or ends the scan once LIMIT is reached.
+func (l *limiter) emit(out []types.Datum) error {
+	if l.skip() {
+		return nil
+	}
+	if l.full() {
+		return plan.ErrLimitReached
+	}
+	l.emitted++
+	return l.next(out)
+}
+
+// outRow is a row of a query whose rows are gathered before they go out
+// (grouped, sorted, distinct or row-locking queries).
+type outRow struct {
+	out   []types.Datum
+	keys  []types.Datum // ORDER BY keys, then DISTINCT ON keys
+	level []types.Datum // the level row, for FOR UPDATE and postponed targets
+}
+
+// collectRows runs the scan (grouped when the query is) and gathers the
+// projected rows with their sort keys.
+func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(func() error) error, buf, out []types.Datum, deferred []bool) ([]outRow, error) {
+	var results []outRow
 	collect := func(row []types.Datum) error {
 		project := func(ec *expr.EvalCtx, row, out []types.Datum, fn func([]types.Datum) error) error {
 			return x.project(ec, p, row, out, fn)
@@ -130,11 +173,16 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 	}
 	if p.Grouped {
 		if err := x.runGroups(ec, p, scan, buf, collect); err != nil {
-			return err
+			return nil, err
 		}
 	} else if err := scan(func() error { return collect(buf) }); err != nil {
-		return err
+		return nil, err
 	}
+	return results, nil
+}
+
+// orderRows applies DISTINCT, ORDER BY and DISTINCT ON to gathered rows.
+func orderRows(p *plan.SelectPlan, results []outRow) ([]outRow, error) {
 	if p.Distinct {
 		seen := map[string]bool{}
 		kept := results[:0]
@@ -157,7 +205,7 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 			return c < 0
 		})
 		if sortErr != nil {
-			return sortErr
+			return nil, sortErr
 		}
 	}
 	if len(p.DistinctOn) > 0 {
@@ -177,8 +225,14 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 		}
 		results = kept
 	}
+	return results, nil
+}
+
+// emitRows sends gathered rows out through OFFSET and LIMIT, locking
+// each first under FOR UPDATE.
+func (x *Executor) emitRows(ec *expr.EvalCtx, p *plan.SelectPlan, results []outRow, deferred []bool, lim *limiter) error {
 	for _, r := range results {
-		if limit >= 0 && emitted >= limit {
+		if lim.full() {
 			break
 		}
 		if p.RowLocks != nil {
@@ -202,12 +256,11 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 				return err
 			}
 		}
-		if skipped < offset {
-			skipped++
+		if lim.skip() {
 			continue
 		}
-		emitted++
-		if err := emit(r.out); err != nil {
+		lim.emitted++
+		if err := lim.next(r.out); err != nil {
 			return err
 		}
 	}

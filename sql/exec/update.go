@@ -98,7 +98,7 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 						newRow[i] = row[i]
 					}
 				}
-				if p.Part != nil { // a partition: the row may have to move (partroute.go)
+				if p.Part != nil { // a partition: the row may have to move (routing.go)
 					if moved, out, err = s.partitionUpdate(ec, p, tid, row, newRow); err != nil {
 						return 0, err
 					}
@@ -107,7 +107,7 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 					if err := plan.CheckNotNull(p.T, newRow); err != nil {
 						return 0, err
 					}
-					if err := s.checkConstraints(ec, p.T, newRow); err != nil { // check.go
+					if err := s.checkConstraints(ec, p.T, newRow); err != nil { // insert.go
 						return 0, err
 					}
 					s.rowBuf = catalog.AppendRow(s.rowBuf[:0], p.T, newRow)

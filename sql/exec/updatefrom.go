@@ -100,7 +100,7 @@ func (s *Executor) joinModifyRow(ec *expr.EvalCtx, p *plan.JoinModifyPlan, level
 				if err := plan.CheckNotNull(t, newRow); err != nil {
 					return false, err
 				}
-				if err := s.checkConstraints(ec, t, newRow); err != nil { // check.go
+				if err := s.checkConstraints(ec, t, newRow); err != nil { // insert.go
 					return false, err
 				}
 				s.rowBuf = catalog.AppendRow(s.rowBuf[:0], t, newRow)
@@ -185,7 +185,7 @@ func (s *Executor) moveRow(ec *expr.EvalCtx, mp *plan.ModifyPlan, tid storage.TI
 	if err := s.Store.MarkMovedPartitions(s.Proc, &s.Txn, rel, tid); err != nil {
 		return true, out, movedTID, nil, err
 	}
-	if err := s.afterMoveDelete(mp.T, old); err != nil { // foreign keys (fkpart.go)
+	if err := s.afterMoveDelete(mp.T, old); err != nil { // foreign keys (ri.go)
 		return true, out, movedTID, nil, err
 	}
 	row := append([]types.Datum(nil), newRow...)

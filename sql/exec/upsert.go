@@ -62,7 +62,7 @@ func (s *Executor) upsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, row []types.D
 			}
 			continue
 		}
-		if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints (check.go)
+		if err := s.checkConstraints(ec, t, row); err != nil { // CHECK constraints (insert.go)
 			return false, err
 		}
 		tid, inserted, err := s.insertSpeculative(ec, t, indexes, arbiters, row)
@@ -222,7 +222,7 @@ func (s *Executor) conflictUpdate(ec *expr.EvalCtx, p *plan.InsertPlan, t *catal
 	if err := plan.CheckNotNull(t, newRow); err != nil {
 		return false, false, err
 	}
-	if err := s.checkConstraints(ec, t, newRow); err != nil { // check.go
+	if err := s.checkConstraints(ec, t, newRow); err != nil { // insert.go
 		return false, false, err
 	}
 	mp := plan.ModifyPlan{T: t, Indexes: indexes, Set: oc.Set}

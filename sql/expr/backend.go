@@ -54,7 +54,7 @@ type Backend struct {
 	Views   map[string]*View // the system views, by name
 	Started time.Time        // when the server started
 
-	SeqTab  map[uint32]*SeqElm // sequences used: currval and cached values (seqfuncs.go)
+	SeqTab  map[uint32]*SeqElm // sequences used: currval and cached values (sql/funcs/sequence.go)
 	LastSeq *SeqElm            // the sequence nextval last used (lastval)
 
 	// foldedVolatile: analysis folded a clock- or zone-dependent constant

@@ -57,7 +57,7 @@ func (s *Backend) CommitCatalog() error {
 	if err := s.Catalog.Commit(ops); err != nil {
 		return err
 	}
-	s.commitSequences(ops) // seqstore.go
+	s.commitSequences(ops)
 	for _, op := range ops {
 		switch op.Kind {
 		case "drop":
@@ -86,7 +86,7 @@ func (s *Backend) AbortCatalog() {
 // removeNewFiles removes the files that ops made, whose (sub)transaction
 // is being rolled back.
 func (s *Backend) RemoveNewFiles(ops []*catalog.CatOp) {
-	s.abortSequences(ops) // seqstore.go
+	s.abortSequences(ops)
 	for _, op := range ops {
 		switch op.Kind {
 		case "create":

@@ -97,7 +97,7 @@ type EvalCtx struct {
 	// runtimePruned: a partition the plan holds was pruned on a
 	// parameter value (a generic plan would lock more than a custom one)
 	RuntimePruned bool
-	CteCache      map[any][][]types.Datum // CTE results by definition (cte.go)
+	CteCache      map[any][][]types.Datum // CTE results by definition (sql/plan/cte.go)
 	Tick          uint32                  // rows produced, for periodic cancel checks
 }
 

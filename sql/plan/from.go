@@ -132,7 +132,7 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (PlanNode, error) {
 	if v, ok := s.LookupView(rv); ok {
 		return fb.addLeaf(&ViewSource{V: v, s: s, alias: alias}, alias, aliases, len(v.Cols), nil, rv.Location)
 	}
-	if q := s.RangeSequence(rv); q != nil { // seqcatalog.go
+	if q := s.RangeSequence(rv); q != nil { // sql/expr/catalogview.go
 		return fb.sequenceLeaf(q, alias, aliases, rv.Location)
 	}
 	t, err := s.ResolveTable(rv)
@@ -141,7 +141,7 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (PlanNode, error) {
 	}
 	if t.Partitioned() {
 		// locked at plan time: the parent; the partitions that survive
-		// pruning are locked at each execution (partscan.go)
+		// pruning are locked at each execution (partitions.go)
 		ps := newPartitionedSource(t, alias, locks.AccessShareLock)
 		ps.Only = !rv.Inh
 		fb.rels = append(fb.rels, ps.relLocks()...)

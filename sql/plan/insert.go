@@ -25,7 +25,7 @@ type InsertPlan struct {
 	Defs     []expr.Expr // DEFAULT expression per column (nil = NULL)
 	Indexes  []*catalog.IndexDef
 	Ret      *Returning
-	Route    *PartRouter // a partitioned table or a partition (partroute.go)
+	Route    *PartRouter // a partitioned table or a partition (sql/exec/routing.go)
 	Conflict *onConflict // ON CONFLICT (upsert.go)
 	IxLocks  ExecIndexLocks
 }

@@ -7,7 +7,7 @@ import (
 
 // The executor of one query level's FROM clause: a tree of plan nodes
 // that write the columns of each combination of rows into a shared level
-// row (see scope.go for its layout) and call their continuation once per
+// row (see sql/analyze/scope.go for its layout) and call their continuation once per
 // combination. Nothing is copied per row but the columns themselves; the
 // inner side of a join is materialised once per execution of the join
 // unless it depends on the outer row (a LATERAL item or an index lookup

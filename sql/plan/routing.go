@@ -11,7 +11,7 @@ import (
 // (ExecOpenIndices) and given back at the end (ExecCloseIndices), so that
 // after the statement only the table's lock remains — the planner opens
 // no index for these statements. (A partitioned table's partitions and
-// their indexes are locked by tuple routing, partroute.go.)
+// their indexes are locked by tuple routing, sql/exec/routing.go.)
 type ExecIndexLocks struct {
 	Held []uint32 // index OIDs locked by this execution
 }

@@ -39,10 +39,10 @@ type Stmt struct {
 	ToStdout   bool           // COPY TO STDOUT
 	CopyFormat int16          // COPY: 0 text or csv, 1 binary
 	CatVer     uint64         // catalog version the plan was made against
-	RoName     string         // the command a read-only transaction refuses (readonly.go)
+	RoName     string         // the command a read-only transaction refuses (sql/readonly.go)
 	NoSnapshot bool           // transaction control and settings take no snapshot
 	Lazy       *pg.Node       // a statement of a multi-statement string, analysed by Resolve
-	// plan is what the executor runs (execmain.go): a query's or a DML
+	// plan is what the executor runs (sql/exec/executor.go): a query's or a DML
 	// statement's plan; utility statements have run instead
 	Plan any
 	Run  func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error)

@@ -18,7 +18,7 @@ import (
 // row lockers, and lockRow — what SELECT ... FOR UPDATE | FOR NO KEY UPDATE
 // | FOR SHARE | FOR KEY SHARE [NOWAIT | SKIP LOCKED] and foreign-key checks
 // (FOR KEY SHARE on the referenced row) call for each row they lock, as
-// PostgreSQL's ExecLockRows calls table_tuple_lock. See storage/rowlock.go
+// PostgreSQL's ExecLockRows calls table_tuple_lock. See storage/locktuple.go
 // for the locking itself.
 
 // keysChanged reports whether an UPDATE from old to new changes a column
@@ -62,15 +62,15 @@ type ModifyPlan struct {
 	Indexes []*catalog.IndexDef
 	Delete  bool
 	Ret     *Returning
-	Parts   *PartitionedSource // a partitioned table (partscan.go)
-	Part    *PartUpdate        // a partition (partroute.go)
+	Parts   *PartitionedSource // a partitioned table (partitions.go)
+	Part    *PartUpdate        // a partition (sql/exec/routing.go)
 }
 
 func (s *Planner) CompileUpdate(up *pg.UpdateStmt, params *[]types.Type, st *Stmt) error {
 	if up.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
-	if len(up.FromClause) > 0 { // dmljoin.go
+	if len(up.FromClause) > 0 { // updatefrom.go
 		return s.compileJoinModify(up.Relation, up.FromClause, up.WhereClause, up.TargetList, up.ReturningList, false, params, st)
 	}
 	p, a, err := s.modifyCommon(up.Relation, up.WhereClause, params)
@@ -101,7 +101,7 @@ func (s *Planner) CompileDelete(del *pg.DeleteStmt, params *[]types.Type, st *St
 	if del.WithClause != nil {
 		return pgerr.NotSupported("WITH queries are not supported")
 	}
-	if len(del.UsingClause) > 0 { // dmljoin.go
+	if len(del.UsingClause) > 0 { // updatefrom.go
 		return s.compileJoinModify(del.Relation, del.UsingClause, del.WhereClause, nil, del.ReturningList, true, params, st)
 	}
 	p, _, err := s.modifyCommon(del.Relation, del.WhereClause, params)

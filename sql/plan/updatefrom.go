@@ -12,13 +12,13 @@ import (
 )
 
 // UPDATE ... FROM and DELETE ... USING: the target table joined with
-// other FROM items, one level row per combination (scope.go), as
+// other FROM items, one level row per combination (sql/analyze/scope.go), as
 // PostgreSQL plans them — a join whose rows carry the target's ctid and
 // tableoid, under a ModifyTable node.
 //
 // Locks are PostgreSQL's: the target RowExclusiveLock (a partitioned
 // target: the table when the statement is planned, the partitions pruning
-// keeps and their indexes when it runs, partscan.go), every other table
+// keeps and their indexes when it runs, partitions.go), every other table
 // and its indexes AccessShareLock, as the planner opens them (from.go).
 // The rows of the other tables are not row-locked.
 //

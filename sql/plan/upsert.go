@@ -20,7 +20,7 @@ import (
 // ExecOnConflictUpdate, execIndexing.c):
 //
 //  1. Pre-check: look the row's key up in each arbiter index with a dirty
-//     snapshot (unique.go). A version another transaction is inserting or
+//     snapshot (sql/exec/unique.go). A version another transaction is inserting or
 //     deleting is waited for — its transactionid, or its speculative token
 //     while its insertion is speculative — and the index looked at again.
 //     A live version is the conflict: DO NOTHING skips the row; DO UPDATE
@@ -28,7 +28,7 @@ import (
 //  2. No conflict: take ExclusiveLock on a new speculative insertion token
 //     of the (sub)transaction's xid, insert the tuple speculatively
 //     (storage/speculative.go) and its index entries; an arbiter index's
-//     entry is checked and inserted as one step (unique.go) and any live
+//     entry is checked and inserted as one step (sql/exec/unique.go) and any live
 //     or running version under the key makes it a conflict
 //     (UNIQUE_CHECK_PARTIAL).
 //     Without one the insertion is confirmed; with one the tuple is
@@ -55,7 +55,7 @@ import (
 // while the statement runs, every index of the table written is locked
 // RowExclusiveLock and released at its end (ExecOpenIndices,
 // ExecCloseIndices). A partitioned table's partitions are routed to and
-// locked as INSERT does (partroute.go), its arbiters being the partitions'
+// locked as INSERT does (sql/exec/routing.go), its arbiters being the partitions'
 // indexes of the partitioned indexes inferred.
 
 // onConflict is a compiled ON CONFLICT clause.
@@ -108,7 +108,7 @@ func (s *Planner) compileOnConflict(ins *pg.InsertStmt, t *catalog.TableDef, ali
 	if !oc.Update {
 		return oc, nil, nil
 	}
-	if err := analyze.IdentitySetList(t, occ.TargetList); err != nil { // seqcols.go
+	if err := analyze.IdentitySetList(t, occ.TargetList); err != nil { // sql/analyze/sequences.go
 		return nil, nil, err
 	}
 

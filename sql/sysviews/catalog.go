@@ -181,7 +181,7 @@ func pgClassView() *expr.View {
 					row[17] = types.IntDatum(int64(len(r.View.Cols)))
 					row[25] = charDatum('n')
 				case r.Seq != nil:
-					seqClassRow(row, r.Seq) // seqcatalog.go
+					seqClassRow(row, r.Seq) // sequences.go
 				}
 				if err := emit(row); err != nil {
 					return err
@@ -212,7 +212,7 @@ func attributeRows(s *expr.Backend) []catalog.AttrRow {
 	for _, r := range s.Relations() {
 		switch {
 		case r.Table != nil:
-			out = append(out, catalog.TableAttributes(r.Table)...) // rowlayout.go
+			out = append(out, catalog.TableAttributes(r.Table)...) // sql/catalog/rowlayout.go
 		case r.Index != nil:
 			t := s.Cat().Tables[r.Index.Table]
 			if t == nil {
@@ -611,7 +611,7 @@ func pgIndexesView() *expr.View {
 
 // defaultText is how pg_get_expr prints a column default.
 func defaultText(s *expr.Backend, c *catalog.ColumnDef) string {
-	if text, ok := analyze.PrettyDefault(s, c); ok { // altercol.go
+	if text, ok := analyze.PrettyDefault(s, c); ok { // sql/analyze/ruleutils.go
 		return text
 	}
 	return strings.TrimSpace(c.Default)

@@ -219,6 +219,12 @@ func (s *Store) failedOutcome(res txn.UpdateResult, tup []byte, h *txn.TupleHead
 //     holds it (WaitXid, or WaitMulti and WaitMembers).
 //
 // Errors: the lock manager's (40P01, 55P03 lock_timeout, cancellation).
+//
+// It is one long function on purpose: it follows heap_lock_tuple's
+// control flow — the l3 retry loop, the per-strength checks that may skip
+// the sleep, the tuple lock, the wait, the re-check — statement for
+// statement, so that each wait and retry can be set beside PostgreSQL's;
+// cut into helpers, the jumps back to l3 would be spread over them.
 func (s *Store) LockTuple(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, mode txn.TupleLockMode, wait RowWait) (UpdateOutcome, error) {
 	r, err := s.relation(rel)
 	if err != nil {
