@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,27 +12,6 @@ import (
 
 	"lockd/internal/lockdtest"
 )
-
-func backendPID(t *testing.T, c *pgx.Conn) int32 {
-	t.Helper()
-	var pid int32
-	if err := c.QueryRow(context.Background(), "select pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func TestAdvisoryLockContention(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
@@ -227,34 +205,6 @@ func TestDeadlockDetected(t *testing.T) {
 		if !strings.Contains(detail, want) {
 			t.Errorf("detail %q lacks %q", detail, want)
 		}
-	}
-}
-
-func itoa(i int32) string { return strconv.Itoa(int(i)) }
-
-func TestLockTimeout(t *testing.T) {
-	inst := lockdtest.Start(t, lockdtest.Options{})
-	ctx := context.Background()
-	a, c := inst.Connect(t), inst.Connect(t)
-	if _, err := a.Exec(ctx, "select pg_advisory_lock(5)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(ctx, "set lock_timeout = '150ms'"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_, err := c.Exec(ctx, "select pg_advisory_lock(5)")
-	pe := pgErr(t, err)
-	if pe.Code != "55P03" || pe.Message != "canceling statement due to lock timeout" {
-		t.Fatalf("got %s %q", pe.Code, pe.Message)
-	}
-	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
-		t.Fatalf("lock timeout after %v", d)
-	}
-	// the waiter left no trace
-	var n int
-	if err := a.QueryRow(ctx, "select count(*) from pg_locks where not granted").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("ungranted locks left: %d %v", n, err)
 	}
 }
 

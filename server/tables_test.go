@@ -11,34 +11,6 @@ import (
 	"lockd/internal/lockdtest"
 )
 
-func mustExec(t *testing.T, c *pgx.Conn, sql string, args ...any) {
-	t.Helper()
-	if _, err := c.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-func queryText(t *testing.T, c *pgx.Conn, sql string) string {
-	t.Helper()
-	rs, err := c.PgConn().Exec(context.Background(), sql).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	var out []string
-	for _, r := range rs[len(rs)-1].Rows {
-		var f []string
-		for _, v := range r {
-			if v == nil {
-				f = append(f, "NULL")
-			} else {
-				f = append(f, string(v))
-			}
-		}
-		out = append(out, strings.Join(f, ","))
-	}
-	return strings.Join(out, "|")
-}
-
 func TestTableBasics(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
 	c := inst.Connect(t)
