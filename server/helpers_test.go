@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Helpers the server's test files share.
+// Helpers of the server's tests. The SQL-semantics tests moved to sql/
+// (scripts in sql/testdata/scripts, run by sql/script_test.go); what
+// stays here tests the wire protocol and the server's lifecycle.
 
 func mustExec(t *testing.T, c *pgx.Conn, sql string, args ...any) {
 	t.Helper()
@@ -53,14 +54,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
-func backendPID(t *testing.T, c *pgx.Conn) int32 {
-	t.Helper()
-	var pid int32
-	if err := c.QueryRow(context.Background(), "select pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
-
-func itoa(i int32) string { return strconv.Itoa(int(i)) }
