@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestFeatures runs testdata/features.txt, which uses every step and
+// TestScriptFeatures runs testdata/features.txt, which uses every step and
 // option of the format.
-func TestFeatures(t *testing.T) {
+func TestScriptFeatures(t *testing.T) {
 	RunDir(t, "testdata")
 }
 
@@ -50,7 +50,7 @@ func run(t *testing.T, script string, rewrite bool) ([]string, string) {
 // A wrong expectation fails, naming the file, the line and the statement
 // and showing both outputs; -rewrite replaces it, after which the script
 // passes.
-func TestWrongExpectationFails(t *testing.T) {
+func TestScriptWrongExpectationFails(t *testing.T) {
 	const script = `case wrong
 a: select 1 as n
 n
@@ -88,7 +88,7 @@ SELECT 1
 // The other ways a script can be wrong: a statement that should wait but
 // does not, a repeat whose runs differ, a slow statement, a missing
 // expected error, and a statement left running at the end of the case.
-func TestFailures(t *testing.T) {
+func TestScriptFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name, script string
 		want         []string
@@ -114,7 +114,7 @@ func TestFailures(t *testing.T) {
 }
 
 // parse and format are inverses, and parse refuses what it cannot read.
-func TestParse(t *testing.T) {
+func TestScriptParse(t *testing.T) {
 	data, err := os.ReadFile("testdata/features.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestSplitting(t *testing.T) {
+func TestScriptSplitting(t *testing.T) {
 	p, err := splitParams(`1 'two words' 'it''s'  x`)
 	if err != nil || strings.Join(p, "|") != "1|two words|it's|x" {
 		t.Errorf("splitParams: %q %v", p, err)
