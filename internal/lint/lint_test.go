@@ -72,6 +72,8 @@ var allowed = map[string][]string{
 	"lockd/cmd/lockd":          {"lockd/server", "lockd/sql/funcs", "lockd/guc", "lockd/locks", "lockd/metrics", "lockd/bench", "lockd/pgerr"},
 	"lockd/internal/lockdtest": {"lockd/server", "lockd/guc", "lockd/locks", "lockd/sql", "lockd/metrics"},
 	"lockd/internal/lint":      {},
+	// sqlscript runs SQL scripts against a lockd that lockdtest starts.
+	"lockd/internal/sqlscript": {"lockd/internal/lockdtest"},
 	"lockd/e2e":                {"lockd/internal/lockdtest"},
 }
 
