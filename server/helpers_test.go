@@ -10,7 +10,7 @@ import (
 )
 
 // Helpers of the server's tests. The SQL-semantics tests moved to sql/
-// (scripts in sql/testdata/scripts, run by sql/script_test.go); what
+// (scripts in sql/*/testdata/scripts, run by each package's script_test.go); what
 // stays here tests the wire protocol and the server's lifecycle.
 
 func mustExec(t *testing.T, c *pgx.Conn, sql string, args ...any) {

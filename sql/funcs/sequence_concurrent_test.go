@@ -1,4 +1,4 @@
-package sql_test
+package funcs_test
 
 import (
 	"context"
@@ -69,8 +69,8 @@ func distinct(t *testing.T, vals []int64) map[int64]bool {
 func TestSequenceConcurrentNextval(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
 	c := inst.Connect(t)
-	mustExec(t, c, "create sequence s")
-	mustExec(t, c, "create sequence c cache 10")
+	lockdtest.MustExec(t, c, "create sequence s")
+	lockdtest.MustExec(t, c, "create sequence c cache 10")
 	const workers, n = 8, 1000
 
 	seen := distinct(t, nextvals(t, inst, "s", workers, n))
@@ -82,7 +82,7 @@ func TestSequenceConcurrentNextval(t *testing.T) {
 			t.Fatalf("value %d never handed out (no cache: the values are 1..%d)", v, workers*n)
 		}
 	}
-	if got := queryText(t, c, "select last_value, is_called from s"); got != fmt.Sprintf("%d,t", workers*n) {
+	if got := lockdtest.QueryText(t, c, "select last_value, is_called from s"); got != fmt.Sprintf("%d,t", workers*n) {
 		t.Fatalf("s after the run: %s", got)
 	}
 
@@ -111,7 +111,7 @@ func TestSequenceConcurrentNextval(t *testing.T) {
 func TestSerialConcurrentInserts(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
 	c := inst.Connect(t)
-	mustExec(t, c, "create table t (id serial primary key, w int)")
+	lockdtest.MustExec(t, c, "create table t (id serial primary key, w int)")
 	const workers, n = 4, 250
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -133,7 +133,7 @@ func TestSerialConcurrentInserts(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := queryText(t, c, "select count(*), count(distinct id), min(id), max(id) from t"); got != "1000,1000,1,1000" {
+	if got := lockdtest.QueryText(t, c, "select count(*), count(distinct id), min(id), max(id) from t"); got != "1000,1000,1,1000" {
 		t.Fatalf("serial ids: %s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package sql_test
+package lockdtest
 
 import (
 	"context"
@@ -8,20 +8,17 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The Go tests in this package talk to a real lockd over TCP, as the SQL
-// scripts do; they are the tests a script cannot say: many sessions at
-// once, counted afterwards.
-
-func mustExec(t *testing.T, c *pgx.Conn, sql string, args ...any) {
+// MustExec runs sql (with args) and fails the test on an error.
+func MustExec(t testing.TB, c *pgx.Conn, sql string, args ...any) {
 	t.Helper()
 	if _, err := c.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
 
-// queryText runs sql on the simple protocol and returns the last result's
+// QueryText runs sql on the simple protocol and returns the last result's
 // rows as "a,b|c,d" (NULL for a null).
-func queryText(t *testing.T, c *pgx.Conn, sql string) string {
+func QueryText(t testing.TB, c *pgx.Conn, sql string) string {
 	t.Helper()
 	rs, err := c.PgConn().Exec(context.Background(), sql).ReadAll()
 	if err != nil {

@@ -1,4 +1,4 @@
-package sql_test
+package exec_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 func TestConcurrentIncrements(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
 	c := inst.Connect(t)
-	mustExec(t, c, "create table ctr (id int primary key, n int)")
-	mustExec(t, c, "insert into ctr values (1, 0)")
+	lockdtest.MustExec(t, c, "create table ctr (id int primary key, n int)")
+	lockdtest.MustExec(t, c, "insert into ctr values (1, 0)")
 	const workers, each = 6, 40
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -44,7 +44,7 @@ func TestConcurrentIncrements(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := queryText(t, c, "select n from ctr"); got != strconv.Itoa(workers*each) {
+	if got := lockdtest.QueryText(t, c, "select n from ctr"); got != strconv.Itoa(workers*each) {
 		t.Fatalf("n = %s, want %d", got, workers*each)
 	}
 }

@@ -1,4 +1,4 @@
-package sql_test
+package exec_test
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func upsertWorkers(t *testing.T, inst *lockdtest.Instance, n int, fn func(w int,
 func TestUpsertRaces(t *testing.T) {
 	inst := lockdtest.Start(t, lockdtest.Options{})
 	c := inst.Connect(t)
-	mustExec(t, c, "create table ctr (k int primary key, n int not null)")
+	lockdtest.MustExec(t, c, "create table ctr (k int primary key, n int not null)")
 	const workers, each, keys = 8, 60, 4
 	upsertWorkers(t, inst, workers, func(w int, c *pgx.Conn) error {
 		for i := 0; i < each; i++ {
@@ -67,11 +67,11 @@ func TestUpsertRaces(t *testing.T) {
 	for k := range want {
 		want[k] = fmt.Sprintf("%d,%d", k, workers*each/keys)
 	}
-	if got := queryText(t, c, "select k, n from ctr order by k"); got != strings.Join(want, "|") {
+	if got := lockdtest.QueryText(t, c, "select k, n from ctr order by k"); got != strings.Join(want, "|") {
 		t.Errorf("counts: %s, want %s", got, strings.Join(want, "|"))
 	}
 
-	mustExec(t, c, "create table once (k int primary key, w int)")
+	lockdtest.MustExec(t, c, "create table once (k int primary key, w int)")
 	const nkeys = 150
 	var mu sync.Mutex
 	inserted := 0
@@ -87,7 +87,7 @@ func TestUpsertRaces(t *testing.T) {
 		}
 		return nil
 	})
-	if got := queryText(t, c, "select count(*), count(distinct k) from once"); got != fmt.Sprintf("%d,%d", nkeys, nkeys) {
+	if got := lockdtest.QueryText(t, c, "select count(*), count(distinct k) from once"); got != fmt.Sprintf("%d,%d", nkeys, nkeys) {
 		t.Errorf("rows, keys: %s, want %d of each", got, nkeys)
 	}
 	if inserted != nkeys {
