@@ -79,8 +79,8 @@ func (e *Engine) statActivityView() *expr.View {
 				a.mu.Lock()
 				state, query := a.state, a.query
 				qs, xs, sc, bs := a.queryStart, a.xactStart, a.stateChange, a.backendStart
-				app, addr := s.Gucs.String("application_name"), a.clientAddr
-				if s.Pid != ec.S.Pid {
+				app, addr := s.Settings.String("application_name"), a.clientAddr
+				if s.PID != ec.B.PID {
 					app = a.app
 				}
 				a.mu.Unlock()
@@ -94,7 +94,7 @@ func (e *Engine) statActivityView() *expr.View {
 					clientPort = types.IntDatum(int64(ta.Port))
 				}
 				row := []types.Datum{
-					types.IntDatum(catalog.DatabaseOID), types.TextDatum(s.Database), types.IntDatum(int64(s.Pid)), types.NullDatum,
+					types.IntDatum(catalog.DatabaseOID), types.TextDatum(s.Database), types.IntDatum(int64(s.PID)), types.NullDatum,
 					types.IntDatum(10), types.TextDatum(s.User), types.TextDatum(app), clientAddr,
 					types.NullDatum, clientPort, funcs.TsDatum(bs),
 					funcs.TsDatum(xs), funcs.TsDatum(qs), funcs.TsDatum(sc),

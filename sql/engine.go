@@ -23,7 +23,7 @@ func (e *Engine) sessions() []*Session {
 		out = append(out, s)
 	}
 	e.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out
 }
 
@@ -103,7 +103,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{eng: e, cache: map[string][]*plan.Stmt{}, prepCache: map[string]*plan.Stmt{}, shapeCache: map[string]*plan.Stmt{}, noShape: map[string]bool{}}
-	s.Backend = expr.Backend{Gucs: info.Settings, Pid: info.PID, User: info.User, Database: info.Database, Proc: proc,
+	s.Backend = expr.Backend{Settings: info.Settings, PID: info.PID, User: info.User, Database: info.Database, Proc: proc,
 		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started}
 	s.Spi = s.analyze
 	now := time.Now()
@@ -112,10 +112,10 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.act.app = info.Settings.String("application_name")
-	s.Fc.Names = &s.Backend
+	s.Format.Names = &s.Backend
 	s.RefreshFormat()
 	e.mu.Lock()
-	e.live[s.Pid] = s
+	e.live[s.PID] = s
 	e.mu.Unlock()
 	return s, nil
 }

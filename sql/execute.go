@@ -44,7 +44,7 @@ func (s *Session) ExecuteDescribed(ctx context.Context, st *plan.Stmt, params []
 	defer s.stats.statementDone(st.Tag, now)
 	s.StmtStart = now
 	if s.Tx == expr.TxNone {
-		s.Gucs.Refresh()
+		s.Settings.Refresh()
 		s.RefreshFormat()
 		s.beginTxn(now, expr.TxImplicit)
 	}
@@ -69,11 +69,11 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 	if err := s.checkReadOnly(st); err != nil {
 		return "", err
 	}
-	ec := expr.EvalCtx{S: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params}
+	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params}
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (sql/plan/plancache.go): a cached generic plan locks fewer relations
-	ec.Plan = st.PlanFor(s.Gucs.String("plan_cache_mode"))
+	ec.Plan = st.PlanFor(s.Settings.String("plan_cache_mode"))
 	if len(st.Rels) > 0 {
 		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
 			return "", err
@@ -108,7 +108,7 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 		s.Txn.StatementSnapshot()
 	}
 	tag, err := s.RunPlan(&ec, run, emit)
-	st.PlanDone(ec.Plan, s.Gucs.String("plan_cache_mode"), ec.RuntimePruned)
+	st.PlanDone(ec.Plan, s.Settings.String("plan_cache_mode"), ec.RuntimePruned)
 	err = s.AfterStatement(&ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
 	if err != nil {
 		return "", err

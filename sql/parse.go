@@ -67,7 +67,7 @@ func (s *Session) parseShape(query string) (*plan.Stmt, []types.Datum, bool) {
 	}
 	vals := make([]types.Datum, len(lits))
 	for i, l := range lits {
-		d, err := types.ParseText(st.Params[i], l.text, &s.Fc)
+		d, err := types.ParseText(st.Params[i], l.text, &s.Format)
 		if err != nil {
 			return nil, nil, false
 		}

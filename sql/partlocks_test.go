@@ -25,7 +25,7 @@ func heldRelationLocks(s *Session, fast bool) string {
 	cat := s.Cat()
 	var out []string
 	for _, l := range s.eng.locks.Status() {
-		if l.PID != s.Pid || l.Tag.Type != locks.LockTagRelation {
+		if l.PID != s.PID || l.Tag.Type != locks.LockTagRelation {
 			continue
 		}
 		name := fmt.Sprint(l.Tag.Field2)

@@ -232,7 +232,7 @@ func (e *Engine) preparedStatementsView() *expr.View {
 			"parameter_types", types.Type{OID: 2211, Len: -1, Mod: -1, Name: "regtype[]"}, "from_sql", types.TypeBool,
 			"generic_plans", types.TypeInt8, "custom_plans", types.TypeInt8),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			own := e.session(ec.S.Pid)
+			own := e.session(ec.B.PID)
 			names := make([]string, 0, len(own.prepared))
 			for n := range own.prepared {
 				names = append(names, n)
@@ -277,7 +277,7 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *plan.Stmt) {
 	st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
 		switch d.Target {
 		case pg.DiscardMode_DISCARD_ALL:
-			s.Gucs.ResetAll()
+			s.Settings.ResetAll()
 			s.RefreshFormat()
 			clear(s.prepared)
 			s.Locks.ReleaseSessionLocks(s.Proc, true)

@@ -115,7 +115,7 @@ func TestLockRow(t *testing.T) {
 	mustExec(t, a, "update tellers set tbalance = tbalance + 5 where tid = 1")
 
 	mustExec(t, b, "begin")
-	ec := &expr.EvalCtx{S: &b.Backend, Ctx: context.Background()}
+	ec := &expr.EvalCtx{B: &b.Backend, Ctx: context.Background()}
 	tid := visibleTID(t, b, tab)
 	done := make(chan error, 1)
 	go func() {
@@ -135,7 +135,7 @@ func TestLockRow(t *testing.T) {
 	}
 
 	mustExec(t, c, "begin")
-	cec := &expr.EvalCtx{S: &c.Backend, Ctx: context.Background()}
+	cec := &expr.EvalCtx{B: &c.Backend, Ctx: context.Background()}
 	ctid := visibleTID(t, c, tab)
 	_, _, _, err := c.LockRow(cec, tab, ctid, txn.LockTupleShare, storage.WaitError, nil)
 	if pe := pgerr.From(err); pe == nil || pe.Code != pgerr.LockNotAvailable || pe.Message != `could not obtain lock on row in relation "tellers"` {
@@ -181,7 +181,7 @@ func TestLockRowFollowsUpdate(t *testing.T) {
 		mustExec(t, b, "begin isolation level "+iso)
 		tid := visibleTID(t, b, tab)
 		mustExec(t, a, "update acc set bal = bal + 1")
-		ec := &expr.EvalCtx{S: &b.Backend, Ctx: context.Background()}
+		ec := &expr.EvalCtx{B: &b.Backend, Ctx: context.Background()}
 		locked, lt, row, err := b.LockRow(ec, tab, tid, txn.LockTupleExclusive, storage.WaitBlock, func(r []types.Datum) (bool, error) { return r[1].I > 100, nil })
 		if iso == "repeatable read" {
 			if pe := pgerr.From(err); pe == nil || pe.Code != pgerr.SerializationFailure {

@@ -110,7 +110,7 @@ func (s *Session) findSavepoint(name string) int {
 // StartSubTransaction).
 func (s *Session) beginSavepoint(name string) {
 	s.Txn.BeginSub()
-	s.Gucs.BeginSub()
+	s.Settings.BeginSub()
 	s.savepoints = append(s.savepoints, savepoint{
 		name:     name,
 		lockMark: s.Locks.Mark(s.Proc),
@@ -124,7 +124,7 @@ func (s *Session) beginSavepoint(name string) {
 func (s *Session) releaseSavepoint(i int) {
 	for j := len(s.savepoints) - 1; j >= i; j-- {
 		s.Txn.CommitSub()
-		s.Gucs.CommitSub()
+		s.Settings.CommitSub()
 	}
 	s.Locks.KeepSince(s.Proc, s.savepoints[i].lockMark)
 	s.popSavepoints(i)
@@ -159,7 +159,7 @@ func (s *Session) abortInnermostSavepoint() {
 func (s *Session) abortSubxact(sp *savepoint) {
 	s.Txn.AbortSub()
 	s.Locks.ReleaseSince(s.Proc, sp.lockMark)
-	s.Gucs.AbortSub()
+	s.Settings.AbortSub()
 	s.rollbackCatalog(sp.catMark)
 	s.RefreshFormat()
 	sp.aborted = true

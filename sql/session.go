@@ -48,12 +48,6 @@ type SessionInfo struct {
 	ClientAddr net.Addr
 }
 
-// PID is the backend's process id as clients see it.
-func (s *Session) PID() int32 { return s.Pid }
-
-// Settings returns the session's settings view.
-func (s *Session) Settings() *guc.Session { return s.Gucs }
-
 // TakeNotices returns and clears the notices raised since the last call.
 func (s *Session) TakeNotices() []*pgerr.Error {
 	n := s.Notices
@@ -67,19 +61,19 @@ func (s *Session) Close() {
 	s.Abort()
 	s.eng.mu.Lock()
 	s.stats.addTo(&s.eng.closedStmts)
-	delete(s.eng.live, s.Pid)
+	delete(s.eng.live, s.PID)
 	s.eng.mu.Unlock()
 	s.Proc.Close()
 }
 
 // StatementTimeout is the session's statement_timeout.
 func (s *Session) StatementTimeout() time.Duration {
-	return time.Duration(s.Gucs.Int("statement_timeout")) * time.Millisecond
+	return time.Duration(s.Settings.Int("statement_timeout")) * time.Millisecond
 }
 
 // IdleInTransactionTimeout is idle_in_transaction_session_timeout.
 func (s *Session) IdleInTransactionTimeout() time.Duration {
-	return time.Duration(s.Gucs.Int("idle_in_transaction_session_timeout")) * time.Millisecond
+	return time.Duration(s.Settings.Int("idle_in_transaction_session_timeout")) * time.Millisecond
 }
 
 // SetQueryText records the text of the Query message being run, which

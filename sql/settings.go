@@ -64,7 +64,7 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *plan.Stmt) (*plan.Stmt, 
 		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
 			if local && s.Tx != expr.TxBlock {
 				s.Notice(pgerr.SeverityWarning, pgerr.NoActiveSQLTransaction, "SET LOCAL can only be used in transaction blocks")
-				if _, _, err := s.Gucs.Show(name); err != nil {
+				if _, _, err := s.Settings.Show(name); err != nil {
 					return "", err
 				}
 				return st.Tag, nil
@@ -83,7 +83,7 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *plan.Stmt) (*plan.Stmt, 
 	case pg.VariableSetKind_VAR_RESET_ALL:
 		st.Tag = "RESET"
 		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
-			s.Gucs.ResetAll()
+			s.Settings.ResetAll()
 			s.RefreshFormat()
 			return "RESET", nil
 		}
@@ -149,7 +149,7 @@ func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *plan.Stmt) (*plan.Stmt
 	if strings.EqualFold(v.Name, "all") {
 		st.Cols = []types.Column{{Name: "name", Type: types.TypeText}, {Name: "setting", Type: types.TypeText}, {Name: "description", Type: types.TypeText}}
 		st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
-			for _, r := range s.Gucs.ShowAll() {
+			for _, r := range s.Settings.ShowAll() {
 				if err := emit([]types.Datum{types.TextDatum(r.Name), types.TextDatum(r.Setting), types.TextDatum(r.Description)}); err != nil {
 					return "", err
 				}
@@ -158,7 +158,7 @@ func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *plan.Stmt) (*plan.Stmt
 		}
 		return st, nil
 	}
-	_, def, err := s.Gucs.Show(v.Name)
+	_, def, err := s.Settings.Show(v.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (s *Session) analyzeShow(v *pg.VariableShowStmt, st *plan.Stmt) (*plan.Stmt
 		st.Cols[0].Name = name
 	}
 	st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
-		val, _, err := s.Gucs.Show(name)
+		val, _, err := s.Settings.Show(name)
 		if err != nil {
 			return "", err
 		}

@@ -17,8 +17,8 @@ import (
 // does, so SHOW transaction_isolation tells the truth.
 func (s *Session) startTxnSettings() {
 	for _, p := range [...][2]string{{"transaction_isolation", "default_transaction_isolation"}, {"transaction_read_only", "default_transaction_read_only"}} {
-		if v := s.Gucs.String(p[1]); s.Gucs.String(p[0]) != v {
-			_, _ = s.Gucs.Set(p[0], v, true)
+		if v := s.Settings.String(p[1]); s.Settings.String(p[0]) != v {
+			_, _ = s.Settings.Set(p[0], v, true)
 		}
 	}
 }
@@ -59,7 +59,7 @@ func (s *Session) failStatement() {
 		// in a failed block; the block itself lasts until ROLLBACK.
 		s.AbortCatalog()
 		s.Txn.Abort()
-		s.Gucs.AbortTxn()
+		s.Settings.AbortTxn()
 		s.Locks.ReleaseTransactionLocks(s.Proc)
 		s.RefreshFormat()
 	case expr.TxImplicit:
@@ -88,10 +88,10 @@ func (s *Session) Abort() {
 func (s *Session) beginTxn(now time.Time, kind expr.TxState) {
 	s.Tx = kind
 	s.XactStart = now
-	s.Lxid++
-	s.Locks.BeginVirtualXact(s.Proc, s.Lxid)
-	s.Txns.Begin(&s.Txn, s.Proc, expr.IsolationOf(s.Gucs.String("default_transaction_isolation")))
-	s.Gucs.BeginTxn()
+	s.LocalXID++
+	s.Locks.BeginVirtualXact(s.Proc, s.LocalXID)
+	s.Txns.Begin(&s.Txn, s.Proc, expr.IsolationOf(s.Settings.String("default_transaction_isolation")))
+	s.Settings.BeginTxn()
 	s.startTxnSettings()
 }
 
@@ -105,11 +105,11 @@ func (s *Session) endTxn(commit bool) {
 		if err := s.Txn.Commit(); err != nil {
 			s.Notice(pgerr.SeverityWarning, pgerr.InternalError, "commit: "+err.Error())
 		}
-		s.Gucs.CommitTxn()
+		s.Settings.CommitTxn()
 	} else {
 		s.AbortCatalog()
 		s.Txn.Abort()
-		s.Gucs.AbortTxn()
+		s.Settings.AbortTxn()
 	}
 	s.Locks.ReleaseTransactionLocks(s.Proc)
 	s.Tx = expr.TxNone

@@ -56,7 +56,7 @@ func waitEvent(t *testing.T, s *Session, name string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session %d does not wait for a %s lock", s.Pid, name)
+			t.Fatalf("session %d does not wait for a %s lock", s.PID, name)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -101,9 +101,9 @@ func TestUpsertWaitsForSpeculativeToken(t *testing.T) {
 			continue
 		}
 		switch {
-		case l.PID == a.Pid && l.Mode == locks.ExclusiveLock && l.Granted:
+		case l.PID == a.PID && l.Mode == locks.ExclusiveLock && l.Granted:
 			held = true
-		case l.PID == b.Pid && l.Mode == locks.ShareLock && !l.Granted:
+		case l.PID == b.PID && l.Mode == locks.ShareLock && !l.Granted:
 			waiting = true
 		}
 	}

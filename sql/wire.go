@@ -10,7 +10,7 @@ import (
 // given format (0 text, 1 binary) for this session.
 func (s *Session) AppendValue(buf []byte, t types.Type, d types.Datum, format int16) ([]byte, error) {
 	if format == 0 {
-		return types.AppendText(buf, t, d, &s.Fc), nil
+		return types.AppendText(buf, t, d, &s.Format), nil
 	}
 	return types.AppendBinary(buf, t, d)
 }
@@ -39,7 +39,7 @@ func (s *Session) BindParams(st *plan.Stmt, values [][]byte, formats []int16) ([
 		t := st.Params[i]
 		var err error
 		if f == 0 {
-			out[i], err = types.ParseText(t, string(v), &s.Fc)
+			out[i], err = types.ParseText(t, string(v), &s.Format)
 		} else {
 			out[i], err = types.DecodeBinary(t, v)
 		}

@@ -50,7 +50,7 @@ type Analyzer struct {
 // subqueries needs its subquery hook set (newAnalyzer does).
 func NewExprAnalyzer(s *expr.Backend, params *[]types.Type) *Analyzer {
 	a := &Analyzer{S: s, params: params}
-	a.Fold.S = s
+	a.Fold.B = s
 	return a
 }
 

@@ -210,7 +210,7 @@ func (a *Analyzer) UnifyAt(items []expr.Expr, locs []int32, ctxName string, loc 
 			}
 			continue
 		}
-		if types.IsOidLike(t) && types.IsOidLike(et) {
+		if types.IsOIDLike(t) && types.IsOIDLike(et) {
 			t = types.TypeOid
 			continue
 		}

@@ -34,7 +34,7 @@ func (a *Analyzer) catalogFunc(name string, args []expr.Expr, loc int32) (expr.E
 			}
 			continue
 		}
-		if types.IsOidLike(t) && types.IsOidLike(args[i].Type()) {
+		if types.IsOIDLike(t) && types.IsOIDLike(args[i].Type()) {
 			continue // reg* and oid are binary compatible
 		}
 		if t.OID == types.OIDNodeTree && types.CategoryOf(args[i].Type()) == types.CatString {
@@ -193,16 +193,16 @@ func (a *Analyzer) sqlValueFunction(f *pg.SQLValueFunction) (expr.Expr, error) {
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE,
 		pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
 		return &expr.FuncExpr{Name: "current_user", T: types.TypeName, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-			return types.TextDatum(ec.S.User), nil
+			return types.TextDatum(ec.B.User), nil
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
 		return &expr.FuncExpr{Name: "current_catalog", T: types.TypeName, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-			return types.TextDatum(ec.S.Database), nil
+			return types.TextDatum(ec.B.Database), nil
 		}}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
 		return &expr.ConstExpr{T: types.TypeName, D: types.TextDatum("public")}, nil
 	}
-	return nil, expr.PosErr(pgerr.NotSupported("%s is not supported", funcs.SqlValueFunctionName(f.Op)), f.Location)
+	return nil, expr.PosErr(pgerr.NotSupported("%s is not supported", funcs.SQLValueFunctionName(f.Op)), f.Location)
 }
 
 // textOfAny compiles concat, concat_ws and format, which take arguments

@@ -305,7 +305,7 @@ func (a *Analyzer) Binop(op string, l, r expr.Expr, loc int32) (expr.Expr, error
 			t = types.TypeText
 		case types.CategoryOf(lt) == types.CatDatetime && types.CategoryOf(rt) == types.CatDatetime:
 			t = types.TypeTimestamptz
-		case types.IsOidLike(lt) && types.IsOidLike(rt):
+		case types.IsOIDLike(lt) && types.IsOIDLike(rt):
 			t = types.TypeOid
 		default:
 			c, ok := expr.NumericCommon(lt, rt)

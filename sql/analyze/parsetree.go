@@ -128,7 +128,7 @@ func figureColname(n *pg.Node) (string, int) {
 			}
 		}
 	case n.GetSqlvalueFunction() != nil:
-		return funcs.SqlValueFunctionName(n.GetSqlvalueFunction().Op), 2
+		return funcs.SQLValueFunctionName(n.GetSqlvalueFunction().Op), 2
 	case n.GetCaseExpr() != nil:
 		if name, strength := figureColname(n.GetCaseExpr().Defresult); strength > 1 {
 			return name, strength

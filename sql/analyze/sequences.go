@@ -37,7 +37,7 @@ func regclassArgs(s *expr.Backend, n *pg.Node, cast bool) error {
 		if !ok || !cast {
 			return nil
 		}
-		d, err := types.ParseRegName(types.TypeRegclass, sv.Sval.Sval, &s.Fc)
+		d, err := types.ParseRegName(types.TypeRegclass, sv.Sval.Sval, &s.Format)
 		if err != nil {
 			return expr.PosErr(pgerr.From(err), c.Location)
 		}

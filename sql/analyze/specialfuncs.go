@@ -62,7 +62,7 @@ func (a *Analyzer) arrayFunc(name string, args []expr.Expr, loc int32) (expr.Exp
 				if !first {
 					b = append(b, v[1].S...)
 				}
-				b = types.AppendText(b, elem, e, expr.EcFormat(ec, fc))
+				b = types.AppendText(b, elem, e, expr.FormatOf(ec, fc))
 				first = false
 			}
 			return types.TextDatum(string(b)), nil
@@ -157,7 +157,7 @@ func lockFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Expr,
 			return nil, true, noFunction(name, args, loc)
 		}
 		return &expr.FuncExpr{Name: name, T: types.TypeVoid, Volatile: true, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-			ec.S.Locks.ReleaseSessionLocks(ec.S.Proc, true)
+			ec.B.Locks.ReleaseSessionLocks(ec.B.Proc, true)
 			return types.Datum{}, nil
 		}}, true, nil
 	case "pg_blocking_pids":
@@ -169,7 +169,7 @@ func lockFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Expr,
 			return nil, true, err
 		}
 		return &expr.FuncExpr{Name: name, T: types.TypeInt4Array, Args: []expr.Expr{arg}, Volatile: true, Fn: func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-			pids := ec.S.Locks.BlockingPIDs(int32(v[0].I))
+			pids := ec.B.Locks.BlockingPIDs(int32(v[0].I))
 			out := types.Datum{A: make([]types.Datum, len(pids))}
 			for i, p := range pids {
 				out.A[i] = types.IntDatum(int64(p))
@@ -214,7 +214,7 @@ func lockFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Expr,
 		return locks.AdvisoryTag32(catalog.DatabaseOID, int32(v[0].I), int32(v[1].I))
 	}
 	return &expr.FuncExpr{Name: name, T: result, Args: args, Volatile: true, Fn: func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		s := ec.S
+		s := ec.B
 		tag := tagOf(v)
 		if fn.Unlock {
 			if !s.Locks.Unlock(s.Proc, tag, mode, true) {
@@ -253,7 +253,7 @@ func relSizeFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Ex
 		return nil, true, noFunction(name, args, loc)
 	}
 	return &expr.FuncExpr{Name: name, T: types.TypeInt8, Args: []expr.Expr{arg}, Volatile: true, Fn: func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		s := ec.S
+		s := ec.B
 		cat := s.Cat()
 		var oid uint32
 		if byOID {
@@ -328,7 +328,7 @@ func (a *Analyzer) seqFunc(name string, args []expr.Expr, fc *pg.FuncCall) (expr
 	// names them as written)
 	if len(args) > 0 {
 		t := args[0].Type()
-		if !IsUnknown(args[0]) && types.CategoryOf(t) != types.CatString && types.CategoryOf(t) != types.CatInt && !types.IsOidLike(t) {
+		if !IsUnknown(args[0]) && types.CategoryOf(t) != types.CatString && types.CategoryOf(t) != types.CatInt && !types.IsOIDLike(t) {
 			return nil, true, noFunction(name, args, loc)
 		}
 	}
@@ -377,7 +377,7 @@ func (a *Analyzer) seqFunc(name string, args []expr.Expr, fc *pg.FuncCall) (expr
 			if err != nil {
 				return types.Datum{}, err
 			}
-			n, err := funcs.Nextval(ec.S, ec, oid)
+			n, err := funcs.Nextval(ec.B, ec, oid)
 			return types.IntDatum(n), err
 		}
 	case "currval":
@@ -386,12 +386,12 @@ func (a *Analyzer) seqFunc(name string, args []expr.Expr, fc *pg.FuncCall) (expr
 			if err != nil {
 				return types.Datum{}, err
 			}
-			n, err := funcs.Currval(ec.S, ec, oid)
+			n, err := funcs.Currval(ec.B, ec, oid)
 			return types.IntDatum(n), err
 		}
 	case "lastval":
 		fn = func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-			n, err := funcs.Lastval(ec.S, ec)
+			n, err := funcs.Lastval(ec.B, ec)
 			return types.IntDatum(n), err
 		}
 	case "setval":
@@ -401,7 +401,7 @@ func (a *Analyzer) seqFunc(name string, args []expr.Expr, fc *pg.FuncCall) (expr
 				return types.Datum{}, err
 			}
 			isCalled := len(v) < 3 || v[2].I != 0
-			return v[1], funcs.Setval(ec.S, ec, oid, v[1].I, isCalled)
+			return v[1], funcs.Setval(ec.B, ec, oid, v[1].I, isCalled)
 		}
 	case "pg_sequence_last_value":
 		fn = func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
@@ -409,11 +409,11 @@ func (a *Analyzer) seqFunc(name string, args []expr.Expr, fc *pg.FuncCall) (expr
 			if err != nil {
 				return types.Datum{}, err
 			}
-			q := ec.S.Cat().Sequences[oid]
+			q := ec.B.Cat().Sequences[oid]
 			if q == nil {
 				return types.Datum{}, pgerr.New(pgerr.WrongObjectType, "\"%d\" is not a sequence", oid)
 			}
-			return funcs.SeqLastValue(ec.S, ec, q), nil
+			return funcs.SeqLastValue(ec.B, ec, q), nil
 		}
 	}
 	return &expr.FuncExpr{Name: name, T: result, Args: args, Volatile: true, Fn: fn}, true, nil
@@ -445,19 +445,19 @@ func (a *Analyzer) srfCall(name string, fc *pg.FuncCall) (expr.Expr, error) {
 			return nil, noFunction(name, args, fc.Location)
 		}
 		var err error
-		if !types.IsOidLike(args[0].Type()) {
+		if !types.IsOIDLike(args[0].Type()) {
 			if args[0], err = a.coerceArg(args[0], types.TypeRegclass, name, fc.Location); err != nil {
 				return nil, err
 			}
 		}
 		return &expr.SrfExpr{Name: name, Args: args, T: types.TypeRegclass, Gen: func(ec *expr.EvalCtx, v []types.Datum, emit func(types.Datum) error) error {
-			cat := ec.S.Cat()
+			cat := ec.B.Cat()
 			t := cat.Tables[uint32(v[0].I)]
 			if t == nil || !t.Partitioned() && t.Parent == 0 {
 				return nil
 			}
 			for ; t != nil; t = cat.Tables[t.Parent] {
-				if err := emit(types.OidDatum(t.OID)); err != nil {
+				if err := emit(types.OIDDatum(t.OID)); err != nil {
 					return err
 				}
 				if t.Parent == 0 {

@@ -346,7 +346,7 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 			if p.opts.format == 'b' {
 				d, err = types.DecodeBinary(t, f.data)
 			} else {
-				d, err = types.ParseText(t, string(f.data), &s.Fc)
+				d, err = types.ParseText(t, string(f.data), &s.Format)
 			}
 			if err == nil && (t.OID == types.OIDBpchar || t.OID == types.OIDVarchar) {
 				d, err = types.CoerceString(t, d.S, false)
@@ -543,7 +543,7 @@ func (s *Executor) appendCopyRow(buf []byte, p *copyPlan, row []types.Datum) ([]
 			buf = append(buf, p.opts.null...)
 			continue
 		}
-		text := string(types.AppendText(nil, p.types[i], d, &s.Fc))
+		text := string(types.AppendText(nil, p.types[i], d, &s.Format))
 		if p.opts.format == 'c' {
 			buf = appendCSV(buf, text, p.opts, text == p.opts.null)
 			continue

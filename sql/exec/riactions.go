@@ -221,7 +221,7 @@ func (s *Executor) riPlan(q riQuery, prunes bool) expr.PlanKind {
 		st = &riPlanState{}
 		s.ri.runs[q] = st
 	}
-	switch mode := s.Gucs.String("plan_cache_mode"); {
+	switch mode := s.Settings.String("plan_cache_mode"); {
 	case mode == "force_custom_plan":
 		st.customs++
 		return expr.CustomPlan
@@ -488,7 +488,7 @@ func (s *Executor) riAction(ec *expr.EvalCtx, ev *riEvent, kind byte) error {
 	restore := s.riLatestSnapshot()
 	defer restore()
 	mark := len(s.ri.queue)
-	nec := &expr.EvalCtx{S: &s.Backend, Exec: s, Ctx: ec.Ctx, Params: params}
+	nec := &expr.EvalCtx{B: &s.Backend, Exec: s, Ctx: ec.Ctx, Params: params}
 	_, err = s.RunPlan(nec, st, func([]types.Datum) error { return nil })
 	if err == nil {
 		err = s.riFire(nec, mark)

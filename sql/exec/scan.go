@@ -101,7 +101,7 @@ func (x *Executor) scanSequence(ec *expr.EvalCtx, q *plan.SeqSource, fn func([]t
 	st := d.St
 	d.Lw.Release(s.Proc)
 	return fn([]types.Datum{types.IntDatum(st.LastValue), types.IntDatum(st.LogCnt), types.BoolDatum(st.IsCalled),
-		tidDatum(storage.TID{Block: 0, Offset: 1}), types.OidDatum(q.Q.OID)})
+		tidDatum(storage.TID{Block: 0, Offset: 1}), types.OIDDatum(q.Q.OID)})
 }
 
 func (x *Executor) scanFunction(ec *expr.EvalCtx, f *plan.FuncSource, fn func([]types.Datum) error) error {

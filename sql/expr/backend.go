@@ -23,15 +23,15 @@ import (
 // A Backend belongs to its session's goroutine, except the Proc's fields
 // that other backends read through atomics (wait events).
 type Backend struct {
-	Pid      int32
+	PID      int32
 	User     string
 	Database string
-	Gucs     *guc.Session
+	Settings *guc.Session
 
-	Proc *locks.Proc // this backend's lock-manager state
-	Txn  txn.Txn     // the current transaction (reused)
-	Tx   TxState     // whether a transaction or block is open (the session's state machine)
-	Lxid uint32      // local transaction id of the virtual xid
+	Proc     *locks.Proc // this backend's lock-manager state
+	Txn      txn.Txn     // the current transaction (reused)
+	Tx       TxState     // whether a transaction or block is open (the session's state machine)
+	LocalXID uint32      // local transaction id of the virtual xid
 
 	XactStart time.Time
 	StmtStart time.Time
@@ -39,7 +39,7 @@ type Backend struct {
 	PendingCat *catalog.CatalogState // this transaction's view of the catalog after its DDL
 	CatOps     []*catalog.CatOp      // this transaction's DDL, replayed at commit
 
-	Fc      types.FormatCtx
+	Format  types.FormatCtx
 	tzName  string
 	Notices []*pgerr.Error
 
@@ -67,8 +67,8 @@ func (s *Backend) Notice(severity, code, msg string) {
 }
 
 func (s *Backend) RefreshFormat() {
-	tz := s.Gucs.String("TimeZone")
-	if tz == s.tzName && s.Fc.Loc != nil {
+	tz := s.Settings.String("TimeZone")
+	if tz == s.tzName && s.Format.Loc != nil {
 		return
 	}
 	s.tzName = tz
@@ -76,14 +76,14 @@ func (s *Backend) RefreshFormat() {
 	if err != nil {
 		loc = time.UTC
 	}
-	s.Fc.Loc = loc
+	s.Format.Loc = loc
 }
 
 // checkReadWrite is SET transaction_read_only = off's rule: a read-only
 // transaction can become read-write only before its first query, and not
 // inside a savepoint.
 func (s *Backend) checkReadWrite() error {
-	if s.Tx == TxNone || !s.Gucs.Bool("transaction_read_only") {
+	if s.Tx == TxNone || !s.Settings.Bool("transaction_read_only") {
 		return nil
 	}
 	if s.Txn.NestLevel() > 1 { // IsSubTransaction
@@ -167,14 +167,14 @@ func (s *Backend) Set(name, value string, local bool) error {
 	}
 	if strings.EqualFold(name, "transaction_isolation") && s.Tx != TxNone {
 		// PostgreSQL: the level is fixed by the first query of a transaction.
-		d, _, err := s.Gucs.Show(name)
+		d, _, err := s.Settings.Show(name)
 		if err == nil && d != value {
 			if err := s.Txn.SetIsolation(IsolationOf(value)); err != nil {
 				return pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 			}
 		}
 	}
-	_, err := s.Gucs.Set(name, value, local)
+	_, err := s.Settings.Set(name, value, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
 		s.RefreshFormat()
 	}
@@ -193,7 +193,7 @@ func IsolationOf(v string) txn.Isolation {
 }
 
 func (s *Backend) SetDefault(name string, local bool) error {
-	_, err := s.Gucs.SetDefault(name, local)
+	_, err := s.Settings.SetDefault(name, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
 		s.RefreshFormat()
 	}

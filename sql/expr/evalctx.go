@@ -83,7 +83,7 @@ func (k PlanKind) PruneUpTo() ValueDep {
 
 // evalCtx is what expressions see while running.
 type EvalCtx struct {
-	S         *Backend
+	B         *Backend
 	Exec      Executor // runs the plans of subqueries
 	Ctx       context.Context
 	Params    []types.Datum
@@ -102,8 +102,8 @@ type EvalCtx struct {
 }
 
 func (ec *EvalCtx) FormatCtx() *types.FormatCtx {
-	if ec == nil || ec.S == nil {
+	if ec == nil || ec.B == nil {
 		return nil
 	}
-	return &ec.S.Fc
+	return &ec.B.Format
 }

@@ -41,7 +41,7 @@ func (s *Backend) LockTree(ec *EvalCtx, t *catalog.TableDef, mode locks.LockMode
 
 // lockTimeout is the session's lock_timeout.
 func (s *Backend) lockTimeout() time.Duration {
-	return time.Duration(s.Gucs.Int("lock_timeout")) * time.Millisecond
+	return time.Duration(s.Settings.Int("lock_timeout")) * time.Millisecond
 }
 
 // lockOptions are the session's heavyweight-lock wait options: its
@@ -49,7 +49,7 @@ func (s *Backend) lockTimeout() time.Duration {
 func (s *Backend) LockOptions(session, nowait bool) locks.LockOptions {
 	return locks.LockOptions{
 		NoWait: nowait, Session: session, LockTimeout: s.lockTimeout(),
-		DeadlockTimeout: time.Duration(s.Gucs.Int("deadlock_timeout")) * time.Millisecond,
+		DeadlockTimeout: time.Duration(s.Settings.Int("deadlock_timeout")) * time.Millisecond,
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // ecFormat is the format context of a running expression, falling back
 // to the one captured at analysis.
-func EcFormat(ec *EvalCtx, fallback *types.FormatCtx) *types.FormatCtx {
+func FormatOf(ec *EvalCtx, fallback *types.FormatCtx) *types.FormatCtx {
 	if fc := ec.FormatCtx(); fc != nil {
 		return fc
 	}

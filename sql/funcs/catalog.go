@@ -44,7 +44,7 @@ var catalogFns = map[string]CatalogFn{
 		return types.TextDatum(types.FormatType(uint32(v[0].I), int32(v[1].I))), nil
 	}},
 	"pg_table_is_visible": {1, 1, oidArgs, types.TypeBool, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		if _, ok := ec.S.RelationByOID(uint32(v[0].I)); !ok {
+		if _, ok := ec.B.RelationByOID(uint32(v[0].I)); !ok {
 			return types.NullDatum, nil
 		}
 		return types.BoolDatum(true), nil
@@ -57,7 +57,7 @@ var catalogFns = map[string]CatalogFn{
 	}},
 	"pg_get_indexdef": {1, 3, []types.Type{types.TypeOid, types.TypeInt4, types.TypeBool}, types.TypeText, false, fnIndexDef},
 	"pg_get_constraintdef": {1, 2, []types.Type{types.TypeOid, types.TypeBool}, types.TypeText, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		for _, c := range ConstraintRows(ec.S) {
+		for _, c := range ConstraintRows(ec.B) {
 			if c.Oid == uint32(v[0].I) {
 				if len(v) > 1 && !v[1].Null && v[1].I != 0 && c.PrettyDef != "" {
 					return types.TextDatum(c.PrettyDef), nil
@@ -68,18 +68,18 @@ var catalogFns = map[string]CatalogFn{
 		return types.NullDatum, nil
 	}},
 	"pg_get_partkeydef": {1, 1, oidArgs, types.TypeText, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		t := ec.S.Cat().Tables[uint32(v[0].I)]
+		t := ec.B.Cat().Tables[uint32(v[0].I)]
 		if t == nil || !t.Partitioned() {
 			return types.NullDatum, nil
 		}
 		return types.TextDatum(t.PartitionKeyDef()), nil
 	}},
 	"pg_get_partition_constraintdef": {1, 1, oidArgs, types.TypeText, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		t := ec.S.Cat().Tables[uint32(v[0].I)]
+		t := ec.B.Cat().Tables[uint32(v[0].I)]
 		if t == nil {
 			return types.NullDatum, nil
 		}
-		if c, ok := t.PartitionConstraintDef(ec.S.Cat()); ok {
+		if c, ok := t.PartitionConstraintDef(ec.B.Cat()); ok {
 			return types.TextDatum(c), nil
 		}
 		return types.NullDatum, nil
@@ -118,7 +118,7 @@ var catalogFns = map[string]CatalogFn{
 		return types.TextDatum("public"), nil
 	}},
 	"pg_relation_is_publishable": {1, 1, []types.Type{types.TypeRegclass}, types.TypeBool, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		r, ok := ec.S.RelationByOID(uint32(v[0].I))
+		r, ok := ec.B.RelationByOID(uint32(v[0].I))
 		if !ok {
 			return types.NullDatum, nil
 		}
@@ -146,7 +146,7 @@ var catalogFns = map[string]CatalogFn{
 		return d, nil
 	}},
 	"pg_partition_root": {1, 1, []types.Type{types.TypeRegclass}, types.TypeRegclass, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		cat := ec.S.Cat()
+		cat := ec.B.Cat()
 		t := cat.Tables[uint32(v[0].I)]
 		if t == nil || (!t.Partitioned() && t.ParentOID() == 0) {
 			return types.NullDatum, nil
@@ -154,7 +154,7 @@ var catalogFns = map[string]CatalogFn{
 		for t.ParentOID() != 0 && cat.Tables[t.ParentOID()] != nil {
 			t = cat.Tables[t.ParentOID()]
 		}
-		return types.OidDatum(t.OID), nil
+		return types.OIDDatum(t.OID), nil
 	}},
 	"pg_tablespace_location": {1, 1, oidArgs, types.TypeText, false, func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
 		return types.TextDatum(""), nil
@@ -167,7 +167,7 @@ var catalogFns = map[string]CatalogFn{
 		return types.BoolDatum(false), nil
 	}},
 	"inet_server_port": {0, 0, nil, types.TypeInt4, false, func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.IntDatum(int64(ec.S.Gucs.Int("port"))), nil
+		return types.IntDatum(int64(ec.B.Settings.Int("port"))), nil
 	}},
 }
 
@@ -197,7 +197,7 @@ func roleName(oid uint32) string {
 }
 
 func fnIndexDef(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-	cat := ec.S.Cat()
+	cat := ec.B.Cat()
 	ix := cat.Indexes[uint32(v[0].I)]
 	if ix == nil {
 		return types.NullDatum, nil
@@ -211,7 +211,7 @@ func fnIndexDef(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 		}
 		return types.TextDatum(types.QuoteIdent(t.Cols[ix.Cols[k-1]].Name)), nil
 	}
-	return types.TextDatum(IndexDef(ec.S, ix, pretty)), nil
+	return types.TextDatum(IndexDef(ec.B, ix, pretty)), nil
 }
 
 // sizePretty is pg_size_pretty(bigint), with PostgreSQL's units and
@@ -351,7 +351,7 @@ func IndexDef(s *expr.Backend, ix *catalog.IndexDef, pretty bool) string {
 // serialSequence is pg_get_serial_sequence(table, column): the sequence
 // owned by a column (serial, identity or OWNED BY), schema-qualified.
 func serialSequence(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-	s := ec.S
+	s := ec.B
 	parts, err := types.SplitQualifiedName(v[0].S)
 	if err != nil {
 		return types.Datum{}, err

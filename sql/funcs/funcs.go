@@ -91,7 +91,7 @@ func Implicitly(from, to types.Type) bool {
 
 var ErrNoFunction = pgerr.New(pgerr.UndefinedFunction, "function does not exist")
 
-func SqlValueFunctionName(op pg.SQLValueFunctionOp) string {
+func SQLValueFunctionName(op pg.SQLValueFunctionOp) string {
 	switch op {
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
 		return "current_date"

@@ -25,7 +25,7 @@ func seqElem(s *expr.Backend, oid uint32) *expr.SeqElm {
 // per transaction, outside the subtransaction log (so that ROLLBACK TO
 // keeps it, as PostgreSQL's TopTransactionResourceOwner does).
 func seqLock(s *expr.Backend, ec *expr.EvalCtx, elm *expr.SeqElm) error {
-	if elm.Lxid == s.Lxid && s.Lxid != 0 {
+	if elm.Lxid == s.LocalXID && s.LocalXID != 0 {
 		return nil
 	}
 	opt := s.LockOptions(false, false)
@@ -33,7 +33,7 @@ func seqLock(s *expr.Backend, ec *expr.EvalCtx, elm *expr.SeqElm) error {
 	if err := s.Locks.Lock(ec.Ctx, s.Proc, locks.RelationTag(catalog.DatabaseOID, elm.Oid), locks.RowExclusiveLock, opt); err != nil {
 		return err
 	}
-	elm.Lxid = s.Lxid
+	elm.Lxid = s.LocalXID
 	return nil
 }
 
@@ -73,7 +73,7 @@ func DiscardSequences(s *expr.Backend) {
 // seqReadOnly is PreventCommandIfReadOnly for the sequence functions
 // (lockd has no temporary sequences, which PostgreSQL lets them change).
 func seqReadOnly(s *expr.Backend, fn string) error {
-	if s.Gucs.Bool("transaction_read_only") {
+	if s.Settings.Bool("transaction_read_only") {
 		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s() in a read-only transaction", fn)
 	}
 	return nil

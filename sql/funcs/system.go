@@ -27,11 +27,11 @@ func TextOrNull(s string) types.Datum {
 }
 
 func FnNow(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-	return types.IntDatum(ec.S.XactStart.UnixMicro()), nil
+	return types.IntDatum(ec.B.XactStart.UnixMicro()), nil
 }
 
 func fnCurrentSetting(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
-	v, _, err := ec.S.Gucs.Show(a[0].S)
+	v, _, err := ec.B.Settings.Show(a[0].S)
 	if err != nil {
 		if len(a) == 2 && a[1].I != 0 {
 			return types.NullDatum, nil
@@ -48,14 +48,14 @@ func fnSetConfig(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 	local := !a[2].Null && a[2].I != 0
 	var err error
 	if a[1].Null {
-		err = ec.S.SetDefault(a[0].S, local)
+		err = ec.B.SetDefault(a[0].S, local)
 	} else {
-		err = ec.S.Set(a[0].S, a[1].S, local)
+		err = ec.B.Set(a[0].S, a[1].S, local)
 	}
 	if err != nil {
 		return types.Datum{}, err
 	}
-	v, _, err := ec.S.Gucs.Show(a[0].S)
+	v, _, err := ec.B.Settings.Show(a[0].S)
 	if err != nil {
 		return types.Datum{}, err
 	}
@@ -71,8 +71,8 @@ func fnSleep(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 		secs = 1e7
 	}
 	d := time.Duration(secs * float64(time.Second))
-	ec.S.Proc.SetWaitEvent(locks.WaitEventPgSleep)
-	defer ec.S.Proc.ClearWaitEvent()
+	ec.B.Proc.SetWaitEvent(locks.WaitEventPgSleep)
+	defer ec.B.Proc.ClearWaitEvent()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -95,27 +95,27 @@ var systemFuncs = map[string][]Builtin{
 	},
 	"set_config": {{args: []types.Type{types.TypeText, types.TypeText, types.TypeBool}, Result: fixed(types.TypeText), Volatile: true, NonStrict: true, Fn: fnSetConfig}},
 	"pg_reload_conf": {{Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.BoolDatum(ec.S.Host.ReloadConfig()), nil
+		return types.BoolDatum(ec.B.Host.ReloadConfig()), nil
 	}}},
 	"pg_sleep": {{args: []types.Type{types.TypeFloat8}, Result: fixed(types.TypeVoid), Volatile: true, Fn: fnSleep}},
 	"pg_backend_pid": {{Result: fixed(types.TypeInt4), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.IntDatum(int64(ec.S.Pid)), nil
+		return types.IntDatum(int64(ec.B.PID)), nil
 	}}},
 	"pg_cancel_backend": {{args: []types.Type{types.TypeInt4}, Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
-		return ec.S.SignalBackend(int32(a[0].I), false)
+		return ec.B.SignalBackend(int32(a[0].I), false)
 	}}},
 	"pg_terminate_backend": {
 		{args: []types.Type{types.TypeInt4}, Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
-			return ec.S.SignalBackend(int32(a[0].I), true)
+			return ec.B.SignalBackend(int32(a[0].I), true)
 		}},
 		{args: []types.Type{types.TypeInt4, types.TypeInt8}, Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
-			return ec.S.SignalBackend(int32(a[0].I), true)
+			return ec.B.SignalBackend(int32(a[0].I), true)
 		}},
 	},
 	"now":                   {{Result: fixed(types.TypeTimestamptz), Fn: FnNow}},
 	"transaction_timestamp": {{Result: fixed(types.TypeTimestamptz), Fn: FnNow}},
 	"statement_timestamp": {{Result: fixed(types.TypeTimestamptz), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.IntDatum(ec.S.StmtStart.UnixMicro()), nil
+		return types.IntDatum(ec.B.StmtStart.UnixMicro()), nil
 	}}},
 	"clock_timestamp": {{Result: fixed(types.TypeTimestamptz), Volatile: true, Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
 		return types.IntDatum(time.Now().UnixMicro()), nil
@@ -124,12 +124,12 @@ var systemFuncs = map[string][]Builtin{
 		return types.FloatDatum(rand.Float64()), nil
 	}}},
 	"current_database": {{Result: fixed(types.TypeName), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.TextDatum(ec.S.Database), nil
+		return types.TextDatum(ec.B.Database), nil
 	}}},
 	"current_user": {{Result: fixed(types.TypeName), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.TextDatum(ec.S.User), nil
+		return types.TextDatum(ec.B.User), nil
 	}}},
 	"pg_postmaster_start_time": {{Result: fixed(types.TypeTimestamptz), Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.IntDatum(ec.S.Started.UnixMicro()), nil
+		return types.IntDatum(ec.B.Started.UnixMicro()), nil
 	}}},
 }

@@ -112,15 +112,15 @@ func pgClassView() *expr.View {
 			"relreplident", types.TypeChar, "relispartition", types.TypeBool, "relrewrite", types.TypeOid, "relfrozenxid", types.TypeXid,
 			"relminmxid", types.TypeXid, "relacl", typeAclArray, "reloptions", types.TypeTextArray, "relpartbound", types.TypeNodeTree),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			s := ec.S
+			s := ec.B
 			cat := s.Cat()
 			cons := funcs.ConstraintRows(s)
 			for _, r := range s.Relations() {
 				row := make([]types.Datum, 33)
-				row[0], row[1], row[2] = types.OidDatum(r.Oid), types.TextDatum(r.Name), types.OidDatum(r.Nsp)
-				row[3], row[4], row[5] = types.OidDatum(0), types.OidDatum(0), types.OidDatum(catalog.BootstrapRoleOID)
-				row[6], row[7], row[8] = types.OidDatum(0), types.OidDatum(0), types.OidDatum(0)
-				row[9], row[10], row[11], row[12] = types.IntDatum(0), types.FloatDatum(-1), types.IntDatum(0), types.OidDatum(0)
+				row[0], row[1], row[2] = types.OIDDatum(r.Oid), types.TextDatum(r.Name), types.OIDDatum(r.Nsp)
+				row[3], row[4], row[5] = types.OIDDatum(0), types.OIDDatum(0), types.OIDDatum(catalog.BootstrapRoleOID)
+				row[6], row[7], row[8] = types.OIDDatum(0), types.OIDDatum(0), types.OIDDatum(0)
+				row[9], row[10], row[11], row[12] = types.IntDatum(0), types.FloatDatum(-1), types.IntDatum(0), types.OIDDatum(0)
 				row[13], row[14], row[15], row[16] = types.BoolDatum(false), types.BoolDatum(false), charDatum('p'), charDatum(r.Kind)
 				row[17], row[18] = types.IntDatum(0), types.IntDatum(0)
 				for i := 19; i <= 25; i++ {
@@ -128,14 +128,14 @@ func pgClassView() *expr.View {
 				}
 				row[24] = types.BoolDatum(true) // relispopulated
 				row[25] = charDatum('d')
-				row[26], row[27], row[28], row[29] = types.BoolDatum(false), types.OidDatum(0), types.IntDatum(0), types.IntDatum(0)
+				row[26], row[27], row[28], row[29] = types.BoolDatum(false), types.OIDDatum(0), types.IntDatum(0), types.IntDatum(0)
 				row[30], row[31], row[32] = types.NullDatum, types.NullDatum, types.NullDatum
 				switch {
 				case r.Table != nil:
 					t := r.Table
 					if !t.Partitioned() {
-						row[6] = types.OidDatum(amHeap)
-						row[7] = types.OidDatum(t.RelFile)
+						row[6] = types.OIDDatum(amHeap)
+						row[7] = types.OIDDatum(t.RelFile)
 						n, _ := s.Store.RelationPages(storage.RelID(t.RelFile))
 						row[9] = types.IntDatum(int64(n))
 					}
@@ -165,11 +165,11 @@ func pgClassView() *expr.View {
 				case r.Index != nil:
 					ix := r.Index
 					if r.Kind == 'i' {
-						row[6] = types.OidDatum(amBtree)
-						row[7] = types.OidDatum(ix.RelFile)
+						row[6] = types.OIDDatum(amBtree)
+						row[7] = types.OIDDatum(ix.RelFile)
 						row[9] = types.IntDatum(int64(s.Store.IndexPages(storage.RelID(ix.RelFile))))
 					} else {
-						row[6] = types.OidDatum(amBtree)
+						row[6] = types.OIDDatum(amBtree)
 					}
 					if t := cat.Tables[ix.Table]; t != nil && t.Unlogged {
 						row[15] = charDatum('u')
@@ -198,7 +198,7 @@ func pgNamespaceView() *expr.View {
 		Cols: Cols(oidPgNamespace, "oid", types.TypeOid, "nspname", types.TypeName, "nspowner", types.TypeOid, "nspacl", typeAclArray),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			for _, n := range catalog.Namespaces {
-				if err := emit([]types.Datum{types.OidDatum(n.Oid), types.TextDatum(n.Name), types.OidDatum(n.Owner), types.NullDatum}); err != nil {
+				if err := emit([]types.Datum{types.OIDDatum(n.Oid), types.TextDatum(n.Name), types.OIDDatum(n.Owner), types.NullDatum}); err != nil {
 					return err
 				}
 			}
@@ -248,7 +248,7 @@ func pgAttributeView() *expr.View {
 			for _, tr := range pgTypes() {
 				colls[tr.t.OID] = tr.collate
 			}
-			for _, a := range attributeRows(ec.S) {
+			for _, a := range attributeRows(ec.B) {
 				ndims := int64(0)
 				if types.IsArray(a.T) {
 					ndims = 1
@@ -264,11 +264,11 @@ func pgAttributeView() *expr.View {
 					missing = types.Datum{A: []types.Datum{types.TextDatum(string(types.AppendText(nil, a.T, *a.Missing, nil)))}}
 				}
 				row := []types.Datum{
-					types.OidDatum(a.Rel), types.TextDatum(a.Name), types.OidDatum(typ), types.IntDatum(stattarget), types.IntDatum(int64(a.T.Len)),
+					types.OIDDatum(a.Rel), types.TextDatum(a.Name), types.OIDDatum(typ), types.IntDatum(stattarget), types.IntDatum(int64(a.T.Len)),
 					types.IntDatum(int64(a.Num)), types.IntDatum(ndims), types.IntDatum(-1), types.IntDatum(int64(a.T.Mod)), types.BoolDatum(byval),
 					charDatum(align), charDatum(storage), charDatum(0), types.BoolDatum(a.NotNull),
 					types.BoolDatum(a.HasDef), types.BoolDatum(a.Missing != nil), charDatum(a.Identity), charDatum(0),
-					types.BoolDatum(a.Dropped), types.BoolDatum(true), types.IntDatum(0), types.OidDatum(colls[a.T.OID]),
+					types.BoolDatum(a.Dropped), types.BoolDatum(true), types.IntDatum(0), types.OIDDatum(colls[a.T.OID]),
 					types.NullDatum, types.NullDatum, types.NullDatum, missing,
 				}
 				if err := emit(row); err != nil {
@@ -290,8 +290,8 @@ func pgIndexView() *expr.View {
 			"indislive", types.TypeBool, "indisreplident", types.TypeBool, "indkey", typeInt2Vector, "indcollation", typeOidVector,
 			"indclass", typeOidVector, "indoption", typeInt2Vector, "indexprs", types.TypeNodeTree, "indpred", types.TypeNodeTree),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			cat := ec.S.Cat()
-			for _, r := range ec.S.Relations() {
+			cat := ec.B.Cat()
+			for _, r := range ec.B.Relations() {
 				ix := r.Index
 				if ix == nil {
 					continue
@@ -306,12 +306,12 @@ func pgIndexView() *expr.View {
 				for _, c := range ix.Cols {
 					keys = append(keys, t.Attnum(c))
 					opts = append(opts, 0)
-					coll.A = append(coll.A, types.OidDatum(pgTypeCollation(t.Cols[c].TypeOID)))
-					class.A = append(class.A, types.OidDatum(0))
+					coll.A = append(coll.A, types.OIDDatum(pgTypeCollation(t.Cols[c].TypeOID)))
+					class.A = append(class.A, types.OIDDatum(0))
 				}
 				n := types.IntDatum(int64(len(ix.Cols)))
 				row := []types.Datum{
-					types.OidDatum(ix.OID), types.OidDatum(t.OID), n, n, types.BoolDatum(ix.Unique),
+					types.OIDDatum(ix.OID), types.OIDDatum(t.OID), n, n, types.BoolDatum(ix.Unique),
 					types.BoolDatum(false), types.BoolDatum(ix.Primary), types.BoolDatum(false), types.BoolDatum(true),
 					types.BoolDatum(false), types.BoolDatum(true), types.BoolDatum(false), types.BoolDatum(true),
 					types.BoolDatum(true), types.BoolDatum(false), int2Vector(keys), coll,
@@ -331,7 +331,7 @@ func pgInheritsView() *expr.View {
 		Name: "pg_inherits", Oid: oidPgInherits,
 		Cols: Cols(oidPgInherits, "inhrelid", types.TypeOid, "inhparent", types.TypeOid, "inhseqno", types.TypeInt4, "inhdetachpending", types.TypeBool),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, r := range ec.S.Relations() {
+			for _, r := range ec.B.Relations() {
 				var parent uint32
 				switch {
 				case r.Table != nil:
@@ -342,7 +342,7 @@ func pgInheritsView() *expr.View {
 				if parent == 0 {
 					continue
 				}
-				if err := emit([]types.Datum{types.OidDatum(r.Oid), types.OidDatum(parent), types.IntDatum(1), types.BoolDatum(false)}); err != nil {
+				if err := emit([]types.Datum{types.OIDDatum(r.Oid), types.OIDDatum(parent), types.IntDatum(1), types.BoolDatum(false)}); err != nil {
 					return err
 				}
 			}
@@ -357,8 +357,8 @@ func pgPartitionedTableView() *expr.View {
 		Cols: Cols(oidPgPartTable, "partrelid", types.TypeOid, "partstrat", types.TypeChar, "partnatts", types.TypeInt2, "partdefid", types.TypeOid,
 			"partattrs", typeInt2Vector, "partclass", typeOidVector, "partcollation", typeOidVector, "partexprs", types.TypeNodeTree),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			cat := ec.S.Cat()
-			for _, r := range ec.S.Relations() {
+			cat := ec.B.Cat()
+			for _, r := range ec.B.Relations() {
 				t := r.Table
 				if t == nil || !t.Partitioned() {
 					continue
@@ -367,10 +367,10 @@ func pgPartitionedTableView() *expr.View {
 				class := types.Datum{A: []types.Datum{}}
 				coll := types.Datum{A: []types.Datum{}}
 				for _, k := range t.PartKey {
-					class.A = append(class.A, types.OidDatum(0))
-					coll.A = append(coll.A, types.OidDatum(pgTypeCollation(t.Cols[k].TypeOID)))
+					class.A = append(class.A, types.OIDDatum(0))
+					coll.A = append(coll.A, types.OIDDatum(pgTypeCollation(t.Cols[k].TypeOID)))
 				}
-				row := []types.Datum{types.OidDatum(t.OID), charDatum(strat), types.IntDatum(int64(len(keys))), types.OidDatum(def),
+				row := []types.Datum{types.OIDDatum(t.OID), charDatum(strat), types.IntDatum(int64(len(keys))), types.OIDDatum(def),
 					int2Vector(keys), class, coll, types.NullDatum}
 				if err := emit(row); err != nil {
 					return err
@@ -408,11 +408,11 @@ func pgConstraintView() *expr.View {
 			"conpfeqop", typeOidArray, "conppeqop", typeOidArray, "conffeqop", typeOidArray,
 			"confdelsetcols", types.Type{OID: types.OIDInt2Array, Len: -1, Mod: -1, Name: "smallint[]"}, "conexclop", typeOidArray, "conbin", types.TypeNodeTree),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, c := range funcs.ConstraintRows(ec.S) {
+			for _, c := range funcs.ConstraintRows(ec.B) {
 				row := []types.Datum{
-					types.OidDatum(c.Oid), types.TextDatum(c.Name), types.OidDatum(catalog.NspPublic), charDatum(c.Kind), types.BoolDatum(false),
-					types.BoolDatum(false), types.BoolDatum(!c.NotValid), types.OidDatum(c.Rel), types.OidDatum(0), types.OidDatum(c.Index),
-					types.OidDatum(c.Parent), types.OidDatum(c.RefRel), charDatum(c.OnUpdate), charDatum(c.OnDelete),
+					types.OIDDatum(c.Oid), types.TextDatum(c.Name), types.OIDDatum(catalog.NspPublic), charDatum(c.Kind), types.BoolDatum(false),
+					types.BoolDatum(false), types.BoolDatum(!c.NotValid), types.OIDDatum(c.Rel), types.OIDDatum(0), types.OIDDatum(c.Index),
+					types.OIDDatum(c.Parent), types.OIDDatum(c.RefRel), charDatum(c.OnUpdate), charDatum(c.OnDelete),
 					charDatum(c.Match), types.BoolDatum(!c.Inherited), types.IntDatum(inhCount(c.Inherited)), types.BoolDatum(c.NoInherit),
 					int2Array(c.Cols), int2Array(c.RefCols),
 					types.NullDatum, types.NullDatum, types.NullDatum,
@@ -447,9 +447,9 @@ func pgDatabaseView() *expr.View {
 			// lockd serves one database, under whatever name a client
 			// connects with.
 			row := []types.Datum{
-				types.OidDatum(catalog.DatabaseOID), types.TextDatum(ec.S.Database), types.OidDatum(catalog.BootstrapRoleOID), types.IntDatum(6), charDatum('c'),
+				types.OIDDatum(catalog.DatabaseOID), types.TextDatum(ec.B.Database), types.OIDDatum(catalog.BootstrapRoleOID), types.IntDatum(6), charDatum('c'),
 				types.BoolDatum(false), types.BoolDatum(true), types.IntDatum(-1), types.IntDatum(0),
-				types.IntDatum(1), types.OidDatum(1663), types.TextDatum("C"), types.TextDatum("C"),
+				types.IntDatum(1), types.OIDDatum(1663), types.TextDatum("C"), types.TextDatum("C"),
 				types.NullDatum, types.NullDatum, types.NullDatum,
 			}
 			return emit(row)
@@ -468,11 +468,11 @@ func pgRolesView() *expr.View {
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			t, f := types.BoolDatum(true), types.BoolDatum(false)
 			if err := emit([]types.Datum{types.TextDatum(catalog.BootstrapRole), t, t, t, t, t, t, types.IntDatum(-1), types.TextDatum("********"),
-				types.NullDatum, t, types.NullDatum, types.OidDatum(catalog.BootstrapRoleOID)}); err != nil {
+				types.NullDatum, t, types.NullDatum, types.OIDDatum(catalog.BootstrapRoleOID)}); err != nil {
 				return err
 			}
 			return emit([]types.Datum{types.TextDatum(catalog.DbOwnerRole), f, t, f, f, f, f, types.IntDatum(-1), types.TextDatum("********"),
-				types.NullDatum, f, types.NullDatum, types.OidDatum(catalog.DbOwnerRoleOID)})
+				types.NullDatum, f, types.NullDatum, types.OIDDatum(catalog.DbOwnerRoleOID)})
 		},
 	}
 }
@@ -482,10 +482,10 @@ func pgAmView() *expr.View {
 		Name: "pg_am", Oid: oidPgAm,
 		Cols: Cols(oidPgAm, "oid", types.TypeOid, "amname", types.TypeName, "amhandler", types.TypeRegproc, "amtype", types.TypeChar),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			if err := emit([]types.Datum{types.OidDatum(amHeap), types.TextDatum("heap"), types.OidDatum(3), charDatum('t')}); err != nil {
+			if err := emit([]types.Datum{types.OIDDatum(amHeap), types.TextDatum("heap"), types.OIDDatum(3), charDatum('t')}); err != nil {
 				return err
 			}
-			return emit([]types.Datum{types.OidDatum(amBtree), types.TextDatum("btree"), types.OidDatum(330), charDatum('i')})
+			return emit([]types.Datum{types.OIDDatum(amBtree), types.TextDatum("btree"), types.OIDDatum(330), charDatum('i')})
 		},
 	}
 }
@@ -495,7 +495,7 @@ func pgAttrdefView() *expr.View {
 		Name: "pg_attrdef", Oid: oidPgAttrdef,
 		Cols: Cols(oidPgAttrdef, "oid", types.TypeOid, "adrelid", types.TypeOid, "adnum", types.TypeInt2, "adbin", types.TypeNodeTree),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, r := range ec.S.Relations() {
+			for _, r := range ec.B.Relations() {
 				if r.Table == nil {
 					continue
 				}
@@ -506,7 +506,7 @@ func pgAttrdefView() *expr.View {
 					// A stable OID per default: lockd keeps no OID for it.
 					n := r.Table.Attnum(i)
 					oid := r.Oid<<8 | uint32(n)&0xff
-					row := []types.Datum{types.OidDatum(oid), types.OidDatum(r.Oid), types.IntDatum(int64(n)), types.TextDatum(defaultText(ec.S, &r.Table.Cols[i]))}
+					row := []types.Datum{types.OIDDatum(oid), types.OIDDatum(r.Oid), types.IntDatum(int64(n)), types.TextDatum(defaultText(ec.B, &r.Table.Cols[i]))}
 					if err := emit(row); err != nil {
 						return err
 					}
@@ -533,7 +533,7 @@ func pgCollationView() *expr.View {
 				if c.loc != "" {
 					loc = types.TextDatum(c.loc)
 				}
-				row := []types.Datum{types.OidDatum(c.oid), types.TextDatum(c.name), types.OidDatum(catalog.NspPgCatalog), types.OidDatum(catalog.BootstrapRoleOID),
+				row := []types.Datum{types.OIDDatum(c.oid), types.TextDatum(c.name), types.OIDDatum(catalog.NspPgCatalog), types.OIDDatum(catalog.BootstrapRoleOID),
 					charDatum(c.prov), types.BoolDatum(true), types.IntDatum(-1), loc, loc, types.NullDatum, types.NullDatum}
 				if err := emit(row); err != nil {
 					return err
@@ -549,10 +549,10 @@ func pgTablespaceView() *expr.View {
 		Name: "pg_tablespace", Oid: oidPgTablespace,
 		Cols: Cols(oidPgTablespace, "oid", types.TypeOid, "spcname", types.TypeName, "spcowner", types.TypeOid, "spcacl", typeAclArray, "spcoptions", types.TypeTextArray),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			if err := emit([]types.Datum{types.OidDatum(1663), types.TextDatum("pg_default"), types.OidDatum(catalog.BootstrapRoleOID), types.NullDatum, types.NullDatum}); err != nil {
+			if err := emit([]types.Datum{types.OIDDatum(1663), types.TextDatum("pg_default"), types.OIDDatum(catalog.BootstrapRoleOID), types.NullDatum, types.NullDatum}); err != nil {
 				return err
 			}
-			return emit([]types.Datum{types.OidDatum(1664), types.TextDatum("pg_global"), types.OidDatum(catalog.BootstrapRoleOID), types.NullDatum, types.NullDatum})
+			return emit([]types.Datum{types.OIDDatum(1664), types.TextDatum("pg_global"), types.OIDDatum(catalog.BootstrapRoleOID), types.NullDatum, types.NullDatum})
 		},
 	}
 }
@@ -563,8 +563,8 @@ func pgTablesView() *expr.View {
 		Cols: Cols(oidPgTables, "schemaname", types.TypeName, "tablename", types.TypeName, "tableowner", types.TypeName, "tablespace", types.TypeName,
 			"hasindexes", types.TypeBool, "hasrules", types.TypeBool, "hastriggers", types.TypeBool, "rowsecurity", types.TypeBool),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			cons := funcs.ConstraintRows(ec.S)
-			for _, r := range ec.S.Relations() {
+			cons := funcs.ConstraintRows(ec.B)
+			for _, r := range ec.B.Relations() {
 				if r.Table == nil {
 					continue
 				}
@@ -590,8 +590,8 @@ func pgIndexesView() *expr.View {
 		Name: "pg_indexes", Oid: oidPgIndexes,
 		Cols: Cols(oidPgIndexes, "schemaname", types.TypeName, "tablename", types.TypeName, "indexname", types.TypeName, "tablespace", types.TypeName, "indexdef", types.TypeText),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			cat := ec.S.Cat()
-			for _, r := range ec.S.Relations() {
+			cat := ec.B.Cat()
+			for _, r := range ec.B.Relations() {
 				if r.Index == nil {
 					continue
 				}
@@ -599,7 +599,7 @@ func pgIndexesView() *expr.View {
 				if t == nil {
 					continue
 				}
-				row := []types.Datum{types.TextDatum("public"), types.TextDatum(t.Name), types.TextDatum(r.Name), types.NullDatum, types.TextDatum(funcs.IndexDef(ec.S, r.Index, false))}
+				row := []types.Datum{types.TextDatum("public"), types.TextDatum(t.Name), types.TextDatum(r.Name), types.NullDatum, types.TextDatum(funcs.IndexDef(ec.B, r.Index, false))}
 				if err := emit(row); err != nil {
 					return err
 				}

@@ -20,7 +20,7 @@ func PgLocksView() *expr.View {
 			"objid", types.TypeOid, "objsubid", types.TypeInt2, "virtualtransaction", types.TypeText, "pid", types.TypeInt4,
 			"mode", types.TypeText, "granted", types.TypeBool, "fastpath", types.TypeBool, "waitstart", types.TypeTimestamptz),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, st := range ec.S.Locks.Status() {
+			for _, st := range ec.B.Locks.Status() {
 				row := make([]types.Datum, 16)
 				for i := range row {
 					row[i] = types.NullDatum
@@ -73,12 +73,12 @@ func ExtensionView() *expr.View {
 			"relid", types.TypeOid, "relname", types.TypeName, "extensions", types.TypeInt8, "pages_added", types.TypeInt8,
 			"waits", types.TypeInt8, "wait_time", types.TypeFloat8),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			cat := ec.S.Cat()
+			cat := ec.B.Cat()
 			byFile := map[uint32]*catalog.TableDef{}
 			for _, t := range cat.Tables {
 				byFile[t.RelFile] = t
 			}
-			for _, st := range ec.S.Store.ExtensionStats() {
+			for _, st := range ec.B.Store.ExtensionStats() {
 				t := byFile[uint32(st.Rel)]
 				if t == nil {
 					continue // an index, or a file of a dropped table

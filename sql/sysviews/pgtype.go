@@ -78,11 +78,11 @@ func pgTypeView() *expr.View {
 					typtype = 'p'
 				}
 				row := []types.Datum{
-					types.OidDatum(tr.t.OID), types.TextDatum(tr.name), types.OidDatum(catalog.NspPgCatalog), types.OidDatum(catalog.BootstrapRoleOID), types.IntDatum(int64(tr.t.Len)),
+					types.OIDDatum(tr.t.OID), types.TextDatum(tr.name), types.OIDDatum(catalog.NspPgCatalog), types.OIDDatum(catalog.BootstrapRoleOID), types.IntDatum(int64(tr.t.Len)),
 					types.BoolDatum(tr.t.Len > 0 && tr.t.Len <= 8), charDatum(typtype), charDatum(tr.category), types.BoolDatum(false),
-					types.BoolDatum(true), charDatum(','), types.OidDatum(0), types.OidDatum(tr.elem), types.OidDatum(tr.array),
-					types.BoolDatum(false), types.OidDatum(0), types.IntDatum(-1), types.IntDatum(0),
-					types.OidDatum(tr.collate), types.NullDatum, types.NullDatum, types.NullDatum,
+					types.BoolDatum(true), charDatum(','), types.OIDDatum(0), types.OIDDatum(tr.elem), types.OIDDatum(tr.array),
+					types.BoolDatum(false), types.OIDDatum(0), types.IntDatum(-1), types.IntDatum(0),
+					types.OIDDatum(tr.collate), types.NullDatum, types.NullDatum, types.NullDatum,
 				}
 				if err := emit(row); err != nil {
 					return err

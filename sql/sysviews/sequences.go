@@ -25,7 +25,7 @@ func SequenceViews() []*expr.View {
 
 // seqClassRow fills the pg_class columns that differ for a sequence.
 func seqClassRow(row []types.Datum, q *catalog.SequenceDef) {
-	row[7] = types.OidDatum(q.RelFile) // relfilenode
+	row[7] = types.OIDDatum(q.RelFile) // relfilenode
 	row[9] = types.IntDatum(1)         // relpages
 	row[10] = types.FloatDatum(1)      // reltuples
 	if q.Unlogged {
@@ -52,8 +52,8 @@ func pgSequenceView() *expr.View {
 		Cols: Cols(oidPgSequence, "seqrelid", types.TypeOid, "seqtypid", types.TypeOid, "seqstart", types.TypeInt8, "seqincrement", types.TypeInt8,
 			"seqmax", types.TypeInt8, "seqmin", types.TypeInt8, "seqcache", types.TypeInt8, "seqcycle", types.TypeBool),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, q := range ec.S.Cat().SequencesByOID() {
-				row := []types.Datum{types.OidDatum(q.OID), types.OidDatum(q.TypeOID), types.IntDatum(q.Start), types.IntDatum(q.Increment),
+			for _, q := range ec.B.Cat().SequencesByOID() {
+				row := []types.Datum{types.OIDDatum(q.OID), types.OIDDatum(q.TypeOID), types.IntDatum(q.Start), types.IntDatum(q.Increment),
 					types.IntDatum(q.Max), types.IntDatum(q.Min), types.IntDatum(q.Cache), types.BoolDatum(q.Cycle)}
 				if err := emit(row); err != nil {
 					return err
@@ -71,10 +71,10 @@ func pgSequencesView() *expr.View {
 			"data_type", types.TypeRegtype, "start_value", types.TypeInt8, "min_value", types.TypeInt8, "max_value", types.TypeInt8,
 			"increment_by", types.TypeInt8, "cycle", types.TypeBool, "cache_size", types.TypeInt8, "last_value", types.TypeInt8),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, q := range ec.S.Cat().SequencesByOID() {
+			for _, q := range ec.B.Cat().SequencesByOID() {
 				row := []types.Datum{types.TextDatum(catalog.SequenceNamespaceName), types.TextDatum(q.Name), types.TextDatum(catalog.BootstrapRole),
-					types.OidDatum(q.TypeOID), types.IntDatum(q.Start), types.IntDatum(q.Min), types.IntDatum(q.Max),
-					types.IntDatum(q.Increment), types.BoolDatum(q.Cycle), types.IntDatum(q.Cache), funcs.SeqLastValue(ec.S, ec, q)}
+					types.OIDDatum(q.TypeOID), types.IntDatum(q.Start), types.IntDatum(q.Min), types.IntDatum(q.Max),
+					types.IntDatum(q.Increment), types.BoolDatum(q.Cycle), types.IntDatum(q.Cache), funcs.SeqLastValue(ec.B, ec, q)}
 				if err := emit(row); err != nil {
 					return err
 				}
@@ -90,9 +90,9 @@ func pgDependView() *expr.View {
 		Cols: Cols(oidPgDepend, "classid", types.TypeOid, "objid", types.TypeOid, "objsubid", types.TypeInt4, "refclassid", types.TypeOid,
 			"refobjid", types.TypeOid, "refobjsubid", types.TypeInt4, "deptype", types.TypeChar),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, q := range ec.S.Cat().SequencesByOID() {
-				row := []types.Datum{types.OidDatum(oidPgClass), types.OidDatum(q.OID), types.IntDatum(0), types.OidDatum(oidPgNamespace),
-					types.OidDatum(catalog.NspPublic), types.IntDatum(0), charDatum('n')}
+			for _, q := range ec.B.Cat().SequencesByOID() {
+				row := []types.Datum{types.OIDDatum(oidPgClass), types.OIDDatum(q.OID), types.IntDatum(0), types.OIDDatum(oidPgNamespace),
+					types.OIDDatum(catalog.NspPublic), types.IntDatum(0), charDatum('n')}
 				if err := emit(row); err != nil {
 					return err
 				}
@@ -103,8 +103,8 @@ func pgDependView() *expr.View {
 				if q.Identity {
 					kind = 'i'
 				}
-				row = []types.Datum{types.OidDatum(oidPgClass), types.OidDatum(q.OID), types.IntDatum(0), types.OidDatum(oidPgClass),
-					types.OidDatum(q.OwnedTable), types.IntDatum(int64(q.OwnedCol)), charDatum(kind)}
+				row = []types.Datum{types.OIDDatum(oidPgClass), types.OIDDatum(q.OID), types.IntDatum(0), types.OIDDatum(oidPgClass),
+					types.OIDDatum(q.OwnedTable), types.IntDatum(int64(q.OwnedCol)), charDatum(kind)}
 				if err := emit(row); err != nil {
 					return err
 				}

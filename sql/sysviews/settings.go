@@ -27,7 +27,7 @@ func SettingsView() *expr.View {
 			"boot_val", types.TypeText, "reset_val", types.TypeText, "sourcefile", types.TypeText, "sourceline", types.TypeInt4,
 			"pending_restart", types.TypeBool),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			for _, r := range ec.S.Gucs.Rows() {
+			for _, r := range ec.B.Settings.Rows() {
 				enum := types.NullDatum
 				if d, ok := guc.Lookup(r.Name); ok && d.EnumValues != nil {
 					enum = types.Datum{A: []types.Datum{}}

@@ -1,6 +1,6 @@
 package types
 
-func OidDatum(o uint32) Datum { return IntDatum(int64(o)) }
+func OIDDatum(o uint32) Datum { return IntDatum(int64(o)) }
 
 // Datum is one typed value. Which field holds it depends on the type:
 // I for bool (0/1), integers, oid, date (days since 2000-01-01),
@@ -140,7 +140,7 @@ var (
 
 // isOidLike reports whether t is oid or one of its reg* aliases, which
 // compare as oids.
-func IsOidLike(t Type) bool {
+func IsOIDLike(t Type) bool {
 	switch t.OID {
 	case OIDOid, OIDRegproc, OIDRegclass, OIDRegtype, OIDRegrole, OIDRegnsp:
 		return true
