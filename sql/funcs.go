@@ -13,13 +13,10 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/internal/buildinfo"
 	"lockd/locks"
 	"lockd/pgerr"
 )
-
-// Version is what version() reports; server_version stays 15.x so that
-// clients take their PostgreSQL 15 paths.
-var Version = "dev"
 
 // builtin describes a callable function: argument types to coerce to
 // (nil = keep the argument's own type), the result type, and the body.
@@ -40,7 +37,7 @@ var builtins map[string][]builtin
 func init() {
 	builtins = map[string][]builtin{
 		"version": {{result: fixed(TypeText), fn: func(*evalCtx, []Datum) (Datum, error) {
-			return textDatum("PostgreSQL 15.0 (lockd " + Version + ") compatible lock-study server, written in Go"), nil
+			return textDatum("PostgreSQL 15.0 (lockd " + buildinfo.Version() + ") compatible lock-study server, written in Go"), nil
 		}}},
 		"current_setting": {
 			{args: []Type{TypeText}, result: fixed(TypeText), volatile: true, fn: fnCurrentSetting},

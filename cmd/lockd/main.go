@@ -17,17 +17,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"lockd/guc"
+	"lockd/internal/buildinfo"
 	"lockd/server"
-	"lockd/sql"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -116,26 +112,11 @@ func parseArgs(args []string) (*options, error) {
 	return o, nil
 }
 
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return "dev"
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
-	sql.Version = buildVersion()
 	if len(args) == 1 {
 		switch args[0] {
 		case "version", "--version", "-V":
-			fmt.Fprintf(stdout, "lockd %s (PostgreSQL 15 wire protocol)\n", sql.Version)
+			fmt.Fprintf(stdout, "lockd %s (PostgreSQL 15 wire protocol)\n", buildinfo.Version())
 			return 0
 		case "--help", "-?", "help":
 			fmt.Fprint(stdout, usage)
@@ -260,7 +241,7 @@ func serve(opts *options, configFile string, settings *guc.Registry, logger *slo
 	}
 	stopMetrics := startMetrics(settings, srv, logger)
 	defer stopMetrics()
-	logger.Info("lockd is ready to accept connections", "version", sql.Version, "data_directory", opts.dataDir, "config_file", configFile)
+	logger.Info("lockd is ready to accept connections", "version", buildinfo.Version(), "data_directory", opts.dataDir, "config_file", configFile)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"lockd/guc"
+	"lockd/internal/buildinfo"
 	"lockd/metrics"
 	"lockd/server"
-	"lockd/sql"
 )
 
 // startMetrics serves /metrics on metrics_listen_address unless it is
@@ -21,7 +21,7 @@ func startMetrics(settings *guc.Registry, srv *server.Server, logger *slog.Logge
 		return func() {}
 	}
 	reg := metrics.NewRegistry()
-	if _, err := metrics.New(reg, metrics.ServerSources(srv, sql.Version)); err != nil {
+	if _, err := metrics.New(reg, metrics.ServerSources(srv, buildinfo.Version())); err != nil {
 		logger.Warn("could not set up metrics", "err", err)
 		return func() {}
 	}
