@@ -12,7 +12,6 @@ import (
 
 	"lockd/guc"
 	"lockd/locks"
-	"lockd/pgerr"
 	"lockd/sql"
 	"lockd/storage"
 	"lockd/txn"
@@ -331,13 +330,6 @@ func (s *Server) ActiveSessions() int {
 	defer s.mu.Unlock()
 	return len(s.backends)
 }
-
-var (
-	errAdminShutdown = &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.AdminShutdown, Message: "terminating connection due to administrator command"}
-	errCanceled      = pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
-	errStmtTimeout   = pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout")
-	errIdleTimeout   = &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.IdleInTransactionTimeout, Message: "terminating connection due to idle-in-transaction timeout"}
-)
 
 // CancelBackend implements sql.Host: cancel pid's running statement.
 func (s *Server) CancelBackend(pid int32) bool {
