@@ -71,8 +71,10 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		return nil, e
 	}
 	b.sess = sess
-	b.be = pgproto3.NewBackend(conn, conn)
-	b.be.SetMaxBodyLen(int(s.settings.Value("max_message_size").Int))
+	maxBody := int(s.settings.Value("max_message_size").Int)
+	b.frames = frameReader{r: conn, maxBody: maxBody}
+	b.be = pgproto3.NewBackend(&b.frames, conn)
+	b.be.SetMaxBodyLen(maxBody)
 	if s.settings.Value("log_connections").Bool {
 		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app, "remote", conn.RemoteAddr().String())
 	}

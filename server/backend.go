@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -26,6 +23,7 @@ import (
 type backend struct {
 	srv    *Server
 	conn   net.Conn
+	frames frameReader // between conn and be: typed framing errors
 	be     *pgproto3.Backend
 	pid    int32
 	secret [4]byte
@@ -151,32 +149,10 @@ func (b *backend) run() {
 				b.fatal(e)
 				return
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && idleTimeout > 0 {
-				b.fatal(errIdleTimeout)
-				return
+			if e := receiveError(err, idleTimeout > 0); e != nil {
+				b.fatal(e)
 			}
-			var tooBig *pgproto3.ExceededMaxBodyLenErr
-			if errors.As(err, &tooBig) {
-				b.fatal(protocolError(fmt.Sprintf("invalid message length %d (max_message_size is %d)", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen)))
-				return
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-				return // client went away; the deferred cleanup aborts its transaction
-			}
-			// pgproto3 reports these as "unknown message type: %c" and
-			// "invalid message length: %d"; answer in PostgreSQL's words.
-			if rest, ok := strings.CutPrefix(err.Error(), "unknown message type: "); ok {
-				typ, _ := utf8.DecodeRuneInString(rest) // %c of the type byte
-				b.fatal(protocolError(fmt.Sprintf("invalid frontend message type %d", typ)))
-				return
-			}
-			if strings.HasPrefix(err.Error(), "invalid message length") {
-				b.fatal(protocolError("invalid message length"))
-				return
-			}
-			b.fatal(protocolError("could not decode frontend message: " + err.Error()))
-			return
+			return // nil: the client went away; endBackend aborts its transaction
 		}
 		if done := b.dispatch(msg); done {
 			return

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"os"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -19,6 +22,32 @@ var (
 	errStmtTimeout   = pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout")
 	errIdleTimeout   = &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.IdleInTransactionTimeout, Message: "terminating connection due to idle-in-transaction timeout"}
 )
+
+// receiveError classifies an error from reading the next frontend message:
+// it returns the FATAL error to send, or nil when the client went away and
+// there is no one to send it to. idle says the read's deadline was
+// idle_in_transaction_session_timeout.
+func receiveError(err error, idle bool) *pgerr.Error {
+	var (
+		ne      net.Error
+		tooBig  *pgproto3.ExceededMaxBodyLenErr
+		badType *invalidMessageTypeError
+		badLen  *invalidMessageLengthError
+	)
+	switch {
+	case errors.As(err, &ne) && ne.Timeout() && idle:
+		return errIdleTimeout
+	case errors.As(err, &tooBig):
+		return protocolError(fmt.Sprintf("invalid message length %d (max_message_size is %d)", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
+		return nil
+	case errors.As(err, &badType):
+		return protocolError(badType.Error())
+	case errors.As(err, &badLen):
+		return protocolError("invalid message length") // pq_getmessage's words, without the number
+	}
+	return protocolError("could not decode frontend message: " + err.Error())
+}
 
 func protocolError(msg string) *pgerr.Error {
 	return &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.ProtocolViolation, Message: msg}
