@@ -8,15 +8,24 @@ import (
 	"time"
 )
 
-// Config sizes a Manager. Zero fields take PostgreSQL's defaults.
+// Config sizes a Manager: the settings that need a restart. Zero fields
+// take PostgreSQL's defaults. Reloadable settings are not here; they reach
+// the Manager through its setters, which a server calls from the settings'
+// assign hooks: SetFastPathSlots (fastpath_lock_slots, -1 = derive from
+// max_locks_per_transaction, 0 = disabled), SetDeadlockTimeout,
+// SetLogLockWaits. Until a setter is called the Manager runs on
+// PostgreSQL's defaults (fast-path slots derived, deadlock_timeout 1s).
 type Config struct {
 	MaxConnections         int // max_connections; default 100
 	MaxLocksPerTransaction int // max_locks_per_transaction; default 64
 	Partitions             int // lock_partitions, a power of two ≤ 1024; default 16
-	// FastPathSlots is fastpath_lock_slots for the first procs: -1 (also
-	// the zero value) derives it from MaxLocksPerTransaction as PostgreSQL
-	// 18 does; n > 0 means n rounded up to a multiple of 16. To start with
-	// the fast path disabled call SetFastPathSlots(0) before NewProc.
+	// FastPathSlots, if not zero, is the fastpath_lock_slots the first
+	// procs get: -1 derives it, n > 0 is rounded up to a multiple of 16.
+	// Zero leaves the default (derived); it cannot say "disabled", which
+	// is why a server does not use this field.
+	//
+	// Deprecated: fastpath_lock_slots is reloadable; call SetFastPathSlots,
+	// which takes every value of the setting, before NewProc.
 	FastPathSlots int
 	Logger        *slog.Logger // log_lock_waits messages; nil discards
 }

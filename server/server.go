@@ -82,13 +82,15 @@ func New(cfg Config) (*Server, error) {
 		MaxConnections:         int(reg.Value("max_connections").Int),
 		MaxLocksPerTransaction: int(reg.Value("max_locks_per_transaction").Int),
 		Partitions:             int(reg.Value("lock_partitions").Int),
-		FastPathSlots:          int(reg.Value("fastpath_lock_slots").Int),
 		Logger:                 cfg.Logger,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.locks = mgr
+	// Reloadable lock settings, fastpath_lock_slots among them, arrive
+	// through their hooks only: each hook runs at once with the start-up
+	// value, before the first proc exists.
 	wireLockSettings(reg, mgr)
 	if cfg.DataDir == "" {
 		return nil, errors.New("server: Config.DataDir is required")
