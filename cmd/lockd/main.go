@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"lockd/guc"
@@ -27,89 +26,6 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-const usage = `lockd is a PostgreSQL-protocol server that re-implements PostgreSQL's
-locking subsystem so its scalability tunables can be studied live.
-
-Usage:
-  lockd [OPTION]...
-  lockd version
-
-Options:
-  -D DATADIR          data directory (default ./lockd-data)
-  -p PORT             port to listen on (setting "port", default 5433)
-  -c NAME=VALUE       set a setting (also --NAME=VALUE)
-  -C NAME             print the value of a setting and exit
-  --config FILE       configuration file (TOML; default DATADIR/lockd.conf if present)
-  -V, --version       print the version and exit
-  --help              show this help and exit
-
-Settings are documented in lockd.conf.example. Signals: SIGHUP reloads the
-configuration, SIGTERM shuts down after sessions end, SIGINT aborts sessions
-and shuts down, SIGQUIT shuts down immediately.
-`
-
-type options struct {
-	dataDir  string
-	config   string
-	settings [][2]string
-	show     string
-}
-
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func parseArgs(args []string) (*options, error) {
-	o := &options{dataDir: "lockd-data"}
-	need := func(i int, flag string) (string, error) {
-		if i+1 >= len(args) {
-			return "", &usageError{fmt.Sprintf("option %s requires an argument", flag)}
-		}
-		return args[i+1], nil
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		var v string
-		var err error
-		switch {
-		case a == "-D" || a == "-p" || a == "-c" || a == "-C" || a == "--config":
-			if v, err = need(i, a); err != nil {
-				return nil, err
-			}
-			i++
-		case strings.HasPrefix(a, "-D") && len(a) > 2:
-			a, v = "-D", a[2:]
-		case strings.HasPrefix(a, "-p") && len(a) > 2:
-			a, v = "-p", a[2:]
-		case strings.HasPrefix(a, "-c") && len(a) > 2:
-			a, v = "-c", a[2:]
-		case strings.HasPrefix(a, "--config="):
-			a, v = "--config", strings.TrimPrefix(a, "--config=")
-		case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
-			a, v = "-c", strings.TrimPrefix(a, "--")
-		default:
-			return nil, &usageError{fmt.Sprintf("invalid argument: \"%s\"", a)}
-		}
-		switch a {
-		case "-D":
-			o.dataDir = v
-		case "-p":
-			o.settings = append(o.settings, [2]string{"port", v})
-		case "-c":
-			name, value, ok := strings.Cut(v, "=")
-			if !ok {
-				return nil, &usageError{fmt.Sprintf("-c %s requires a value", v)}
-			}
-			o.settings = append(o.settings, [2]string{strings.ReplaceAll(name, "-", "_"), value})
-		case "-C":
-			o.show = v
-		case "--config":
-			o.config = v
-		}
-	}
-	return o, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
