@@ -52,7 +52,7 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		s.mu.Unlock()
 		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.CannotConnectNow, Message: "the database system is shutting down"}
 	}
-	if int64(len(s.backends)) >= s.settings.Value("max_connections").Int {
+	if len(s.backends) >= s.inst.maxConnections {
 		s.mu.Unlock()
 		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "sorry, too many clients already"}
 	}
@@ -61,7 +61,7 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		app: params["application_name"], portals: map[string]*portal{}}
 	s.backends[pid] = b
 	s.mu.Unlock()
-	sess, err := s.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})
+	sess, err := s.inst.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})
 	if err != nil {
 		s.mu.Lock()
 		delete(s.backends, pid)

@@ -1,10 +1,3 @@
-// Command lockd starts the lockd server, PostgreSQL-style:
-//
-//	lockd [-D DATADIR] [-p PORT] [-c name=value ...] [--config FILE]
-//	lockd -C name        print a setting and exit
-//	lockd version        print the version and exit
-//
-// Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage error.
 package main
 
 import (
@@ -13,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"lockd/guc"
@@ -28,6 +19,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is lockd with its arguments; it returns the exit code: 0 clean
+// shutdown, 1 runtime failure, 2 usage error.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 {
 		switch args[0] {
@@ -53,21 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	configFile := opts.config
-	if configFile == "" && opts.show == "" {
-		// Like initdb's postgresql.conf: the data directory always has a
-		// configuration file, so editing it and sending SIGHUP works.
-		configFile = filepath.Join(opts.dataDir, "lockd.conf")
-		if err := ensureConfigFile(configFile); err != nil {
-			fmt.Fprintf(stderr, "lockd: %v\n", err)
-			return 1
-		}
-	} else if configFile == "" {
-		if p := filepath.Join(opts.dataDir, "lockd.conf"); fileExists(p) {
-			configFile = p
-		}
-	}
-	if err := settings.LoadFiles(configFile, opts.dataDir); err != nil {
+	// -C only reads; otherwise the data directory gets its lockd.conf.
+	configFile, err := server.LoadSettings(settings, opts.dataDir, opts.config, opts.show == "")
+	if err != nil {
 		fmt.Fprintf(stderr, "lockd: %v\n", err)
 		return 1
 	}
@@ -81,99 +62,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, v)
 		return 0
 	}
-	settings.OnChange("log_min_messages", func(v guc.Value) { logLevel.Set(slogLevel(v.Str)) })
-	return serve(opts, configFile, settings, logger)
-}
-
-// ensureConfigFile creates an empty configuration file (and the data
-// directory) if there is none.
-func ensureConfigFile(path string) error {
-	if fileExists(path) {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("could not create data directory: %w", err)
-	}
-	header := "# lockd configuration file (TOML). Every setting, with its default and\n" +
-		"# meaning, is listed in lockd.conf.example. Edit and send SIGHUP (or run\n" +
-		"# SELECT pg_reload_conf()) to apply reloadable settings.\n"
-	return os.WriteFile(path, []byte(header), 0o600)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// slogLevel maps log_min_messages onto slog. lockd logs its LOG-level
-// messages (start-up, reloads, connections) at Info, so every PostgreSQL
-// level up to "log" keeps them visible, as PostgreSQL does.
-func slogLevel(pgLevel string) slog.Level {
-	switch pgLevel {
-	case "debug5", "debug4", "debug3", "debug2", "debug1":
-		return slog.LevelDebug
-	case "fatal", "panic":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
-}
-
-func serve(opts *options, configFile string, settings *guc.Registry, logger *slog.Logger) int {
-	port := int(settings.Value("port").Int)
-	listen := settings.Value("listen_addresses").Str
-	lock, err := server.LockDataDir(opts.dataDir, port, listen)
+	srv, err := server.New(server.Config{Settings: settings, Logger: logger, LogLevel: logLevel, DataDir: opts.dataDir})
 	if err != nil {
 		logger.Error(err.Error())
 		return 1
 	}
-	defer lock.Release()
-
-	reload := func() bool {
-		for _, e := range settings.Reload() {
-			logger.Warn(e.Error())
-		}
-		return true
-	}
-	srv, err := server.New(server.Config{Settings: settings, Logger: logger, Reload: reload, DataDir: opts.dataDir})
-	if err != nil {
-		logger.Error(err.Error())
+	if err := srv.Listen(); err != nil {
+		srv.Close() // Listen has logged why
 		return 1
 	}
-	addrs := server.ListenAddrs(listen, port)
-	if len(addrs) == 0 {
-		logger.Error("no listen addresses: listen_addresses is empty")
-		return 1
-	}
-	errc := make(chan error, len(addrs))
-	for _, a := range addrs {
-		l, err := net.Listen("tcp", a)
-		if err != nil {
-			logger.Error("could not listen", "address", a, "err", err)
-			srv.Close()
-			return 1
-		}
-		logger.Info("listening", "address", l.Addr().String())
-		go func() { errc <- srv.Serve(l) }()
-	}
-	stopMetrics := startMetrics(settings, srv, logger)
-	defer stopMetrics()
+	defer startMetrics(srv, logger)()
 	logger.Info("lockd is ready to accept connections", "version", buildinfo.Version(), "data_directory", opts.dataDir, "config_file", configFile)
+	return serveSignals(srv, logger)
+}
 
+// serveSignals turns signals into PostgreSQL's reload and three shutdown
+// modes, and returns the exit code once the server has stopped.
+func serveSignals(srv *server.Server, logger *slog.Logger) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	errc := srv.Err()
 	for {
 		select {
 		case err := <-errc:
-			if err != nil {
-				logger.Error("accept failed", "err", err)
-				srv.Close()
-				return 1
-			}
+			logger.Error("accept failed", "err", err)
+			srv.Close()
+			return 1
 		case sig := <-sigs:
 			switch sig {
 			case syscall.SIGHUP:
 				logger.Info("received SIGHUP, reloading configuration files")
-				reload()
+				srv.ReloadConfig()
 			case syscall.SIGTERM:
 				logger.Info("received smart shutdown request")
 				if err := srv.Shutdown(context.Background()); err != nil && !errors.Is(err, context.Canceled) {

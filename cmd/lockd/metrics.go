@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"lockd/guc"
 	"lockd/internal/buildinfo"
 	"lockd/metrics"
 	"lockd/server"
@@ -15,8 +14,11 @@ import (
 // empty. Like PostgreSQL with a listen address it cannot bind, lockd
 // warns and runs on without the endpoint rather than refusing to start.
 // The returned function stops the endpoint.
-func startMetrics(settings *guc.Registry, srv *server.Server, logger *slog.Logger) (stop func()) {
-	addr := settings.Value("metrics_listen_address").Str
+//
+// The endpoint is wired here rather than in server because metrics reads
+// the server (it imports server, not the other way round).
+func startMetrics(srv *server.Server, logger *slog.Logger) (stop func()) {
+	addr := srv.Settings().Value("metrics_listen_address").Str
 	if addr == "" {
 		return func() {}
 	}
