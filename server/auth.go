@@ -81,6 +81,19 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 	return b, nil
 }
 
+// greet ends the startup phase of an authorized connection:
+// AuthenticationOk, the ParameterStatus reports, BackendKeyData (for
+// CancelRequest) and the first ReadyForQuery, in one write.
+func (b *backend) greet() error {
+	b.send(&pgproto3.AuthenticationOk{})
+	b.sendReports()
+	b.send(&pgproto3.BackendKeyData{ProcessID: uint32(b.pid), SecretKey: b.secret[:]})
+	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
+	return b.be.Flush()
+}
+
+// endBackend ends an authorized connection's session (aborting its
+// transaction and releasing its locks) and forgets the backend.
 func (s *Server) endBackend(b *backend) {
 	b.sess.Close()
 	s.mu.Lock()

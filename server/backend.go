@@ -122,11 +122,7 @@ func (b *backend) run() {
 			_ = b.be.Flush()
 		}
 	}()
-	b.send(&pgproto3.AuthenticationOk{})
-	b.sendReports()
-	b.send(&pgproto3.BackendKeyData{ProcessID: uint32(b.pid), SecretKey: b.secret[:]})
-	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
-	if err := b.be.Flush(); err != nil {
+	if err := b.greet(); err != nil {
 		return
 	}
 	for {
