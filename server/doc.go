@@ -11,8 +11,8 @@
 // lock manager, the transaction manager, the store and the SQL engine,
 // attaches the settings' assign hooks (settings.go) and starts the
 // checkpointer; Shutdown (smart), ShutdownFast (fast) and Close
-// (immediate) end it, and Done reports when it has ended. Nothing else in
-// lockd builds a subsystem.
+// (immediate) end it, and Done reports when it has ended. No other
+// package builds the subsystems of a running lockd.
 //
 // How settings reach the subsystems (settings.go): restart-only ones once,
 // through the constructors' configs; reloadable ones only through their

@@ -24,11 +24,11 @@ import (
 //     value and again after every change (reload, ALTER SYSTEM +
 //     pg_reload_conf), so the start-up value arrives the same way as a
 //     reloaded one.
-//   - What a connection reads when it starts (authentication_timeout,
-//     max_message_size, log_connections, log_disconnections) it reads
-//     from the registry then, as a PostgreSQL backend reads its GUCs; the
-//     sql package reads its own settings from the registry and the
-//     session's guc.Session.
+//   - What a connection needs as it starts or ends (authentication_timeout,
+//     max_message_size, log_connections, log_disconnections) it reads from
+//     the registry then, as a PostgreSQL backend reads its GUCs; the sql
+//     package reads its own settings from the registry and the session's
+//     guc.Session.
 //
 // A Registry's hooks cannot be removed, so one Registry serves one Server.
 
