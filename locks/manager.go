@@ -8,17 +8,18 @@ import (
 	"time"
 )
 
-// Config sizes a Manager. Zero fields take PostgreSQL's defaults.
+// Config sizes a Manager: the settings that need a restart. Zero fields
+// take PostgreSQL's defaults. Reloadable settings are not here; they reach
+// the Manager through its setters, which a server calls from the settings'
+// assign hooks: SetFastPathSlots (fastpath_lock_slots, -1 = derive from
+// max_locks_per_transaction, 0 = disabled), SetDeadlockTimeout,
+// SetLogLockWaits. Until a setter is called the Manager runs on
+// PostgreSQL's defaults (fast-path slots derived, deadlock_timeout 1s).
 type Config struct {
-	MaxConnections         int // max_connections; default 100
-	MaxLocksPerTransaction int // max_locks_per_transaction; default 64
-	Partitions             int // lock_partitions, a power of two ≤ 1024; default 16
-	// FastPathSlots is fastpath_lock_slots for the first procs: -1 (also
-	// the zero value) derives it from MaxLocksPerTransaction as PostgreSQL
-	// 18 does; n > 0 means n rounded up to a multiple of 16. To start with
-	// the fast path disabled call SetFastPathSlots(0) before NewProc.
-	FastPathSlots int
-	Logger        *slog.Logger // log_lock_waits messages; nil discards
+	MaxConnections         int          // max_connections; default 100
+	MaxLocksPerTransaction int          // max_locks_per_transaction; default 64
+	Partitions             int          // lock_partitions, a power of two ≤ 1024; default 16
+	Logger                 *slog.Logger // log_lock_waits messages; nil discards
 }
 
 // NumAuxProcs is the number of proc numbers beyond MaxConnections (for
@@ -86,9 +87,6 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Partitions == 0 {
 		cfg.Partitions = 16
 	}
-	if cfg.FastPathSlots == 0 {
-		cfg.FastPathSlots = -1
-	}
 	if cfg.MaxConnections < 0 || cfg.MaxLocksPerTransaction < 0 {
 		return nil, fmt.Errorf("locks: negative max_connections or max_locks_per_transaction")
 	}
@@ -126,7 +124,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	for i := nprocs - 1; i >= 0; i-- {
 		m.reg.free = append(m.reg.free, int32(i))
 	}
-	m.fpSlots.Store(int64(cfg.FastPathSlots))
+	m.fpSlots.Store(-1) // fastpath_lock_slots' default until SetFastPathSlots
 	m.deadlockTimeout.Store(int64(time.Second))
 	return m, nil
 }

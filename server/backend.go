@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -26,6 +23,7 @@ import (
 type backend struct {
 	srv    *Server
 	conn   net.Conn
+	frames frameReader // between conn and be: typed framing errors
 	be     *pgproto3.Backend
 	pid    int32
 	secret [4]byte
@@ -44,17 +42,6 @@ type backend struct {
 	row            rowMsg
 	unflushed      int // bytes of rows sent since the last flush
 }
-
-// testHook is set only by tests (export_test.go).
-var testHook func(query string)
-
-// rowMsg is a DataRow encoded in place, so that sending a row costs no
-// allocation.
-type rowMsg struct{ buf []byte }
-
-func (r *rowMsg) Decode([]byte) error               { return errors.New("rowMsg is send-only") }
-func (r *rowMsg) Encode(dst []byte) ([]byte, error) { return append(dst, r.buf...), nil }
-func (r *rowMsg) Backend()                          {}
 
 // cancel interrupts the running statement, if any, with cause.
 func (b *backend) cancel(cause error) {
@@ -119,80 +106,6 @@ func (s *Server) handle(conn net.Conn) {
 	b.run()
 }
 
-// newBackend authenticates (trust), checks limits and builds the session.
-func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, *pgerr.Error) {
-	user := params["user"]
-	if user == "" {
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
-	}
-	db := params["database"]
-	if db == "" {
-		db = user
-	}
-	if params["replication"] != "" && params["replication"] != "false" && params["replication"] != "0" {
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
-	}
-	client := map[string]string{}
-	for k, v := range params {
-		switch k {
-		case "user", "database", "replication":
-			continue
-		}
-		client[k] = v
-	}
-	gs, errs := s.settings.NewSession(client)
-	if len(errs) > 0 {
-		e := pgerr.From(errs[0])
-		e.Severity = pgerr.SeverityFatal
-		return nil, e
-	}
-	if err := gs.SetInternal("session_authorization", user); err != nil {
-		e := pgerr.From(err)
-		e.Severity = pgerr.SeverityFatal
-		return nil, e
-	}
-	s.mu.Lock()
-	if s.shutting {
-		s.mu.Unlock()
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.CannotConnectNow, Message: "the database system is shutting down"}
-	}
-	if int64(len(s.backends)) >= s.settings.Value("max_connections").Int {
-		s.mu.Unlock()
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "sorry, too many clients already"}
-	}
-	pid := s.nextPID.Add(1)
-	b := &backend{srv: s, conn: conn, pid: pid, secret: newSecret(), gucs: gs, user: user,
-		app: params["application_name"], portals: map[string]*portal{}}
-	s.backends[pid] = b
-	s.mu.Unlock()
-	sess, err := s.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})
-	if err != nil {
-		s.mu.Lock()
-		delete(s.backends, pid)
-		s.mu.Unlock()
-		e := pgerr.From(err)
-		e.Severity = pgerr.SeverityFatal
-		return nil, e
-	}
-	b.sess = sess
-	b.be = pgproto3.NewBackend(conn, conn)
-	b.be.SetMaxBodyLen(int(s.settings.Value("max_message_size").Int))
-	if s.settings.Value("log_connections").Bool {
-		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app, "remote", conn.RemoteAddr().String())
-	}
-	return b, nil
-}
-
-func (s *Server) endBackend(b *backend) {
-	b.sess.Close()
-	s.mu.Lock()
-	delete(s.backends, b.pid)
-	s.mu.Unlock()
-	if s.settings.Value("log_disconnections").Bool {
-		s.log.Info("disconnection", "pid", b.pid, "user", b.user)
-	}
-}
-
 func (b *backend) send(m pgproto3.BackendMessage) { b.be.Send(m) }
 
 // run is the session's message loop. A panic is caught here: the client
@@ -209,11 +122,7 @@ func (b *backend) run() {
 			_ = b.be.Flush()
 		}
 	}()
-	b.send(&pgproto3.AuthenticationOk{})
-	b.sendReports()
-	b.send(&pgproto3.BackendKeyData{ProcessID: uint32(b.pid), SecretKey: b.secret[:]})
-	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
-	if err := b.be.Flush(); err != nil {
+	if err := b.greet(); err != nil {
 		return
 	}
 	for {
@@ -236,46 +145,15 @@ func (b *backend) run() {
 				b.fatal(e)
 				return
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && idleTimeout > 0 {
-				b.fatal(errIdleTimeout)
-				return
+			if e := receiveError(err, idleTimeout > 0); e != nil {
+				b.fatal(e)
 			}
-			var tooBig *pgproto3.ExceededMaxBodyLenErr
-			if errors.As(err, &tooBig) {
-				b.fatal(protocolError(fmt.Sprintf("invalid message length %d (max_message_size is %d)", tooBig.ActualBodyLen, tooBig.MaxExpectedBodyLen)))
-				return
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-				return // client went away; the deferred cleanup aborts its transaction
-			}
-			// pgproto3 reports these as "unknown message type: %c" and
-			// "invalid message length: %d"; answer in PostgreSQL's words.
-			if rest, ok := strings.CutPrefix(err.Error(), "unknown message type: "); ok {
-				typ, _ := utf8.DecodeRuneInString(rest) // %c of the type byte
-				b.fatal(protocolError(fmt.Sprintf("invalid frontend message type %d", typ)))
-				return
-			}
-			if strings.HasPrefix(err.Error(), "invalid message length") {
-				b.fatal(protocolError("invalid message length"))
-				return
-			}
-			b.fatal(protocolError("could not decode frontend message: " + err.Error()))
-			return
+			return // nil: the client went away; endBackend aborts its transaction
 		}
 		if done := b.dispatch(msg); done {
 			return
 		}
 	}
-}
-
-// fatal sends a FATAL error and ends the session.
-func (b *backend) fatal(e *pgerr.Error) {
-	b.sess.Abort()
-	ee := *e
-	ee.Severity = pgerr.SeverityFatal
-	b.send(errorResponse(&ee))
-	_ = b.be.Flush()
 }
 
 // dispatch handles one message; it reports whether the session ends.
@@ -345,21 +223,6 @@ func (b *backend) readyForQuery() {
 	_ = b.be.Flush()
 }
 
-// sendError reports a statement error as an ErrorResponse. Context
-// causes (cancel, statement_timeout, terminate) carry their own errors.
-func (b *backend) sendError(err error) {
-	b.sendNotices()
-	e := pgerr.From(err)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		e = errCanceled
-	}
-	if e.Severity == pgerr.SeverityFatal {
-		// terminate() already recorded it; the loop sends the FATAL.
-		return
-	}
-	b.send(errorResponse(e))
-}
-
 // statementContext returns the context of one statement: cancellable by
 // CancelRequest or terminate, bounded by statement_timeout.
 func (b *backend) statementContext() (context.Context, func()) {
@@ -382,125 +245,4 @@ func (b *backend) statementContext() (context.Context, func()) {
 		b.mu.Unlock()
 		stop()
 	}
-}
-
-// encodeRow builds a DataRow for row in b.row and sends it.
-func (b *backend) sendRow(cols []sql.Column, formats []int16, row []sql.Datum) error {
-	buf := append(b.row.buf[:0], 'D', 0, 0, 0, 0, byte(len(row)>>8), byte(len(row)))
-	for i, d := range row {
-		if d.Null {
-			buf = append(buf, 0xff, 0xff, 0xff, 0xff)
-			continue
-		}
-		at := len(buf)
-		buf = append(buf, 0, 0, 0, 0)
-		var err error
-		buf, err = b.sess.AppendValue(buf, cols[i].Type, d, formatFor(formats, i))
-		if err != nil {
-			return err
-		}
-		n := len(buf) - at - 4
-		buf[at], buf[at+1], buf[at+2], buf[at+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-	}
-	n := len(buf) - 1
-	buf[1], buf[2], buf[3], buf[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-	b.row.buf = buf
-	b.send(&b.row)
-	// Large results go out in pieces; small ones wait for ReadyForQuery
-	// so that a whole round trip costs one write.
-	if b.unflushed += len(buf); b.unflushed > 256<<10 {
-		b.unflushed = 0
-		return b.be.Flush()
-	}
-	return nil
-}
-
-func formatFor(formats []int16, i int) int16 {
-	switch len(formats) {
-	case 0:
-		return 0
-	case 1:
-		return formats[0]
-	}
-	return formats[i]
-}
-
-func rowDescription(cols []sql.Column, formats []int16) *pgproto3.RowDescription {
-	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(cols))}
-	for i, c := range cols {
-		rd.Fields[i] = pgproto3.FieldDescription{
-			Name: []byte(c.Name), TableOID: c.TableOID, TableAttributeNumber: uint16(c.Attnum),
-			DataTypeOID: c.Type.OID, DataTypeSize: c.Type.Len, TypeModifier: c.Type.Mod, Format: formatFor(formats, i),
-		}
-	}
-	return rd
-}
-
-// simpleQuery runs a Query message: every statement in the string, in one
-// implicit transaction unless the string itself manages transactions.
-func (b *backend) simpleQuery(q string) {
-	if testHook != nil {
-		testHook(q)
-	}
-	b.sess.SetQueryText(q)
-	defer b.sess.SetQueryText("")
-	sts, params, err := b.sess.Parse(q)
-	if err != nil {
-		b.sess.Fail()
-		b.sendError(err)
-		b.sess.Sync()
-		b.readyForQuery()
-		return
-	}
-	if len(sts) == 0 {
-		b.send(&pgproto3.EmptyQueryResponse{})
-		b.readyForQuery()
-		return
-	}
-	for _, st := range sts {
-		st, err := b.sess.Resolve(st)
-		if err != nil {
-			b.sess.Fail()
-			b.sendError(err)
-			break
-		}
-		if !b.runStatement(st, params, nil, 0) {
-			break
-		}
-	}
-	b.sess.Sync()
-	b.readyForQuery()
-}
-
-// runStatement executes st, streaming rows; it reports success.
-func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16, _ int) bool {
-	if b.sess.InFailedBlock() && !st.AllowedInFailedBlock() {
-		// Refused before the portal starts: no RowDescription (postgres.c).
-		b.sendError(pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block"))
-		return false
-	}
-	// described once its locks are held: a statement that waited behind
-	// DDL shows the table as it is now (sql.Session.ExecuteDescribed)
-	var cols []sql.Column
-	describe := func(c []sql.Column) {
-		if cols = c; cols != nil {
-			b.send(rowDescription(cols, nil))
-		}
-	}
-	sink := b.prepareCopy(st)
-	ctx, done := b.statementContext()
-	tag, err := b.sess.ExecuteDescribed(ctx, st, params, describe, func(row []sql.Datum) error {
-		return b.sendRow(cols, formats, row)
-	})
-	done()
-	if err != nil {
-		b.sendError(err)
-		return false
-	}
-	if sink != nil && sink.began {
-		b.send(&pgproto3.CopyDone{})
-	}
-	b.sendNotices()
-	b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
-	return true
 }

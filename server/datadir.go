@@ -11,21 +11,23 @@ import (
 	"time"
 )
 
-// DataDirLock is the postmaster.pid-style lock on a data directory. It
+// dataDirLock is the postmaster.pid-style lock on a data directory. It
 // holds an flock on the file for the server's lifetime, so a second
 // server on the same directory (even in the same process) is refused.
-type DataDirLock struct {
+// The instance takes it first and releases it last.
+type dataDirLock struct {
 	path string
 	f    *os.File
 }
 
-// ErrDataDirLocked is returned when another server holds the directory.
+// ErrDataDirLocked is returned (wrapped) by New when another server holds
+// the data directory.
 var ErrDataDirLocked = errors.New("server: data directory is in use")
 
-// LockDataDir creates dir if needed (mode 0700) and takes its lock file,
+// lockDataDir creates dir if needed (mode 0700) and takes its lock file,
 // recording the pid, directory, start time, port and listen addresses as
 // PostgreSQL's postmaster.pid does.
-func LockDataDir(dir string, port int, listen string) (*DataDirLock, error) {
+func lockDataDir(dir string, port int, listen string) (*dataDirLock, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -56,40 +58,16 @@ func LockDataDir(dir string, port int, listen string) (*DataDirLock, error) {
 			return nil, err
 		}
 	}
-	return &DataDirLock{path: path, f: f}, nil
+	return &dataDirLock{path: path, f: f}, nil
 }
 
-// Release removes the lock file and drops the lock.
-func (l *DataDirLock) Release() {
+// release removes the lock file and drops the lock. It may be called on a
+// nil lock and more than once.
+func (l *dataDirLock) release() {
 	if l == nil || l.f == nil {
 		return
 	}
 	os.Remove(l.path)
 	l.f.Close()
 	l.f = nil
-}
-
-// ListenAddrs expands listen_addresses and port into host:port strings.
-// "localhost" means the loopback addresses, "*" every interface.
-func ListenAddrs(listen string, port int) []string {
-	var out []string
-	p := strconv.Itoa(port)
-	for _, h := range strings.Split(listen, ",") {
-		h = strings.TrimSpace(h)
-		switch h {
-		case "":
-			continue
-		case "*":
-			out = append(out, ":"+p)
-		case "localhost":
-			out = append(out, "127.0.0.1:"+p)
-		default:
-			if strings.Contains(h, ":") {
-				out = append(out, "["+h+"]:"+p)
-			} else {
-				out = append(out, h+":"+p)
-			}
-		}
-	}
-	return out
 }

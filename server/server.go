@@ -8,191 +8,97 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"lockd/guc"
 	"lockd/locks"
-	"lockd/pgerr"
 	"lockd/sql"
-	"lockd/storage"
-	"lockd/txn"
 )
 
-// Config is what a Server needs. Settings must be loaded (files and
-// command line) before New.
+// Config is what a Server needs.
 type Config struct {
+	// Settings holds the server-wide settings, loaded before New (command
+	// line, then LoadSettings). The Server attaches its assign hooks to it,
+	// so a Registry serves one Server. Required.
 	Settings *guc.Registry
-	Logger   *slog.Logger
-	// DataDir holds the relation files, the commit log and the catalog.
+	// Logger receives the server log; nil means slog.Default().
+	Logger *slog.Logger
+	// LogLevel, if not nil, is set from log_min_messages now and on every
+	// change; it should be the level the Logger's handler filters with.
+	LogLevel *slog.LevelVar
+	// DataDir holds the lock file (postmaster.pid), the relation files, the
+	// commit log and the catalog. It is created if missing. Required.
 	DataDir string
-	// Reload re-reads the configuration (pg_reload_conf / SIGHUP). If nil,
-	// Settings.Reload is called.
-	Reload func() bool
 }
 
-// Server accepts PostgreSQL protocol connections. It is safe for
-// concurrent use; Serve may be called for several listeners.
+// Validate reports a Config that New would refuse.
+func (c *Config) Validate() error {
+	if c.Settings == nil {
+		return errors.New("server: Config.Settings is required")
+	}
+	if c.DataDir == "" {
+		return errors.New("server: Config.DataDir is required")
+	}
+	return nil
+}
+
+// Server is one lockd: the subsystems of a data directory (its instance)
+// and the connections served over them. It is safe for concurrent use;
+// Serve may be called for several listeners.
+//
+// Lifetime: New takes the data directory and starts the instance; Listen
+// or Serve accept connections; Shutdown (smart), ShutdownFast (fast) or
+// Close (immediate) end it. Ready and Done report the two transitions.
 type Server struct {
-	cfg      Config
 	log      *slog.Logger
 	settings *guc.Registry
-	locks    *locks.Manager
-	txns     *txn.Manager
-	store    *storage.Store
-	engine   *sql.Engine
-	ckptProc *locks.Proc // the checkpointer's lock-manager identity
-	ckptStop chan struct{}
-	ckptDone chan struct{}
+	inst     *instance
 
 	mu        sync.Mutex
-	listeners map[net.Listener]struct{}
-	backends  map[int32]*backend // guarded by mu
-	conns     map[net.Conn]struct{}
-	shutting  bool // smart shutdown: no new sessions
-	wg        sync.WaitGroup
-	done      chan struct{}
+	listeners map[net.Listener]struct{} // guarded by mu
+	backends  map[int32]*backend        // guarded by mu
+	conns     map[net.Conn]struct{}     // guarded by mu
+	shutting  bool                      // guarded by mu; no new sessions
+	wg        sync.WaitGroup            // connections being served
+	done      chan struct{}             // closed by Close, or once a shutdown's sessions have ended
 	closeOnce sync.Once
-	storeOnce sync.Once
-	ckptMu    sync.Mutex
+
+	ready     chan struct{} // closed once connections are accepted
+	readyOnce sync.Once
+	errc      chan error // accept failures of Listen's listeners
 
 	nextPID atomic.Int32
 }
 
-// New returns a server over the given settings.
+// New validates cfg, locks the data directory and builds the instance over
+// it (see openInstance). The Server accepts nothing until Listen or Serve.
+// A data directory held by another server gives an error wrapping
+// ErrDataDirLocked.
 func New(cfg Config) (*Server, error) {
-	if cfg.Settings == nil {
-		return nil, errors.New("server: Config.Settings is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{
-		cfg:       cfg,
 		log:       cfg.Logger,
 		settings:  cfg.Settings,
 		listeners: map[net.Listener]struct{}{},
 		backends:  map[int32]*backend{},
 		conns:     map[net.Conn]struct{}{},
 		done:      make(chan struct{}),
+		ready:     make(chan struct{}),
 	}
 	// Backend pids start above the range of real process ids so that
 	// pg_cancel_backend on a real pid never matches by accident.
 	s.nextPID.Store(int32(100000 + randUint32()%100000))
-	reg := cfg.Settings
-	mgr, err := locks.NewManager(locks.Config{
-		MaxConnections:         int(reg.Value("max_connections").Int),
-		MaxLocksPerTransaction: int(reg.Value("max_locks_per_transaction").Int),
-		Partitions:             int(reg.Value("lock_partitions").Int),
-		FastPathSlots:          int(reg.Value("fastpath_lock_slots").Int),
-		Logger:                 cfg.Logger,
-	})
+	inst, err := openInstance(cfg, s)
 	if err != nil {
 		return nil, err
 	}
-	s.locks = mgr
-	wireLockSettings(reg, mgr)
-	if cfg.DataDir == "" {
-		return nil, errors.New("server: Config.DataDir is required")
-	}
-	if s.txns, err = txn.Open(txn.Config{DataDir: cfg.DataDir, Locks: mgr, MaxProcs: int(reg.Value("max_connections").Int) + locks.NumAuxProcs, Logger: cfg.Logger}); err != nil {
-		return nil, err
-	}
-	reg.OnChange("procarray_group_update", func(v guc.Value) { s.txns.SetGroupUpdate(v.Bool) })
-	if s.ckptProc, err = mgr.NewProc(0); err != nil {
-		return nil, err
-	}
-	if s.store, err = storage.Open(storage.Config{DataDir: cfg.DataDir, SharedBuffers: int(reg.Value("shared_buffers").Int),
-		Locks: mgr, Txns: s.txns, DatabaseOID: sql.DatabaseOID, Logger: cfg.Logger}); err != nil {
-		return nil, err
-	}
-	wireExtensionSettings(reg, s.store)
-	if s.engine, err = sql.NewEngine(sql.EngineConfig{Settings: reg, Locks: mgr, Txns: s.txns, Store: s.store, DataDir: cfg.DataDir, Host: s}); err != nil {
-		return nil, err
-	}
-	s.ckptStop, s.ckptDone = make(chan struct{}), make(chan struct{})
-	go s.checkpointer()
+	s.inst = inst
 	return s, nil
 }
-
-// checkpointer writes everything to disk every checkpoint_timeout.
-func (s *Server) checkpointer() {
-	defer close(s.ckptDone)
-	for {
-		d := time.Duration(s.settings.Value("checkpoint_timeout").Int) * time.Second
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-			if err := s.Checkpoint(); err != nil {
-				s.log.Error("checkpoint failed", "err", err)
-			}
-		case <-s.ckptStop:
-			t.Stop()
-			return
-		}
-	}
-}
-
-// Checkpoint writes dirty pages, the commit log and the catalog.
-func (s *Server) Checkpoint() error {
-	s.ckptMu.Lock()
-	defer s.ckptMu.Unlock()
-	if err := s.engine.Checkpoint(); err != nil {
-		return err
-	}
-	if err := s.store.Checkpoint(s.ckptProc); err != nil {
-		return err
-	}
-	return s.txns.Checkpoint()
-}
-
-// closeStorage ends the checkpointer and, for a clean shutdown, writes a
-// last checkpoint. An immediate shutdown skips it, like a crash.
-func (s *Server) closeStorage(clean bool) {
-	s.storeOnce.Do(func() {
-		close(s.ckptStop)
-		<-s.ckptDone
-		if clean {
-			if err := s.Checkpoint(); err != nil {
-				s.log.Error("shutdown checkpoint failed", "err", err)
-			}
-			_ = s.store.Close(s.ckptProc)
-			_ = s.txns.Close()
-		} else {
-			s.txns.WaitWrites()
-		}
-	})
-}
-
-// wireLockSettings attaches the lock settings' assign hooks: each change
-// (start-up, reload) is pushed into the lock manager without a restart.
-func wireLockSettings(reg *guc.Registry, mgr *locks.Manager) {
-	wake := func(guc.Value) {
-		locks.SetWakePolicy(reg.Value("wake_up_all_waiters").Bool, int(reg.Value("lwlock_wakeup_limit").Int))
-	}
-	reg.OnChange("wake_up_all_waiters", wake)
-	reg.OnChange("lwlock_wakeup_limit", wake)
-	reg.OnChange("lwlock_wakeup_rule", func(v guc.Value) { r, _ := locks.ParseWakeRule(v.Str); locks.SetWakeupRule(r) })
-	reg.OnChange("deadlock_timeout", func(v guc.Value) { mgr.SetDeadlockTimeout(time.Duration(v.Int) * time.Millisecond) })
-	reg.OnChange("log_lock_waits", func(v guc.Value) { mgr.SetLogLockWaits(v.Bool) })
-	reg.OnChange("track_lock_timing", func(v guc.Value) { locks.SetTrackTiming(v.Bool) })
-	reg.OnChange("fastpath_lock_slots", func(v guc.Value) { mgr.SetFastPathSlots(int(v.Int)) })
-}
-
-// wireExtensionSettings pushes the relation-extension settings into the
-// store now and on every reload (they are sighup settings).
-func wireExtensionSettings(reg *guc.Registry, st *storage.Store) {
-	apply := func(guc.Value) {
-		mode, _ := storage.ParseExtensionMode(reg.Value("relation_extension_mode").Str)
-		st.SetExtensionPolicy(mode, int(reg.Value("relation_extension_blocks").Int),
-			int(reg.Value("relation_extension_max_blocks").Int), int(reg.Value("relation_extension_fallocate_threshold").Int))
-	}
-	for _, name := range []string{"relation_extension_mode", "relation_extension_blocks", "relation_extension_max_blocks", "relation_extension_fallocate_threshold"} {
-		reg.OnChange(name, apply)
-	}
-}
-
-// Locks returns the lock manager (for metrics and tests).
-func (s *Server) Locks() *locks.Manager { return s.locks }
 
 func randUint32() uint32 {
 	var b [4]byte
@@ -200,54 +106,23 @@ func randUint32() uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-// Engine returns the SQL engine (for wiring and tests).
-func (s *Server) Engine() *sql.Engine { return s.engine }
+// Ready is closed once the server accepts connections: when Listen has
+// bound every address, or Serve was first called.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// Serve accepts connections on l until Shutdown or Close. It returns nil
-// after a shutdown.
-func (s *Server) Serve(l net.Listener) error {
-	s.mu.Lock()
-	if s.isClosed() {
-		s.mu.Unlock()
-		return nil
-	}
-	s.listeners[l] = struct{}{}
-	s.mu.Unlock()
-	var delay time.Duration
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if s.isClosed() || s.isShutting() {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				if delay == 0 {
-					delay = 5 * time.Millisecond
-				} else if delay *= 2; delay > time.Second {
-					delay = time.Second
-				}
-				time.Sleep(delay)
-				continue
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		delay = 0
-		s.mu.Lock()
-		if s.isClosed() {
-			s.mu.Unlock()
-			conn.Close()
-			return nil
-		}
-		s.conns[conn] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.handle(conn)
-	}
-}
+// Done is closed once the server has stopped: every session has ended and
+// the instance is closed (last checkpoint written unless the shutdown was
+// immediate, data directory unlocked).
+func (s *Server) Done() <-chan struct{} { return s.inst.stopped }
+
+// Checkpoint writes the catalog, dirty pages and the commit log now.
+func (s *Server) Checkpoint() error { return s.inst.checkpoint() }
+
+// Locks returns the lock manager (for metrics and tests).
+func (s *Server) Locks() *locks.Manager { return s.inst.locks }
+
+// Engine returns the SQL engine (for wiring and tests).
+func (s *Server) Engine() *sql.Engine { return s.inst.engine }
 
 func (s *Server) isClosed() bool {
 	select {
@@ -262,13 +137,6 @@ func (s *Server) isShutting() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.shutting
-}
-
-func (s *Server) closeListeners() {
-	for l := range s.listeners {
-		l.Close()
-	}
-	s.listeners = map[net.Listener]struct{}{}
 }
 
 // Shutdown is PostgreSQL's smart shutdown: stop accepting connections,
@@ -298,7 +166,8 @@ func (s *Server) ShutdownFast(ctx context.Context) error {
 	return s.wait(ctx)
 }
 
-// Close is an immediate shutdown: every connection is dropped at once.
+// Close is an immediate shutdown: every connection is dropped at once and
+// no last checkpoint is written, as after a crash.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() { close(s.done) })
 	s.mu.Lock()
@@ -309,17 +178,19 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.closeStorage(false)
+	s.inst.close(false)
 	return nil
 }
 
+// wait returns once every session has ended, then closes the instance
+// cleanly; or returns ctx's error first.
 func (s *Server) wait(ctx context.Context) error {
 	finished := make(chan struct{})
 	go func() { s.wg.Wait(); close(finished) }()
 	select {
 	case <-finished:
 		s.closeOnce.Do(func() { close(s.done) })
-		s.closeStorage(true)
+		s.inst.close(true)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -332,13 +203,6 @@ func (s *Server) ActiveSessions() int {
 	defer s.mu.Unlock()
 	return len(s.backends)
 }
-
-var (
-	errAdminShutdown = &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.AdminShutdown, Message: "terminating connection due to administrator command"}
-	errCanceled      = pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
-	errStmtTimeout   = pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout")
-	errIdleTimeout   = &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.IdleInTransactionTimeout, Message: "terminating connection due to idle-in-transaction timeout"}
-)
 
 // CancelBackend implements sql.Host: cancel pid's running statement.
 func (s *Server) CancelBackend(pid int32) bool {
@@ -360,12 +224,13 @@ func (s *Server) TerminateBackend(pid int32) bool {
 	return true
 }
 
-// ReloadConfig implements sql.Host.
+// ReloadConfig implements sql.Host (pg_reload_conf) and is what SIGHUP
+// does: the configuration files are read again, their problems logged, and
+// changed values reach the subsystems through their assign hooks.
 func (s *Server) ReloadConfig() bool {
-	if s.cfg.Reload != nil {
-		return s.cfg.Reload()
+	for _, e := range s.settings.Reload() {
+		s.log.Warn(e.Error())
 	}
-	s.settings.Reload()
 	return true
 }
 

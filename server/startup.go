@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
 	"fmt"
@@ -142,37 +141,6 @@ func hasProtocolOptions(p map[string]string) bool {
 	return false
 }
 
-func protocolError(msg string) *pgerr.Error {
-	return &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.ProtocolViolation, Message: msg}
-}
-
-// writeFatal sends one ErrorResponse directly (before a pgproto3 backend
-// exists).
-func writeFatal(conn net.Conn, e *pgerr.Error) {
-	buf, err := errorResponse(e).Encode(nil)
-	if err == nil {
-		_, _ = conn.Write(buf)
-	}
-}
-
-func errorResponse(e *pgerr.Error) *pgproto3.ErrorResponse {
-	sev := e.Severity
-	if sev == "" {
-		sev = pgerr.SeverityError
-	}
-	return &pgproto3.ErrorResponse{
-		Severity: sev, SeverityUnlocalized: sev, Code: e.Code, Message: e.Message,
-		Detail: e.Detail, Hint: e.Hint, Position: e.Position,
-		SchemaName: e.SchemaName, TableName: e.TableName, ColumnName: e.ColumnName,
-		DataTypeName: e.DataTypeName, ConstraintName: e.ConstraintName,
-	}
-}
-
-func noticeResponse(e *pgerr.Error) *pgproto3.NoticeResponse {
-	r := pgproto3.NoticeResponse(*errorResponse(e))
-	return &r
-}
-
 // handleCancel cancels the statement running in the backend with that
 // pid and key. Nothing is ever written back (libpq waits for the close).
 func (s *Server) handleCancel(pid int32, key []byte) {
@@ -186,12 +154,6 @@ func (s *Server) handleCancel(pid int32, key []byte) {
 		return
 	}
 	b.cancel(errCanceled)
-}
-
-func newSecret() [4]byte {
-	var k [4]byte
-	_, _ = rand.Read(k[:])
-	return k
 }
 
 func authTimeout(v int64) time.Duration { return time.Duration(v) * time.Second }

@@ -30,10 +30,11 @@ func testEngine(t testing.TB, fastPathSlots int) (*Engine, *Session) {
 	if err := reg.LoadFiles("", dir); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := locks.NewManager(locks.Config{MaxConnections: 10, MaxLocksPerTransaction: 64, Partitions: 16, FastPathSlots: fastPathSlots, Logger: logger})
+	mgr, err := locks.NewManager(locks.Config{MaxConnections: 10, MaxLocksPerTransaction: 64, Partitions: 16, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mgr.SetFastPathSlots(fastPathSlots)
 	txns, err := txn.Open(txn.Config{DataDir: dir, Locks: mgr, MaxProcs: 10 + locks.NumAuxProcs, Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,3 @@
-// Command lockd starts the lockd server, PostgreSQL-style:
-//
-//	lockd [-D DATADIR] [-p PORT] [-c name=value ...] [--config FILE]
-//	lockd -C name        print a setting and exit
-//	lockd version        print the version and exit
-//
-// Exit codes: 0 clean shutdown, 1 runtime failure, 2 usage error.
 package main
 
 import (
@@ -13,129 +6,26 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"lockd/guc"
+	"lockd/internal/buildinfo"
 	"lockd/server"
-	"lockd/sql/funcs"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = ""
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `lockd is a PostgreSQL-protocol server that re-implements PostgreSQL's
-locking subsystem so its scalability tunables can be studied live.
-
-Usage:
-  lockd [OPTION]...
-  lockd version
-
-Options:
-  -D DATADIR          data directory (default ./lockd-data)
-  -p PORT             port to listen on (setting "port", default 5433)
-  -c NAME=VALUE       set a setting (also --NAME=VALUE)
-  -C NAME             print the value of a setting and exit
-  --config FILE       configuration file (TOML; default DATADIR/lockd.conf if present)
-  -V, --version       print the version and exit
-  --help              show this help and exit
-
-Settings are documented in lockd.conf.example. Signals: SIGHUP reloads the
-configuration, SIGTERM shuts down after sessions end, SIGINT aborts sessions
-and shuts down, SIGQUIT shuts down immediately.
-`
-
-type options struct {
-	dataDir  string
-	config   string
-	settings [][2]string
-	show     string
-}
-
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func parseArgs(args []string) (*options, error) {
-	o := &options{dataDir: "lockd-data"}
-	need := func(i int, flag string) (string, error) {
-		if i+1 >= len(args) {
-			return "", &usageError{fmt.Sprintf("option %s requires an argument", flag)}
-		}
-		return args[i+1], nil
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		var v string
-		var err error
-		switch {
-		case a == "-D" || a == "-p" || a == "-c" || a == "-C" || a == "--config":
-			if v, err = need(i, a); err != nil {
-				return nil, err
-			}
-			i++
-		case strings.HasPrefix(a, "-D") && len(a) > 2:
-			a, v = "-D", a[2:]
-		case strings.HasPrefix(a, "-p") && len(a) > 2:
-			a, v = "-p", a[2:]
-		case strings.HasPrefix(a, "-c") && len(a) > 2:
-			a, v = "-c", a[2:]
-		case strings.HasPrefix(a, "--config="):
-			a, v = "--config", strings.TrimPrefix(a, "--config=")
-		case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
-			a, v = "-c", strings.TrimPrefix(a, "--")
-		default:
-			return nil, &usageError{fmt.Sprintf("invalid argument: \"%s\"", a)}
-		}
-		switch a {
-		case "-D":
-			o.dataDir = v
-		case "-p":
-			o.settings = append(o.settings, [2]string{"port", v})
-		case "-c":
-			name, value, ok := strings.Cut(v, "=")
-			if !ok {
-				return nil, &usageError{fmt.Sprintf("-c %s requires a value", v)}
-			}
-			o.settings = append(o.settings, [2]string{strings.ReplaceAll(name, "-", "_"), value})
-		case "-C":
-			o.show = v
-		case "--config":
-			o.config = v
-		}
-	}
-	return o, nil
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return "dev"
-}
-
+// run is lockd with its arguments; it returns the exit code: 0 clean
+// shutdown, 1 runtime failure, 2 usage error.
 func run(args []string, stdout, stderr io.Writer) int {
-	funcs.Version = buildVersion()
 	if len(args) == 1 {
 		switch args[0] {
 		case "version", "--version", "-V":
-			fmt.Fprintf(stdout, "lockd %s (PostgreSQL 15 wire protocol)\n", funcs.Version)
+			fmt.Fprintf(stdout, "lockd %s (PostgreSQL 15 wire protocol)\n", buildinfo.Version())
 			return 0
 		case "--help", "-?", "help":
 			fmt.Fprint(stdout, usage)
@@ -156,21 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	configFile := opts.config
-	if configFile == "" && opts.show == "" {
-		// Like initdb's postgresql.conf: the data directory always has a
-		// configuration file, so editing it and sending SIGHUP works.
-		configFile = filepath.Join(opts.dataDir, "lockd.conf")
-		if err := ensureConfigFile(configFile); err != nil {
-			fmt.Fprintf(stderr, "lockd: %v\n", err)
-			return 1
-		}
-	} else if configFile == "" {
-		if p := filepath.Join(opts.dataDir, "lockd.conf"); fileExists(p) {
-			configFile = p
-		}
-	}
-	if err := settings.LoadFiles(configFile, opts.dataDir); err != nil {
+	// -C only reads; otherwise the data directory gets its lockd.conf.
+	configFile, err := server.LoadSettings(settings, opts.dataDir, opts.config, opts.show == "")
+	if err != nil {
 		fmt.Fprintf(stderr, "lockd: %v\n", err)
 		return 1
 	}
@@ -184,99 +62,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, v)
 		return 0
 	}
-	settings.OnChange("log_min_messages", func(v guc.Value) { logLevel.Set(slogLevel(v.Str)) })
-	return serve(opts, configFile, settings, logger)
-}
-
-// ensureConfigFile creates an empty configuration file (and the data
-// directory) if there is none.
-func ensureConfigFile(path string) error {
-	if fileExists(path) {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("could not create data directory: %w", err)
-	}
-	header := "# lockd configuration file (TOML). Every setting, with its default and\n" +
-		"# meaning, is listed in lockd.conf.example. Edit and send SIGHUP (or run\n" +
-		"# SELECT pg_reload_conf()) to apply reloadable settings.\n"
-	return os.WriteFile(path, []byte(header), 0o600)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// slogLevel maps log_min_messages onto slog. lockd logs its LOG-level
-// messages (start-up, reloads, connections) at Info, so every PostgreSQL
-// level up to "log" keeps them visible, as PostgreSQL does.
-func slogLevel(pgLevel string) slog.Level {
-	switch pgLevel {
-	case "debug5", "debug4", "debug3", "debug2", "debug1":
-		return slog.LevelDebug
-	case "fatal", "panic":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
-}
-
-func serve(opts *options, configFile string, settings *guc.Registry, logger *slog.Logger) int {
-	port := int(settings.Value("port").Int)
-	listen := settings.Value("listen_addresses").Str
-	lock, err := server.LockDataDir(opts.dataDir, port, listen)
+	srv, err := server.New(server.Config{Settings: settings, Logger: logger, LogLevel: logLevel, DataDir: opts.dataDir})
 	if err != nil {
 		logger.Error(err.Error())
 		return 1
 	}
-	defer lock.Release()
-
-	reload := func() bool {
-		for _, e := range settings.Reload() {
-			logger.Warn(e.Error())
-		}
-		return true
-	}
-	srv, err := server.New(server.Config{Settings: settings, Logger: logger, Reload: reload, DataDir: opts.dataDir})
-	if err != nil {
-		logger.Error(err.Error())
+	if err := srv.Listen(); err != nil {
+		srv.Close() // Listen has logged why
 		return 1
 	}
-	addrs := server.ListenAddrs(listen, port)
-	if len(addrs) == 0 {
-		logger.Error("no listen addresses: listen_addresses is empty")
-		return 1
-	}
-	errc := make(chan error, len(addrs))
-	for _, a := range addrs {
-		l, err := net.Listen("tcp", a)
-		if err != nil {
-			logger.Error("could not listen", "address", a, "err", err)
-			srv.Close()
-			return 1
-		}
-		logger.Info("listening", "address", l.Addr().String())
-		go func() { errc <- srv.Serve(l) }()
-	}
-	stopMetrics := startMetrics(settings, srv, logger)
-	defer stopMetrics()
-	logger.Info("lockd is ready to accept connections", "version", funcs.Version, "data_directory", opts.dataDir, "config_file", configFile)
+	defer startMetrics(srv, logger)()
+	logger.Info("lockd is ready to accept connections", "version", buildinfo.Version(), "data_directory", opts.dataDir, "config_file", configFile)
+	return serveSignals(srv, logger)
+}
 
+// serveSignals turns signals into PostgreSQL's reload and three shutdown
+// modes, and returns the exit code once the server has stopped.
+func serveSignals(srv *server.Server, logger *slog.Logger) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	errc := srv.Err()
 	for {
 		select {
 		case err := <-errc:
-			if err != nil {
-				logger.Error("accept failed", "err", err)
-				srv.Close()
-				return 1
-			}
+			logger.Error("accept failed", "err", err)
+			srv.Close()
+			return 1
 		case sig := <-sigs:
 			switch sig {
 			case syscall.SIGHUP:
 				logger.Info("received SIGHUP, reloading configuration files")
-				reload()
+				srv.ReloadConfig()
 			case syscall.SIGTERM:
 				logger.Info("received smart shutdown request")
 				if err := srv.Shutdown(context.Background()); err != nil && !errors.Is(err, context.Canceled) {

@@ -5,23 +5,25 @@ import (
 	"log/slog"
 	"time"
 
-	"lockd/guc"
+	"lockd/internal/buildinfo"
 	"lockd/metrics"
 	"lockd/server"
-	"lockd/sql/funcs"
 )
 
 // startMetrics serves /metrics on metrics_listen_address unless it is
 // empty. Like PostgreSQL with a listen address it cannot bind, lockd
 // warns and runs on without the endpoint rather than refusing to start.
 // The returned function stops the endpoint.
-func startMetrics(settings *guc.Registry, srv *server.Server, logger *slog.Logger) (stop func()) {
-	addr := settings.Value("metrics_listen_address").Str
+//
+// The endpoint is wired here rather than in server because metrics reads
+// the server (it imports server, not the other way round).
+func startMetrics(srv *server.Server, logger *slog.Logger) (stop func()) {
+	addr := srv.Settings().Value("metrics_listen_address").Str
 	if addr == "" {
 		return func() {}
 	}
 	reg := metrics.NewRegistry()
-	if _, err := metrics.New(reg, metrics.ServerSources(srv, funcs.Version)); err != nil {
+	if _, err := metrics.New(reg, metrics.ServerSources(srv, buildinfo.Version())); err != nil {
 		logger.Warn("could not set up metrics", "err", err)
 		return func() {}
 	}

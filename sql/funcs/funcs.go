@@ -8,10 +8,6 @@ import (
 	"lockd/sql/types"
 )
 
-// Version is what version() reports; server_version stays 15.x so that
-// clients take their PostgreSQL 15 paths.
-var Version = "dev"
-
 // builtin describes a callable function: argument types to coerce to
 // (nil = keep the argument's own type), the result type, and the body.
 type Builtin struct {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"lockd/internal/buildinfo"
 	"lockd/locks"
 	"lockd/pgerr"
 	"lockd/sql/expr"
@@ -87,7 +88,7 @@ func fnSleep(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 // functions and clocks (PostgreSQL: utils/adt/misc.c, timestamp.c, guc.c).
 var systemFuncs = map[string][]Builtin{
 	"version": {{Result: fixed(types.TypeText), Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
-		return types.TextDatum("PostgreSQL 15.0 (lockd " + Version + ") compatible lock-study server, written in Go"), nil
+		return types.TextDatum("PostgreSQL 15.0 (lockd " + buildinfo.Version() + ") compatible lock-study server, written in Go"), nil
 	}}},
 	"current_setting": {
 		{args: []types.Type{types.TypeText}, Result: fixed(types.TypeText), Volatile: true, Fn: fnCurrentSetting},

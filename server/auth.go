@@ -1,0 +1,111 @@
+package server
+
+import (
+	"crypto/rand"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"lockd/pgerr"
+	"lockd/sql"
+)
+
+// Authentication: after the startup packet, a connection is authorized
+// (trust: every user is accepted, as DESIGN.md's default), checked against
+// the connection limit and shutdown, and given its SQL session. Password,
+// SCRAM and pg_hba.conf rules belong here when they come.
+
+// newBackend authenticates (trust), checks limits and builds the session.
+func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, *pgerr.Error) {
+	user := params["user"]
+	if user == "" {
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
+	}
+	db := params["database"]
+	if db == "" {
+		db = user
+	}
+	if params["replication"] != "" && params["replication"] != "false" && params["replication"] != "0" {
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
+	}
+	client := map[string]string{}
+	for k, v := range params {
+		switch k {
+		case "user", "database", "replication":
+			continue
+		}
+		client[k] = v
+	}
+	gs, errs := s.settings.NewSession(client)
+	if len(errs) > 0 {
+		e := pgerr.From(errs[0])
+		e.Severity = pgerr.SeverityFatal
+		return nil, e
+	}
+	if err := gs.SetInternal("session_authorization", user); err != nil {
+		e := pgerr.From(err)
+		e.Severity = pgerr.SeverityFatal
+		return nil, e
+	}
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.CannotConnectNow, Message: "the database system is shutting down"}
+	}
+	if len(s.backends) >= s.inst.maxConnections {
+		s.mu.Unlock()
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "sorry, too many clients already"}
+	}
+	pid := s.nextPID.Add(1)
+	b := &backend{srv: s, conn: conn, pid: pid, secret: newSecret(), gucs: gs, user: user,
+		app: params["application_name"], portals: map[string]*portal{}}
+	s.backends[pid] = b
+	s.mu.Unlock()
+	sess, err := s.inst.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})
+	if err != nil {
+		s.mu.Lock()
+		delete(s.backends, pid)
+		s.mu.Unlock()
+		e := pgerr.From(err)
+		e.Severity = pgerr.SeverityFatal
+		return nil, e
+	}
+	b.sess = sess
+	maxBody := int(s.settings.Value("max_message_size").Int)
+	b.frames = frameReader{r: conn, maxBody: maxBody}
+	b.be = pgproto3.NewBackend(&b.frames, conn)
+	b.be.SetMaxBodyLen(maxBody)
+	if s.settings.Value("log_connections").Bool {
+		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app, "remote", conn.RemoteAddr().String())
+	}
+	return b, nil
+}
+
+// greet ends the startup phase of an authorized connection:
+// AuthenticationOk, the ParameterStatus reports, BackendKeyData (for
+// CancelRequest) and the first ReadyForQuery, in one write.
+func (b *backend) greet() error {
+	b.send(&pgproto3.AuthenticationOk{})
+	b.sendReports()
+	b.send(&pgproto3.BackendKeyData{ProcessID: uint32(b.pid), SecretKey: b.secret[:]})
+	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
+	return b.be.Flush()
+}
+
+// endBackend ends an authorized connection's session (aborting its
+// transaction and releasing its locks) and forgets the backend.
+func (s *Server) endBackend(b *backend) {
+	b.sess.Close()
+	s.mu.Lock()
+	delete(s.backends, b.pid)
+	s.mu.Unlock()
+	if s.settings.Value("log_disconnections").Bool {
+		s.log.Info("disconnection", "pid", b.pid, "user", b.user)
+	}
+}
+
+func newSecret() [4]byte {
+	var k [4]byte
+	_, _ = rand.Read(k[:])
+	return k
+}
