@@ -142,7 +142,7 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 				err = s.eng.settings.AlterSystemReset(set.Name)
 			case pg.VariableSetKind_VAR_SET_VALUE:
 				var v string
-				v, err = setValue(set.Args)
+				v, err = analyze.SetValue(set.Args)
 				if err == nil {
 					err = s.eng.settings.AlterSystem(set.Name, v)
 				}

@@ -7,42 +7,11 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
+	"lockd/sql/analyze"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
 )
-
-func setValue(args []*pg.Node) (string, error) {
-	var parts []string
-	for _, a := range args {
-		switch {
-		case a.GetAConst() != nil:
-			c := a.GetAConst()
-			switch v := c.Val.(type) {
-			case *pg.A_Const_Ival:
-				parts = append(parts, strconv.Itoa(int(v.Ival.Ival)))
-			case *pg.A_Const_Fval:
-				parts = append(parts, v.Fval.Fval)
-			case *pg.A_Const_Sval:
-				parts = append(parts, v.Sval.Sval)
-			case *pg.A_Const_Boolval:
-				if v.Boolval.Boolval {
-					parts = append(parts, "on")
-				} else {
-					parts = append(parts, "off")
-				}
-			default:
-				return "", pgerr.New(pgerr.SyntaxError, "invalid value in SET")
-			}
-		case a.GetTypeCast() != nil:
-			// SET TIME ZONE INTERVAL '...' HOUR TO MINUTE
-			return "", pgerr.NotSupported("SET TIME ZONE with an interval is not supported")
-		default:
-			return "", pgerr.New(pgerr.SyntaxError, "invalid value in SET")
-		}
-	}
-	return strings.Join(parts, ", "), nil
-}
 
 func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *plan.Stmt) (*plan.Stmt, error) {
 	st.Tag = "SET"
@@ -53,7 +22,7 @@ func (s *Session) analyzeSet(v *pg.VariableSetStmt, st *plan.Stmt) (*plan.Stmt, 
 		var value string
 		if v.Kind == pg.VariableSetKind_VAR_SET_VALUE {
 			var err error
-			if value, err = setValue(v.Args); err != nil {
+			if value, err = analyze.SetValue(v.Args); err != nil {
 				return nil, err
 			}
 		}

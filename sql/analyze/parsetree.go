@@ -2,12 +2,15 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/pgerr"
+	"lockd/sql/expr"
 	"lockd/sql/funcs"
 )
 
@@ -456,4 +459,132 @@ func CommandName(n *pg.Node) string {
 		return name
 	}
 	return strings.ToUpper(strings.TrimSuffix(NodeKind(n), "Stmt")) + " statement"
+}
+
+// SetValue is the value of a SET or ALTER SYSTEM SET as the text
+// guc parses: constants joined by ", " (ExtractSetVariableArgs).
+func SetValue(args []*pg.Node) (string, error) {
+	var parts []string
+	for _, a := range args {
+		switch {
+		case a.GetAConst() != nil:
+			c := a.GetAConst()
+			switch v := c.Val.(type) {
+			case *pg.A_Const_Ival:
+				parts = append(parts, strconv.Itoa(int(v.Ival.Ival)))
+			case *pg.A_Const_Fval:
+				parts = append(parts, v.Fval.Fval)
+			case *pg.A_Const_Sval:
+				parts = append(parts, v.Sval.Sval)
+			case *pg.A_Const_Boolval:
+				if v.Boolval.Boolval {
+					parts = append(parts, "on")
+				} else {
+					parts = append(parts, "off")
+				}
+			default:
+				return "", pgerr.New(pgerr.SyntaxError, "invalid value in SET")
+			}
+		case a.GetTypeCast() != nil:
+			// SET TIME ZONE INTERVAL '...' HOUR TO MINUTE
+			return "", pgerr.NotSupported("SET TIME ZONE with an interval is not supported")
+		default:
+			return "", pgerr.New(pgerr.SyntaxError, "invalid value in SET")
+		}
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// NodeLocation is the location a parse node records for itself (or -1):
+// a constant's, a column reference's, a cast's, an operator's or a
+// function call's.
+func NodeLocation(n *pg.Node) int32 {
+	switch {
+	case n.GetAConst() != nil:
+		return n.GetAConst().Location
+	case n.GetColumnRef() != nil:
+		return n.GetColumnRef().Location
+	case n.GetTypeCast() != nil:
+		return n.GetTypeCast().Location
+	case n.GetAExpr() != nil:
+		return n.GetAExpr().Location
+	case n.GetFuncCall() != nil:
+		return n.GetFuncCall().Location
+	}
+	return -1
+}
+
+// BareColumnName reports whether n is an unqualified column reference,
+// and its name and location.
+func BareColumnName(n *pg.Node) (string, int32, bool) {
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+		return NodeName(cr.Fields[0]), cr.Location, true
+	}
+	return "", 0, false
+}
+
+// IsColumnRef reports whether n is a column reference (of any form).
+func IsColumnRef(n *pg.Node) bool { return n.GetColumnRef() != nil }
+
+// StarRef returns n as a column reference ending in * (SELECT *, t.*),
+// or nil.
+func StarRef(n *pg.Node) *pg.ColumnRef {
+	if cr := n.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+		return cr
+	}
+	return nil
+}
+
+// IsNullLiteral reports whether n is NULL, maybe cast: PostgreSQL makes
+// no default of a DEFAULT NULL (AddRelationNewConstraints).
+func IsNullLiteral(n *pg.Node) bool {
+	for n.GetTypeCast() != nil {
+		n = n.GetTypeCast().Arg
+	}
+	c := n.GetAConst()
+	return c != nil && c.Isnull
+}
+
+// ColumnRefNames lists the column names n refers to, in order of
+// appearance, each once.
+func ColumnRefNames(n *pg.Node) []string {
+	var out []string
+	WalkRawNodes(n, func(x *pg.Node) {
+		cr := x.GetColumnRef()
+		if cr == nil || len(cr.Fields) == 0 {
+			return
+		}
+		if name := NodeName(cr.Fields[len(cr.Fields)-1]); name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	})
+	return out
+}
+
+// RenameColumnRefs renames the column old to name in every column
+// reference of n (the stored text of a CHECK, before ALTER TABLE RENAME
+// COLUMN deparses it again).
+func RenameColumnRefs(n *pg.Node, old, name string) {
+	WalkRawNodes(n, func(x *pg.Node) {
+		if cr := x.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
+			if f := cr.Fields[len(cr.Fields)-1].GetString_(); f != nil && f.Sval == old {
+				f.Sval = name
+			}
+		}
+	})
+}
+
+// FromFunction analyses a function in FROM (transformRangeFunction): a
+// function call, or an expression; it returns the name its column takes.
+func (a *Analyzer) FromFunction(n *pg.Node) (name string, e expr.Expr, err error) {
+	saved := a.AllowSRF
+	a.AllowSRF = true
+	defer func() { a.AllowSRF = saved }()
+	if fc := n.GetFuncCall(); fc != nil {
+		_, name = QualifiedName(fc.Funcname)
+		e, err = a.FuncCall(fc)
+		return strings.ToLower(name), e, err
+	}
+	e, err = a.Expr(n)
+	return OutputName(n), e, err
 }

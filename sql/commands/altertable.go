@@ -191,16 +191,6 @@ func (s *Utility) compileColumnDefault(c *catalog.ColumnDef, text string) (expr.
 	return e, NoPosition(err)
 }
 
-// rawNullDefault reports whether a DEFAULT clause is NULL, maybe cast:
-// PostgreSQL makes no default of it (AddRelationNewConstraints).
-func rawNullDefault(n *pg.Node) bool {
-	for n.GetTypeCast() != nil {
-		n = n.GetTypeCast().Arg
-	}
-	c := n.GetAConst()
-	return c != nil && c.Isnull
-}
-
 // isNullConst reports whether a compiled default is the NULL constant.
 func isNullConst(e expr.Expr) bool {
 	c, ok := e.(*expr.ConstExpr)

@@ -159,8 +159,7 @@ func (s *Utility) transformExpr(t *catalog.TableDef, i int, typ types.Type, usin
 // other than the column itself.
 func typeChangeRewrites(from, to types.Type, using *pg.Node, col string) bool {
 	if using != nil {
-		cr := using.GetColumnRef()
-		if cr == nil || len(cr.Fields) != 1 || analyze.NodeName(cr.Fields[0]) != col {
+		if name, _, ok := analyze.BareColumnName(using); !ok || name != col {
 			return true
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"lockd/pgerr"
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
-	"lockd/sql/exec"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
@@ -57,15 +56,11 @@ func (s *Utility) validateCheck(ec *expr.EvalCtx, t *catalog.TableDef, name stri
 // when there is exactly one).
 func checkColumns(t *catalog.TableDef, n *pg.Node) []int {
 	var cols []int
-	analyze.WalkRawNodes(n, func(x *pg.Node) {
-		cr := x.GetColumnRef()
-		if cr == nil || len(cr.Fields) == 0 {
-			return
-		}
-		if i := t.ColIndex(analyze.NodeName(cr.Fields[len(cr.Fields)-1])); i >= 0 && !exec.Contains(cols, i) {
+	for _, name := range analyze.ColumnRefNames(n) {
+		if i := t.ColIndex(name); i >= 0 {
 			cols = append(cols, i)
 		}
-	})
+	}
 	return cols
 }
 

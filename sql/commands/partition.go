@@ -472,7 +472,7 @@ func (s *Utility) transformBound(parent *catalog.TableDef, spec *pg.PartitionBou
 					if prev == catalog.RangeMax {
 						what = "MAXVALUE"
 					}
-					return nil, expr.PosErr(pgerr.New(pgerr.DatatypeMismatch, "every bound following %s must also be %s", what, what), nodeLocation(side.nodes[i]))
+					return nil, expr.PosErr(pgerr.New(pgerr.DatatypeMismatch, "every bound following %s must also be %s", what, what), analyze.NodeLocation(side.nodes[i]))
 				}
 			}
 		}
@@ -480,29 +480,13 @@ func (s *Utility) transformBound(parent *catalog.TableDef, spec *pg.PartitionBou
 	return b, nil
 }
 
-func nodeLocation(n *pg.Node) int32 {
-	switch {
-	case n.GetAConst() != nil:
-		return n.GetAConst().Location
-	case n.GetColumnRef() != nil:
-		return n.GetColumnRef().Location
-	case n.GetTypeCast() != nil:
-		return n.GetTypeCast().Location
-	case n.GetAExpr() != nil:
-		return n.GetAExpr().Location
-	case n.GetFuncCall() != nil:
-		return n.GetFuncCall().Location
-	}
-	return -1
-}
-
 // boundValue evaluates one value of a bound as a constant of key column
 // i's type (transformPartitionBoundValue).
 func (s *Utility) boundValue(parent *catalog.TableDef, i int, n *pg.Node, isRange bool) (catalog.BoundValue, error) {
-	loc := nodeLocation(n)
-	if cr := n.GetColumnRef(); cr != nil {
-		if isRange && len(cr.Fields) == 1 {
-			switch analyze.NodeName(cr.Fields[0]) {
+	loc := analyze.NodeLocation(n)
+	if analyze.IsColumnRef(n) {
+		if name, _, ok := analyze.BareColumnName(n); isRange && ok {
+			switch name {
 			case "minvalue":
 				return catalog.BoundValue{Kind: catalog.RangeMin}, nil
 			case "maxvalue":
@@ -571,21 +555,21 @@ func (s *Utility) checkNewBound(parent *catalog.TableDef, name string, b *catalo
 	case catalog.PartRange:
 		lo, hi := d.ParseRange(b.From), d.ParseRange(b.To)
 		if d.CmpBounds(lo, true, hi, false) >= 0 {
-			return expr.PosErr(pgerr.New(pgerr.InvalidObjectDefinition, "empty range bound specified for partition \"%s\"", name), nodeLocation(spec.Lowerdatums[0])).
+			return expr.PosErr(pgerr.New(pgerr.InvalidObjectDefinition, "empty range bound specified for partition \"%s\"", name), analyze.NodeLocation(spec.Lowerdatums[0])).
 				WithDetail("Specified lower bound " + catalog.RangeBoundString(b, b.From) + " is greater than or equal to upper bound " + catalog.RangeBoundString(b, b.To) + ".")
 		}
 		for i := range d.Lo {
 			if d.CmpBounds(lo, true, d.Hi[i], false) < 0 && d.CmpBounds(d.Lo[i], true, hi, false) < 0 {
-				loc := nodeLocation(spec.Lowerdatums[0])
+				loc := analyze.NodeLocation(spec.Lowerdatums[0])
 				if d.CmpBounds(lo, true, d.Lo[i], true) < 0 { // the new range reaches into it from below
-					loc = nodeLocation(spec.Upperdatums[0])
+					loc = analyze.NodeLocation(spec.Upperdatums[0])
 				}
 				return overlap(i, loc)
 			}
 		}
 	case catalog.PartList:
 		for j, v := range b.In {
-			loc := nodeLocation(spec.Listdatums[min(j, len(spec.Listdatums)-1)])
+			loc := analyze.NodeLocation(spec.Listdatums[min(j, len(spec.Listdatums)-1)])
 			if v.Null {
 				if d.NullPart >= 0 {
 					return overlap(d.NullPart, loc)

@@ -200,13 +200,7 @@ func (s *Utility) renameColumn(ec *expr.EvalCtx, t *catalog.TableDef, old, name 
 		if err != nil {
 			return err
 		}
-		analyze.WalkRawNodes(raw, func(n *pg.Node) {
-			if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
-				if f := cr.Fields[len(cr.Fields)-1].GetString_(); f != nil && f.Sval == old {
-					f.Sval = name
-				}
-			}
-		})
+		analyze.RenameColumnRefs(raw, old, name)
 		nc := *con
 		if nc.Expr, err = analyze.DeparseExpr(raw); err != nil {
 			return err

@@ -125,7 +125,7 @@ func (s *Utility) addColumnDef(ct *newTable, cd *pg.ColumnDef) error {
 			if err != nil {
 				return err
 			}
-			if !rawNullDefault(con.RawExpr) {
+			if !analyze.IsNullLiteral(con.RawExpr) {
 				col.Default = text
 			}
 		case pg.ConstrType_CONSTR_PRIMARY:

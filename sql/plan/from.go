@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"strings"
-
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/locks"
@@ -739,22 +737,7 @@ func functionItem(a *analyze.Analyzer, rf *pg.RangeFunction) (*FuncSource, error
 	if len(items) > 1 && items[1] != nil && items[1].GetList() != nil && len(items[1].GetList().Items) > 0 {
 		return nil, pgerr.NotSupported("column definition lists for functions are not supported")
 	}
-	fcNode := items[0]
-	fc := fcNode.GetFuncCall()
-	var name string
-	var e expr.Expr
-	var err error
-	saved := a.AllowSRF
-	a.AllowSRF = true
-	if fc != nil {
-		_, name = analyze.QualifiedName(fc.Funcname)
-		name = strings.ToLower(name)
-		e, err = a.FuncCall(fc)
-	} else {
-		name = analyze.OutputName(fcNode)
-		e, err = a.Expr(fcNode)
-	}
-	a.AllowSRF = saved
+	name, e, err := a.FromFunction(items[0])
 	if err != nil {
 		return nil, err
 	}

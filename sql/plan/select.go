@@ -169,7 +169,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 func targetList(a *analyze.Analyzer, fb *fromBuilder, list []*pg.Node, p *SelectPlan) error {
 	for _, t := range list {
 		rt := t.GetResTarget()
-		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+		if cr := analyze.StarRef(rt.Val); cr != nil {
 			var cols []analyze.NsColumn
 			if len(cr.Fields) == 1 {
 				if a.Sc.Width == 0 && len(a.Sc.Rels) == 0 {
@@ -247,9 +247,8 @@ func groupExpr(a *analyze.Analyzer, n *pg.Node, targets []*pg.Node, p *SelectPla
 			return p.Targets[i-1], nil
 		}
 	}
-	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
-		name := analyze.NodeName(cr.Fields[0])
-		if _, _, _, err := a.Sc.LookupColumn("", name, cr.Location); err != nil {
+	if name, loc, ok := analyze.BareColumnName(n); ok {
+		if _, _, _, err := a.Sc.LookupColumn("", name, loc); err != nil {
 			for i, c := range p.Cols {
 				if c.Name == name {
 					return p.Targets[i], nil
@@ -292,15 +291,14 @@ func sortExpr(a *analyze.Analyzer, n *pg.Node, p *SelectPlan) (expr.Expr, error)
 			return &outputRef{i: i - 1, t: p.Cols[i-1].Type}, nil
 		}
 	}
-	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
-		name := analyze.NodeName(cr.Fields[0])
+	if name, loc, ok := analyze.BareColumnName(n); ok {
 		match := -1
 		for i, c := range p.Cols {
 			if c.Name != name {
 				continue
 			}
 			if match >= 0 && expr.ExprKey(p.Targets[match]) != expr.ExprKey(p.Targets[i]) {
-				return nil, expr.PosErr(pgerr.New(pgerr.AmbiguousColumn, "ORDER BY \"%s\" is ambiguous", name), cr.Location)
+				return nil, expr.PosErr(pgerr.New(pgerr.AmbiguousColumn, "ORDER BY \"%s\" is ambiguous", name), loc)
 			}
 			if match < 0 {
 				match = i
