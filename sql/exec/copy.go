@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -285,7 +286,7 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 	var defaults []expr.Expr
 	for i := range p.t.Cols {
 		var d expr.Expr
-		if p.t.Cols[i].Default != "" && !Contains(p.targets, i) {
+		if p.t.Cols[i].Default != "" && !slices.Contains(p.targets, i) {
 			var err error
 			if d, err = s.CompileDefault(plan.NewAnalyzer(&s.Backend, nil), &p.t.Cols[i]); err != nil {
 				return 0, err
@@ -387,15 +388,6 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-func Contains(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // drain consumes the rest of the client's COPY data after an error.
