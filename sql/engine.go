@@ -93,8 +93,6 @@ func (e *Engine) Checkpoint() error {
 	return e.seqs.Checkpoint(e.cat.State())
 }
 
-func (e *Engine) host() expr.Host { return e.hostRef }
-
 // NewSession starts the SQL state of one backend, with its lock-manager
 // Proc. It fails (53300) when no Proc is free.
 func (e *Engine) NewSession(info SessionInfo) (*Session, error) {

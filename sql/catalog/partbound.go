@@ -292,16 +292,6 @@ func (d *PartDesc) hashPartition(h uint64) int {
 	return -1
 }
 
-// position returns oid's position in parts, or -1.
-func (d *PartDesc) position(oid uint32) int {
-	for i, p := range d.Parts {
-		if p == oid {
-			return i
-		}
-	}
-	return -1
-}
-
 func PartitionKey(d *PartDesc, row []types.Datum, buf []types.Datum) []types.Datum {
 	buf = buf[:0]
 	for _, k := range d.Key {

@@ -32,9 +32,8 @@ type LeafNode struct {
 	Lateral bool
 }
 
-func (l *LeafNode) mask() uint64       { return 1 << uint(l.item) }
-func (l *LeafNode) Span() (int, int)   { return l.Off, l.Off + l.N }
-func (l *LeafNode) dependsOnRow() bool { return l.Lateral || paramScan(l.Src) }
+func (l *LeafNode) mask() uint64     { return 1 << uint(l.item) }
+func (l *LeafNode) Span() (int, int) { return l.Off, l.Off + l.N }
 
 type joinKind uint8
 

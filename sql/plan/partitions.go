@@ -85,7 +85,6 @@ func newPartitionedSource(t *catalog.TableDef, alias string, mode locks.LockMode
 	return ps
 }
 
-func (ps *PartitionedSource) name() string            { return ps.alias }
 func (ps *PartitionedSource) columns() []types.Column { return ps.cols }
 
 // filter gives the source the statement's WHERE clause, which prunes

@@ -17,7 +17,6 @@ type CteSource struct {
 	Self  bool // the recursive reference
 }
 
-func (c *CteSource) name() string            { return c.alias }
 func (c *CteSource) columns() []types.Column { return c.Def.Cols }
 
 // subquerySource is a subquery in FROM.
@@ -27,7 +26,6 @@ type SubquerySource struct {
 	Plan  *SelectPlan
 }
 
-func (q *SubquerySource) name() string            { return q.alias }
 func (q *SubquerySource) columns() []types.Column { return q.cols }
 
 // levelScanner is a source whose scan reads the level row: a function in
@@ -37,16 +35,10 @@ type LevelScanner interface {
 	readsLevel() bool
 }
 
-func paramScan(src RowSource) bool {
-	ls, ok := src.(LevelScanner)
-	return ok && ls.readsLevel()
-}
-
 // rowSource is a relation in FROM. Virtual (system view) sources
 // materialise their rows when scanned. A row passed to fn is valid only
 // during the call.
 type RowSource interface {
-	name() string
 	columns() []types.Column
 }
 
@@ -57,7 +49,6 @@ type SeqSource struct {
 	cols  []types.Column
 }
 
-func (q *SeqSource) name() string            { return q.alias }
 func (q *SeqSource) columns() []types.Column { return q.cols }
 
 // Set operations (UNION, INTERSECT, EXCEPT, each with ALL) and VALUES
@@ -72,7 +63,6 @@ type SetopSource struct {
 	Casts       [2][]expr.Expr // per branch: output column i cast to the common type (nil = as is)
 }
 
-func (u *SetopSource) name() string            { return "" }
 func (u *SetopSource) columns() []types.Column { return u.Cols }
 
 // valuesSource is a VALUES list.
@@ -81,7 +71,6 @@ type ValuesSource struct {
 	Rows [][]expr.Expr
 }
 
-func (v *ValuesSource) name() string            { return "*VALUES*" }
 func (v *ValuesSource) columns() []types.Column { return v.Cols }
 
 // funcSource is a function call in FROM: a set-returning function, or any
@@ -96,7 +85,6 @@ type FuncSource struct {
 	level      bool // arguments read the level row
 }
 
-func (f *FuncSource) name() string            { return f.alias }
 func (f *FuncSource) columns() []types.Column { return f.Cols }
 func (f *FuncSource) readsLevel() bool        { return f.level }
 
@@ -125,7 +113,6 @@ const (
 	NumSysCols     = 2
 )
 
-func (ts *TableSource) name() string            { return ts.alias }
 func (ts *TableSource) columns() []types.Column { return ts.cols }
 func (ts *TableSource) readsLevel() bool        { return ts.keysReadLevel }
 
@@ -144,7 +131,6 @@ func NewTableSource(t *catalog.TableDef, alias string) *TableSource {
 // for insertion, with the target's columns and no system columns.
 type ExcludedSource struct{ cols []types.Column }
 
-func (e *ExcludedSource) name() string            { return "excluded" }
 func (e *ExcludedSource) columns() []types.Column { return e.cols }
 
 type ViewSource struct {
@@ -153,5 +139,4 @@ type ViewSource struct {
 	alias string
 }
 
-func (v *ViewSource) name() string            { return v.alias }
 func (v *ViewSource) columns() []types.Column { return v.V.Cols }
