@@ -237,3 +237,42 @@ func buildBtree(entries []btEntry) *btree {
 	t.root = level[0]
 	return t
 }
+
+// descend calls fn for entries from the last ≤ (key, tid) (or the very
+// last if key is nil) backwards while fn returns true. Leaves have no
+// back links, so it walks down from the root, children right to left.
+func (t *btree) descend(key []byte, tid TID, fn func(e *btEntry) bool) {
+	descendNode(t.root, key, tid, key != nil, fn)
+}
+
+// descendNode visits n's entries ≤ (key, tid) backwards (all of them
+// when bounded is false); false: fn stopped the walk.
+func descendNode(n *btNode, key []byte, tid TID, bounded bool, fn func(e *btEntry) bool) bool {
+	if n.leaf {
+		i := len(n.entries) - 1
+		if bounded {
+			j := n.lowerBound(key, tid)
+			if j < len(n.entries) && compareEntry(key, tid, &n.entries[j]) == 0 {
+				j++
+			}
+			i = j - 1
+		}
+		for ; i >= 0; i-- {
+			if !fn(&n.entries[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	ci := len(n.children) - 1
+	if bounded {
+		ci = n.childFor(key, tid)
+	}
+	for c := ci; c >= 0; c-- {
+		// children left of ci hold only entries below the separator ≤ key
+		if !descendNode(n.children[c], key, tid, bounded && c == ci, fn) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,142 @@
+package storage
+
+import (
+	"bytes"
+
+	"lockd/locks"
+)
+
+// IndexEntry is one entry an index scan returns: its key (valid until
+// the scan's next batch) and the heap tuple it points to.
+type IndexEntry struct {
+	Key []byte
+	TID TID
+}
+
+// IndexScan reads the entries of an index between two bounds, in key then
+// TID order or backwards, a batch at a time (btgettuple's loop): each
+// batch is read under the index's lock and the caller fetches heap tuples
+// after the lock is released, so a scan never holds an index lock while
+// the rows it found are processed. A scan resumes after the last entry it
+// returned, so entries inserted or removed between batches are met or
+// missed as a concurrent B-tree scan would.
+//
+// An IndexScan belongs to one goroutine; the zero value is not usable
+// (Store.IndexScan makes one).
+type IndexScan struct {
+	s              *Store
+	idx            RelID
+	lo, hi         []byte // nil: unbounded
+	loIncl, hiIncl bool
+	backward       bool
+	lastTID        TID // the last entry returned (its key is lastKey)
+	lastKey        []byte
+	started, done  bool
+	entries        []IndexEntry
+	keys           []byte
+}
+
+// IndexScan starts a scan of idx over lo ≤ key ≤ hi (a bound is
+// exclusive when its incl flag is false; nil is unbounded), forward or
+// backward.
+func (s *Store) IndexScan(idx RelID, lo, hi []byte, loIncl, hiIncl, backward bool) *IndexScan {
+	return &IndexScan{s: s, idx: idx, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl, backward: backward}
+}
+
+// maxTID is the largest TID: (key, maxTID) follows every entry of key.
+var maxTID = TID{Block: ^uint32(0), Offset: ^uint16(0)}
+
+// Next returns the next batch of at most max entries; an empty batch
+// ends the scan. The entries are valid until the next call.
+func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
+	sc.entries, sc.keys = sc.entries[:0], sc.keys[:0]
+	if sc.done {
+		return nil, nil
+	}
+	ix, err := sc.s.index(sc.idx)
+	if err != nil {
+		return nil, err
+	}
+	var starts []int
+	take := func(e *btEntry) bool {
+		if sc.started && e.tid == sc.lastTID && bytes.Equal(e.key, sc.lastKey) {
+			return true // where the previous batch ended
+		}
+		if !sc.inBounds(e.key) {
+			if sc.pastEnd(e.key) {
+				sc.done = true
+				return false
+			}
+			return true // below the start bound: only before the first entry
+		}
+		if len(sc.entries) == max {
+			return false
+		}
+		starts = append(starts, len(sc.keys))
+		sc.keys = append(sc.keys, e.key...)
+		sc.entries = append(sc.entries, IndexEntry{TID: e.tid})
+		return true
+	}
+	ix.lock.Acquire(p, locks.LWShared)
+	switch {
+	case sc.backward && sc.started:
+		ix.tree.descend(sc.lastKey, sc.lastTID, take)
+	case sc.backward && sc.hi != nil:
+		ix.tree.descend(sc.hi, maxTID, take)
+	case sc.backward:
+		ix.tree.descend(nil, TID{}, take)
+	case sc.started:
+		ix.tree.ascend(sc.lastKey, sc.lastTID, take)
+	default:
+		ix.tree.ascend(sc.lo, TID{}, take)
+	}
+	ix.lock.Release(p)
+	if len(sc.entries) < max {
+		sc.done = true
+	}
+	for i := range sc.entries {
+		end := len(sc.keys)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		sc.entries[i].Key = sc.keys[starts[i]:end:end]
+	}
+	if n := len(sc.entries); n > 0 {
+		sc.started = true
+		sc.lastKey = append(sc.lastKey[:0], sc.entries[n-1].Key...)
+		sc.lastTID = sc.entries[n-1].TID
+	}
+	return sc.entries, nil
+}
+
+// inBounds reports whether key lies within the scan's bounds.
+func (sc *IndexScan) inBounds(key []byte) bool {
+	if sc.lo != nil {
+		if c := bytes.Compare(key, sc.lo); c < 0 || c == 0 && !sc.loIncl {
+			return false
+		}
+	}
+	if sc.hi != nil {
+		if c := bytes.Compare(key, sc.hi); c > 0 || c == 0 && !sc.hiIncl {
+			return false
+		}
+	}
+	return true
+}
+
+// pastEnd reports whether key lies beyond the bound the scan moves
+// toward (the upper one forward, the lower one backward).
+func (sc *IndexScan) pastEnd(key []byte) bool {
+	if sc.backward {
+		if sc.lo == nil {
+			return false
+		}
+		c := bytes.Compare(key, sc.lo)
+		return c < 0 || c == 0 && !sc.loIncl
+	}
+	if sc.hi == nil {
+		return false
+	}
+	c := bytes.Compare(key, sc.hi)
+	return c > 0 || c == 0 && !sc.hiIncl
+}
