@@ -44,9 +44,16 @@ type index struct {
 	vacuums atomic.Uint64
 }
 
-const indexFileMagic = "LKDIDX01"
+// indexFileMagic starts an index file. Files of version 01 were written
+// when keys with a NULL column were not indexed: an index read from one
+// would miss those rows, so they are refused (isIndexFile still knows
+// them, so they are never taken for heap files).
+const (
+	indexFileMagic   = "LKDIDX02"
+	indexFileMagicV1 = "LKDIDX01"
+)
 
-// isIndexFile reports whether path starts with the index magic.
+// isIndexFile reports whether path starts with an index magic.
 func isIndexFile(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,7 +62,7 @@ func isIndexFile(path string) (bool, error) {
 	defer f.Close()
 	var m [8]byte
 	n, _ := io.ReadFull(f, m[:])
-	return n == 8 && string(m[:]) == indexFileMagic, nil
+	return n == 8 && (string(m[:]) == indexFileMagic || string(m[:]) == indexFileMagicV1), nil
 }
 
 func newIndex(id RelID, path string, t *btree) *index {
@@ -76,6 +83,10 @@ func loadIndex(id RelID, path string) (*index, error) {
 	var hdr [16]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("storage: index %d: %w", id, err)
+	}
+	if string(hdr[:8]) == indexFileMagicV1 {
+		return nil, fmt.Errorf("storage: index file %s was written by an older lockd, whose indexes left out keys with NULLs; "+
+			"this lockd cannot use it: dump the data with the older lockd and load it into a new data directory", path)
 	}
 	n := binary.LittleEndian.Uint64(hdr[8:])
 	entries := make([]btEntry, 0, min(n, 1<<24))

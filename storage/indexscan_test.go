@@ -3,7 +3,10 @@ package storage
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -133,5 +136,23 @@ func TestIndexScanResumesAfterChanges(t *testing.T) {
 	want := []TID{{1, 4}, {1, 5}, {1, 6}, {2, 2}, {1, 7}, {1, 8}, {1, 9}, {1, 10}}
 	if !slices.Equal(rest, want) {
 		t.Fatalf("after changes: %v, want %v", rest, want)
+	}
+}
+
+// An index file from before keys with NULLs were indexed would make
+// scans miss rows: opening a data directory that holds one fails, naming
+// the file, and the file is not mistaken for a table.
+func TestOldIndexFileRefused(t *testing.T) {
+	e := newEnv(t, 64)
+	e.s.Close(nil)
+	e.s = nil
+	path := filepath.Join(e.dir, "base", "16390")
+	old := append([]byte("LKDIDX01"), make([]byte, 8)...) // magic, no entries
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(Config{DataDir: e.dir, SharedBuffers: 64, Locks: e.lm, Txns: e.tm, DatabaseOID: 5})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "older lockd") {
+		t.Fatalf("Open with a version 1 index file: %v", err)
 	}
 }

@@ -93,7 +93,7 @@ func (a *Analyzer) quantifiedArray(op string, x *pg.A_Expr) (expr.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &expr.AnyExpr{Arg: l, Arr: r, Cmp: cmp, All: x.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
+	return &expr.AnyExpr{Arg: l, Arr: r, Op: op, Cmp: cmp, All: x.Kind == pg.A_Expr_Kind_AEXPR_OP_ALL}, nil
 }
 
 // indirection compiles array subscripts: arr[i] (1-based; out of range or

@@ -107,11 +107,8 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 				return pgerr.New(pgerr.NotNullViolation, "column \"%s\" of relation \"%s\" contains null values", name, nt.Name).OnColumn(nt.Name, name)
 			}
 		}
-		key := s.IndexKey(nt, ix, r.row)
-		if key == nil {
-			continue // a NULL key is not indexed (and never a duplicate)
-		}
-		if unique && seen[string(key)] {
+		key, null := s.IndexKey(nt, ix, r.row)
+		if unique && !null && seen[string(key)] { // a NULL key is never a duplicate
 			return pgerr.New(pgerr.UniqueViolation, "could not create unique index \"%s\"", name).
 				WithDetail(strings.TrimSuffix(s.UniqueViolation(nt, ix, r.row).(*pgerr.Error).Detail, " already exists.")+" is duplicated.").
 				OnConstraint(nt.Name, name)

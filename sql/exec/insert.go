@@ -151,11 +151,8 @@ func (s *Executor) InsertRow(ec *expr.EvalCtx, t *catalog.TableDef, indexes []*c
 
 func (s *Executor) insertIndexEntries(ec *expr.EvalCtx, t *catalog.TableDef, indexes []*catalog.IndexDef, row []types.Datum, tid storage.TID) error {
 	for _, ix := range indexes {
-		key := s.IndexKey(t, ix, row)
-		if key == nil {
-			continue // NULLs are not indexed for uniqueness here
-		}
-		if ix.Unique {
+		key, null := s.IndexKey(t, ix, row)
+		if ix.Unique && !null { // a key with a NULL is never a duplicate
 			if err := s.insertUnique(ec, t, ix, row, key, tid); err != nil {
 				return err
 			}
@@ -168,19 +165,20 @@ func (s *Executor) insertIndexEntries(ec *expr.EvalCtx, t *catalog.TableDef, ind
 	return nil
 }
 
-// indexKey encodes row's key for ix; nil when a key column is NULL.
-func (s *Executor) IndexKey(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) []byte {
+// IndexKey encodes row's key for ix and reports whether a key column is
+// NULL. Keys with NULLs are indexed too (they sort after every value, as
+// PostgreSQL's default NULLS LAST), so scans of a key prefix and IS NULL
+// find them, but they are never duplicates of one another.
+func (s *Executor) IndexKey(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) (key []byte, null bool) {
 	var typs [4]types.Type
 	var vals [4]types.Datum
 	ts, vs := typs[:0], vals[:0]
 	for _, c := range ix.Cols {
-		if row[c].Null {
-			return nil
-		}
+		null = null || row[c].Null
 		ts = append(ts, t.Cols[c].Type())
 		vs = append(vs, row[c])
 	}
-	return catalog.AppendKey(nil, ts, vs)
+	return catalog.AppendKey(nil, ts, vs), null
 }
 
 func (s *Executor) UniqueViolation(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) error {

@@ -85,11 +85,8 @@ func (s *Executor) RewriteTable(ec *expr.EvalCtx, old, nt *catalog.TableDef, con
 			return err
 		}
 		for k, ix := range idx {
-			key := s.IndexKey(t, ix, row)
-			if key == nil {
-				continue
-			}
-			if ix.Unique {
+			key, null := s.IndexKey(t, ix, row)
+			if ix.Unique && !null {
 				if seen[k] == nil {
 					seen[k] = map[string]bool{}
 				}

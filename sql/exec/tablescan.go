@@ -166,60 +166,11 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	}
 	st := s.Store
 	relfile := storage.RelID(ts.T.RelFile)
-	if ts.Index != nil {
-		key, ok, err := x.tableLookupKey(ec, ts, level)
-		if err != nil || !ok {
-			return err
-		}
-		var tids []storage.TID
-		if err := st.IndexLookup(s.Proc, storage.RelID(ts.Index.RelFile), key, func(tid storage.TID) bool {
-			tids = append(tids, tid)
-			return true
-		}); err != nil {
-			return err
-		}
-		// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
-		// is dead to every transaction are removed as the lookup meets
-		// them, so a row updated many times does not make every lookup
-		// walk all of its old versions until the next VACUUM.
-		var dead []storage.TID
-		var horizon txn.Xid
-		for _, tid := range tids {
-			var derr error
-			visible, err := st.Fetch(s.Proc, &s.Txn, relfile, tid, func(_ *plan.TxnHeader, data []byte) {
-				derr = catalog.DecodeRow(data, ts.T, row)
-			})
-			if err != nil {
-				return err
-			}
-			if derr != nil {
-				return derr
-			}
-			if visible {
-				if err := fn(tid, row); err != nil {
-					return err
-				}
-				continue
-			}
-			if len(tids) > 1 {
-				if horizon == 0 {
-					horizon = s.Txns.OldestXmin()
-				}
-				if _, err := st.FetchAny(s.Proc, relfile, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
-					if s.Txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
-						dead = append(dead, tid)
-					}
-				}); err != nil {
-					return err
-				}
-			}
-		}
-		for _, tid := range dead {
-			if err := st.IndexDelete(s.Proc, storage.RelID(ts.Index.RelFile), key, tid); err != nil {
-				return err
-			}
-		}
-		return nil
+	switch {
+	case ts.ExactLookup():
+		return x.lookupExact(ec, ts, level, row, fn)
+	case ts.Index != nil:
+		return x.scanIndex(ec, ts, level, row, fn)
 	}
 	return st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
 		if err := catalog.DecodeRow(data, ts.T, row); err != nil {
@@ -229,10 +180,75 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	})
 }
 
+// lookupExact reads the tuples under one key of ts's index (every key
+// column pinned by equality).
+func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, fn func(storage.TID, []types.Datum) error) error {
+	s := x
+	st := s.Store
+	relfile := storage.RelID(ts.T.RelFile)
+	key, ok, err := x.tableLookupKey(ec, ts, level)
+	if err != nil || !ok {
+		return err
+	}
+	var tids []storage.TID
+	if err := st.IndexLookup(s.Proc, storage.RelID(ts.Index.RelFile), key, func(tid storage.TID) bool {
+		tids = append(tids, tid)
+		return true
+	}); err != nil {
+		return err
+	}
+	// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
+	// is dead to every transaction are removed as the lookup meets
+	// them, so a row updated many times does not make every lookup
+	// walk all of its old versions until the next VACUUM.
+	var dead []storage.TID
+	var horizon txn.Xid
+	for _, tid := range tids {
+		var derr error
+		visible, err := st.Fetch(s.Proc, &s.Txn, relfile, tid, func(_ *plan.TxnHeader, data []byte) {
+			derr = catalog.DecodeRow(data, ts.T, row)
+		})
+		if err != nil {
+			return err
+		}
+		if derr != nil {
+			return derr
+		}
+		if visible {
+			if err := fn(tid, row); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(tids) > 1 {
+			if horizon == 0 {
+				horizon = s.Txns.OldestXmin()
+			}
+			if _, err := st.FetchAny(s.Proc, relfile, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
+				if s.Txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
+					dead = append(dead, tid)
+				}
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, tid := range dead {
+		if err := st.IndexDelete(s.Proc, storage.RelID(ts.Index.RelFile), key, tid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // lookupKey evaluates the key values; a NULL key matches nothing.
 func (x *Executor) tableLookupKey(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum) ([]byte, bool, error) {
 	vals := make([]types.Datum, len(ts.KeyArgs))
 	for i, a := range ts.KeyArgs {
+		if _, ok := a.(*plan.NullKey); ok {
+			vals[i] = types.NullDatum // IS NULL
+			continue
+		}
 		v, err := a.Eval(ec, level)
 		if err != nil {
 			return nil, false, err

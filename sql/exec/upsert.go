@@ -83,8 +83,8 @@ func (s *Executor) upsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, row []types.D
 // inserter or deleter met there.
 func (s *Executor) conflictPrecheck(ec *expr.EvalCtx, t *catalog.TableDef, arbiters []*catalog.IndexDef, row []types.Datum) (storage.TID, bool, error) {
 	for _, ix := range arbiters {
-		key := s.IndexKey(t, ix, row)
-		if key == nil {
+		key, null := s.IndexKey(t, ix, row)
+		if null {
 			continue // NULLs never conflict
 		}
 		for {
@@ -276,11 +276,12 @@ func (s *Executor) insertSpeculative(ec *expr.EvalCtx, t *catalog.TableDef, inde
 	}
 	conflict := false
 	for _, ix := range indexes {
-		key := s.IndexKey(t, ix, row)
-		if key == nil {
-			continue
-		}
+		key, null := s.IndexKey(t, ix, row)
 		switch {
+		case null:
+			if err := st.IndexInsert(s.Proc, storage.RelID(ix.RelFile), key, tid); err != nil {
+				return tid, false, err
+			}
 		case plan.ContainsIndex(arbiters, ix):
 			ok, err := s.insertArbiter(t, ix, key, tid)
 			if err != nil {

@@ -24,6 +24,7 @@ func FormatOf(ec *EvalCtx, fallback *types.FormatCtx) *types.FormatCtx {
 // NULL, else false; ALL the dual.
 type AnyExpr struct {
 	Arg, Arr Expr
+	Op       string // the comparison operator's name
 	Cmp      func(ec *EvalCtx, a, b types.Datum) (types.Datum, error)
 	All      bool
 }

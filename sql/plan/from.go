@@ -583,42 +583,24 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys []expr.Expr) bool {
 	if !ok {
 		return false
 	}
-	cat := fb.a.S.Cat()
-	userCols := len(ts.Defs)
-	eq := map[int]expr.Expr{}
+	colOf := tableColumn(ts.cols, l.Off, len(ts.Defs))
+	cs := condSet{}
 	for _, c := range l.Filters {
-		b, ok := c.(*expr.BinopExpr)
-		if !ok || b.Op != "=" {
-			continue
-		}
-		for _, side := range [2][2]expr.Expr{{b.L, b.R}, {b.R, b.L}} {
-			col, ok := side[0].(*expr.ColExpr)
-			if !ok || col.I < l.Off || col.I >= l.Off+userCols {
-				continue
-			}
-			if m, opaque := expr.ExprRefs(side[1], fb.itemOf); m == 0 && !opaque && !expr.IsVolatile(side[1]) {
-				eq[col.I-l.Off] = side[1]
-				break
-			}
-		}
+		cs.add(c, colOf, func(v expr.Expr) bool {
+			m, opaque := expr.ExprRefs(v, fb.itemOf)
+			return m == 0 && !opaque && !expr.IsVolatile(v)
+		})
 	}
-	fromJoin := map[int]bool{}
 	for i := range rkeys {
-		col, ok := rkeys[i].(*expr.ColExpr)
-		if !ok || col.I < l.Off || col.I >= l.Off+userCols {
+		c, t, ok := colOf(rkeys[i])
+		if !ok || !keyCompatible(t, lkeys[i].Type()) {
 			continue
 		}
-		if _, have := eq[col.I-l.Off]; !have {
-			eq[col.I-l.Off] = lkeys[i]
-			fromJoin[col.I-l.Off] = true
+		if cc := cs.at(c); cc.eq == nil {
+			cc.eq, cc.eqJoin = lkeys[i], true
 		}
 	}
-	used := ts.UseIndexKeys(cat, eq)
-	for _, c := range used {
-		if fromJoin[c] {
-			ts.keysReadLevel = true
-		}
-	}
+	ts.chooseIndex(fb.a.S.Cat(), cs)
 	return ts.keysReadLevel
 }
 

@@ -88,18 +88,27 @@ type FuncSource struct {
 func (f *FuncSource) columns() []types.Column { return f.Cols }
 func (f *FuncSource) readsLevel() bool        { return f.level }
 
-// tableSource scans a user table, or looks up an index when the WHERE
-// clause (or a join) pins every key column to a value. Its rows hold the
+// tableSource scans a user table, or reads it through an index when the
+// WHERE clause (or a join) pins the index's leading columns. Its rows hold the
 // table's columns followed by the system columns ctid and tableoid.
 type TableSource struct {
 	T     *catalog.TableDef
 	alias string
 	cols  []types.Column
 	Defs  []catalog.ColumnDef
-	// index lookup: when set, only tuples found under key are read
-	Index   *catalog.IndexDef
-	KeyArgs []expr.Expr
-	KeyTyps []types.Type
+	// index scan (indexpath.go): when Index is set, only the tuples its
+	// entries point to are read: those whose leading key columns equal
+	// KeyArgs and whose next column (of type NextTyp) is one of InArgs
+	// (or of the array InArr), or lies between Lo and Hi
+	Index          *catalog.IndexDef
+	KeyArgs        []expr.Expr
+	KeyTyps        []types.Type
+	InArgs         []expr.Expr
+	InArr          expr.Expr
+	Lo, Hi         expr.Expr
+	LoIncl, HiIncl bool
+	NextTyp        types.Type
+	Backward       bool // entries in descending key order
 	// keysReadLevel: keyArgs read other FROM items of the level row (an
 	// index nested loop)
 	keysReadLevel bool

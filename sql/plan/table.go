@@ -1,12 +1,9 @@
 package plan
 
 import (
-	"sort"
-
 	"lockd/locks"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
-	"lockd/sql/types"
 )
 
 // relationLocks is the lock set a statement takes on its target or FROM
@@ -22,67 +19,27 @@ func relationLocks(cat *catalog.CatalogState, t *catalog.TableDef, mode locks.Lo
 	return tableLocks(cat, t, mode)
 }
 
-// useIndex looks for `col = value` conjuncts covering an index and, if
-// found, turns the scan into an index lookup. The WHERE clause stays in
-// force as a recheck. where reads the table's own row (UPDATE, DELETE).
+// useIndex reads the table through an index when where (over the
+// table's own row: UPDATE, DELETE, a partition's scan) pins one. The
+// WHERE clause stays in force as a recheck.
 func (ts *TableSource) useIndex(cat *catalog.CatalogState, where expr.Expr) {
 	if where == nil {
 		return
 	}
-	eq := map[int]expr.Expr{}
-	var collect func(e expr.Expr)
-	collect = func(e expr.Expr) {
-		switch x := e.(type) {
-		case *expr.BoolExpr:
-			if x.Op == expr.BoolAnd {
-				for _, a := range x.Args {
-					collect(a)
-				}
-			}
-		case *expr.BinopExpr:
-			if x.Op != "=" {
-				return
-			}
-			if c, ok := x.L.(*expr.ColExpr); ok && isRowFree(x.R) {
-				eq[c.I] = x.R
-			} else if c, ok := x.R.(*expr.ColExpr); ok && isRowFree(x.L) {
-				eq[c.I] = x.L
-			}
-		}
-	}
-	collect(where)
-	ts.UseIndexKeys(cat, eq)
+	cs := condSet{}
+	cs.add(where, tableColumn(ts.cols, 0, len(ts.Defs)), isRowFree)
+	ts.chooseIndex(cat, cs)
 }
 
-// useIndexKeys turns the scan into a lookup of an index whose every
-// column is pinned by eq (column position → key expression), preferring
-// unique indexes, and returns the columns whose keys it used.
+// UseIndexKeys turns the scan into a lookup of an index pinned by eq
+// (column position → key expression) and returns the columns whose keys
+// it used.
 func (ts *TableSource) UseIndexKeys(cat *catalog.CatalogState, eq map[int]expr.Expr) []int {
-	if len(eq) == 0 {
-		return nil
+	cs := condSet{}
+	for c, e := range eq {
+		cs.at(c).eq = e
 	}
-	// unique indexes first: a lookup there finds at most one live row
-	ixs := cat.TableIndexes(ts.T)
-	sort.SliceStable(ixs, func(i, j int) bool { return ixs[i].Unique && !ixs[j].Unique })
-	for _, ix := range ixs {
-		args := make([]expr.Expr, len(ix.Cols))
-		typs := make([]types.Type, len(ix.Cols))
-		ok := true
-		for i, c := range ix.Cols {
-			a, found := eq[c]
-			if !found || a.Type().OID != ts.cols[c].Type.OID {
-				ok = false
-				break
-			}
-			args[i] = a
-			typs[i] = ts.cols[c].Type
-		}
-		if ok {
-			ts.Index, ts.KeyArgs, ts.KeyTyps = ix, args, typs
-			return ix.Cols
-		}
-	}
-	return nil
+	return ts.chooseIndex(cat, cs)
 }
 
 // isRowFree reports whether e reads no column of the current row.
