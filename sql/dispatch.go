@@ -14,7 +14,12 @@ import (
 func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.Stmt, error) {
 	st := &plan.Stmt{Text: text, CatVer: s.Cat().Version}
 	s.FoldedVolatile = false
+	s.SublinkRels = nil
 	defer func() {
+		if len(s.SublinkRels) > 0 {
+			st.Rels = append(st.Rels[:len(st.Rels):len(st.Rels)], s.SublinkRels...)
+		}
+		s.SublinkRels = nil
 		st.Cacheable = !s.FoldedVolatile
 		st.RoName = readOnlyName(n, st)
 	}()

@@ -60,6 +60,10 @@ type Backend struct {
 	// foldedVolatile: analysis folded a clock- or zone-dependent constant
 	// into the statement being analysed (its plan must not be cached)
 	FoldedVolatile bool
+	// SublinkRels are the relation locks of the subqueries in
+	// expressions (sublinks) of the statement being analysed, which the
+	// statement takes with its own (PostgreSQL's parser opens them)
+	SublinkRels []RelLock
 }
 
 func (s *Backend) Notice(severity, code, msg string) {

@@ -41,6 +41,7 @@ func subqueryOf(a *analyze.Analyzer, sel *pg.SelectStmt) (expr.Subplan, []types.
 	if err != nil {
 		return nil, nil, false, err
 	}
+	a.S.SublinkRels = append(a.S.SublinkRels, p.Rels...)
 	return p, p.Cols, p.Correlated, nil
 }
 

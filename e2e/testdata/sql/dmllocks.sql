@@ -43,3 +43,17 @@ insert into il values (8, 8);
 select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'il%' order by 1, 2;
 rollback;
 drop table il;
+-- a subquery's relations are locked with the statement's, even when the
+-- subquery never runs
+create table sl1 (a int);
+create table sl2 (a int primary key, b int);
+create index sl2_b on sl2 (b);
+begin;
+select (select count(*) from sl2 where sl2.a = sl1.a) from sl1;
+select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'sl%' order by 1, 2;
+rollback;
+begin;
+delete from sl1 where a in (select b from sl2 where b > 0);
+select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'sl%' order by 1, 2;
+rollback;
+drop table sl1, sl2;
