@@ -26,7 +26,13 @@ import (
 //
 //	go test ./e2e -run TestSQLScripts -rewrite
 //
-// and review the diff.
+// and review the diff. A script whose first line is
+//
+//	-- lockd settings: NAME=VALUE[ NAME=VALUE...]
+//
+// runs on a lockd started with those settings (fastpath_lock_slots=16,
+// say, PostgreSQL 15's fixed count, where the fast-path column of
+// pg_locks is compared); PostgreSQL reads the line as a comment.
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/sql/*.out from lockd's output")
 
 func TestSQLScripts(t *testing.T) {
@@ -38,7 +44,7 @@ func TestSQLScripts(t *testing.T) {
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".sql")
 		t.Run(name, func(t *testing.T) {
-			inst := lockdtest.Start(t, lockdtest.Options{})
+			inst := lockdtest.Start(t, lockdtest.Options{Settings: scriptSettings(t, script)})
 			abs, err := filepath.Abs(script)
 			if err != nil {
 				t.Fatal(err)
@@ -60,6 +66,20 @@ func TestSQLScripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptSettings reads the settings a script's first line asks for.
+func scriptSettings(t *testing.T, path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	list, ok := strings.CutPrefix(first, "-- lockd settings:")
+	if !ok {
+		return nil
+	}
+	return strings.Fields(list)
 }
 
 // runScript runs psql on a script with its errors interleaved with the

@@ -69,7 +69,7 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 	if err := s.checkReadOnly(st); err != nil {
 		return "", err
 	}
-	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params}
+	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (sql/plan/plancache.go): a cached generic plan locks fewer relations

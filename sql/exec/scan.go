@@ -46,6 +46,11 @@ func (x *Executor) scanLevel(ec *expr.EvalCtx, src plan.RowSource, level []types
 		return x.scanTableLevel(ec, src, level, fn)
 	case *plan.FuncSource:
 		return x.scanFunctionLevel(ec, src, level, fn)
+	case *plan.PartitionedSource:
+		saved := ec.Level
+		ec.Level = level
+		defer func() { ec.Level = saved }()
+		return x.scanPartitioned(ec, src, fn)
 	}
 	panic(fmt.Sprintf("sql: scanLevel of %T", src))
 }

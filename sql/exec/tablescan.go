@@ -21,15 +21,25 @@ func (s *Executor) ScanRows(ec *expr.EvalCtx, t *catalog.TableDef, fn func(row [
 	return nil
 }
 
-// open prunes and locks the partitions for one execution and returns the
-// leaf partitions to read, in order.
+// openPartitions locks the partitions of ps for this execution and
+// returns the leaf partitions to read, in order, pruned on constants and
+// parameters (PostgreSQL's plan-time and initial pruning). It runs once
+// per execution, however often the execution scans ps (the inner side of
+// a nested loop, a correlated subquery): later calls return the same
+// leaves. Pruning on values only the executor has is partitionsToScan's.
 func (x *Executor) openPartitions(ec *expr.EvalCtx, ps *plan.PartitionedSource) ([]*plan.PartNode, error) {
 	if ps.Only {
 		return nil, nil
 	}
+	if ec.Run == 0 {
+		ec.Run = expr.NewRun()
+	}
 	s := x
 	if cat := s.Cat(); ps.Tree == nil || ps.Gen != cat.Gen {
 		ps.Build(cat)
+	}
+	if ps.OpenRun == ec.Run {
+		return ps.Opened, nil
 	}
 	leaves := ps.LeafBuf[:0]
 	defer func() { ps.LeafBuf = leaves }()
@@ -45,7 +55,52 @@ func (x *Executor) openPartitions(ec *expr.EvalCtx, ps *plan.PartitionedSource) 
 			return nil, err
 		}
 	}
+	ps.OpenRun, ps.Opened = ec.Run, leaves
 	return leaves, nil
+}
+
+// partitionsToScan returns the leaf partitions one scan of ps reads: those
+// opened for the execution, pruned further on the values only the
+// executor has — the current outer row of a nested loop (PostgreSQL's
+// exec-time pruning of a parameterised Append), of a correlated subquery,
+// or a subquery's result.
+func (x *Executor) partitionsToScan(ec *expr.EvalCtx, ps *plan.PartitionedSource) ([]*plan.PartNode, error) {
+	leaves, err := x.openPartitions(ec, ps)
+	if err != nil || !ps.ExecPrune {
+		return leaves, err
+	}
+	out := ps.ScanBuf[:0]
+	err = pruneForScan(ec, ps.Tree, &out)
+	ps.ScanBuf = out
+	return out, err
+}
+
+// pruneForScan collects the opened leaves under n that the exec-time
+// pruning steps keep.
+func pruneForScan(ec *expr.EvalCtx, n *plan.PartNode, out *[]*plan.PartNode) error {
+	if n == nil || n.OpenRun != ec.Run {
+		return nil
+	}
+	if n.Desc == nil {
+		*out = append(*out, n)
+		return nil
+	}
+	var keep []bool
+	if n.Prune != nil && n.Prune.Deps() == expr.DepExec {
+		var err error
+		if keep, err = n.Prune.Eval(ec, n.Desc); err != nil {
+			return err
+		}
+	}
+	for i, kid := range n.Kids {
+		if keep != nil && !keep[i] {
+			continue
+		}
+		if err := pruneForScan(ec, kid, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // openNode locks n's partitions and collects the leaves to read. scan is
@@ -55,34 +110,40 @@ func (x *Executor) openPartitionNode(ec *expr.EvalCtx, ps *plan.PartitionedSourc
 	if n == nil {
 		return nil
 	}
+	if scan {
+		n.OpenRun = ec.Run
+	}
 	if n.Desc == nil {
 		if scan {
 			*leaves = append(*leaves, n)
 		}
 		return nil
 	}
-	// planKeep is what the plan holds, runKeep what this execution reads:
+	// planKeep is what the plan holds, runKeep what this execution opens:
 	// the same for a custom plan, which prunes on the parameter values
 	// when it is planned; a generic plan prunes only on constants when it
 	// is planned and on parameters when the executor starts (PostgreSQL's
-	// initial pruning), after every planned partition is locked
+	// initial pruning), after every planned partition is locked. Values
+	// only the executor has prune at each scan (partitionsToScan), among
+	// the partitions opened here.
 	var planKeep, runKeep []bool
 	if n.Prune != nil {
 		var err error
-		if upTo := ec.Plan.PruneUpTo(); n.Prune.Deps() <= upTo {
-			if runKeep, err = n.Prune.Eval(ec, n.Desc); err != nil {
-				return err
-			}
-			planKeep = runKeep
+		upTo := ec.Plan.PruneUpTo()
+		ec.PruneUpTo = upTo
+		planKeep, err = n.Prune.Eval(ec, n.Desc)
+		ec.PruneUpTo = 0
+		if err != nil {
+			return err
+		}
+		if deps := n.Prune.Deps(); deps <= upTo || upTo == expr.DepParam {
+			runKeep = planKeep
 		} else {
-			ec.PruneUpTo = upTo
-			planKeep, err = n.Prune.Eval(ec, n.Desc)
+			planKeep = append([]bool(nil), planKeep...) // eval reuses its buffer
+			ec.PruneUpTo = expr.DepParam
+			runKeep, err = n.Prune.Eval(ec, n.Desc)
 			ec.PruneUpTo = 0
 			if err != nil {
-				return err
-			}
-			planKeep = append([]bool(nil), planKeep...) // eval reuses its buffer
-			if runKeep, err = n.Prune.Eval(ec, n.Desc); err != nil {
 				return err
 			}
 			if !plan.SameKeep(planKeep, runKeep) {
@@ -125,7 +186,7 @@ func (x *Executor) openPartitionNode(ec *expr.EvalCtx, ps *plan.PartitionedSourc
 
 // scan calls fn for every visible row of every partition not pruned.
 func (x *Executor) scanPartitioned(ec *expr.EvalCtx, ps *plan.PartitionedSource, fn func(row []types.Datum) error) error {
-	leaves, err := x.openPartitions(ec, ps)
+	leaves, err := x.partitionsToScan(ec, ps)
 	if err != nil {
 		return err
 	}

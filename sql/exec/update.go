@@ -14,7 +14,7 @@ import (
 // each partition not pruned is modified as a table of its own, and rows
 // whose partition key an UPDATE changes move to their new partition.
 func (s *Executor) execModifyPartitioned(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]types.Datum) error) (int64, error) {
-	leaves, err := s.openPartitions(ec, p.Parts)
+	leaves, err := s.partitionsToScan(ec, p.Parts)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"context"
+	"sync/atomic"
 
 	"lockd/pgerr"
 	"lockd/sql/types"
@@ -98,7 +99,13 @@ type EvalCtx struct {
 	// parameter value (a generic plan would lock more than a custom one)
 	RuntimePruned bool
 	CteCache      map[any][][]types.Datum // CTE results by definition (sql/plan/cte.go)
-	Tick          uint32                  // rows produced, for periodic cancel checks
+	// Level is the level row a parameterised scan reads (LevelExpr)
+	Level []types.Datum
+	// Run identifies this execution of a statement within the session
+	// (0: none), so what a plan opens once per execution — the
+	// partitions it locks — is opened once however often it is scanned
+	Run  uint64
+	Tick uint32 // rows produced, for periodic cancel checks
 }
 
 func (ec *EvalCtx) FormatCtx() *types.FormatCtx {
@@ -107,3 +114,9 @@ func (ec *EvalCtx) FormatCtx() *types.FormatCtx {
 	}
 	return &ec.B.Format
 }
+
+// runs numbers statement executions (EvalCtx.Run).
+var runs atomic.Uint64
+
+// NewRun numbers a new statement execution.
+func NewRun() uint64 { return runs.Add(1) }

@@ -325,6 +325,21 @@ func (o *OuterExpr) Eval(ec *EvalCtx, _ []types.Datum) (types.Datum, error) {
 	return o.E.Eval(ec, ec.Outer[n])
 }
 
+// LevelExpr reads an expression of the current level row from inside a
+// source that sees rows of its own: the outer side's join key that prunes
+// the partitions of a nested loop's inner side and keys their index
+// scans, once per outer row. The executor sets ec.Level while it scans
+// such a source.
+type LevelExpr struct{ E Expr }
+
+func (l *LevelExpr) Type() types.Type { return l.E.Type() }
+func (l *LevelExpr) Eval(ec *EvalCtx, _ []types.Datum) (types.Datum, error) {
+	if ec.Level == nil {
+		return types.Datum{}, pgerr.New(pgerr.InternalError, "outer join key evaluated without its row")
+	}
+	return l.E.Eval(ec, ec.Level)
+}
+
 // Set-returning functions: generate_series and unnest, in FROM and at the
 // top level of a select list (where several are run in lock step, as
 // PostgreSQL 10+'s ProjectSet does: as many rows as the longest, the

@@ -480,7 +480,7 @@ func pushDown(n PlanNode, c expr.Expr, m uint64) {
 func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 	switch x := n.(type) {
 	case *LeafNode:
-		fb.leafIndex(x, nil, nil)
+		fb.leafIndex(x, nil, nil, nil)
 	case *JoinNode:
 		if err := fb.chooseMethods(x.Left); err != nil {
 			return err
@@ -491,19 +491,20 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 			x.Filters = nil
 		}
 		lm, rm := x.Left.mask(), x.Right.mask()
-		var rest []expr.Expr
+		var rest, eqs []expr.Expr
 		for _, c := range x.Cond {
 			if l, r, ok := equiKey(c, lm, rm, fb.itemOf); ok {
 				x.Lkeys = append(x.Lkeys, l)
 				x.Rkeys = append(x.Rkeys, r)
 				x.KeyTypes = append(x.KeyTypes, l.Type())
+				eqs = append(eqs, c)
 				continue
 			}
 			rest = append(rest, c)
 		}
 		x.Cond = rest
 		if leaf, ok := x.Right.(*LeafNode); ok && (x.Kind == JoinInner || x.Kind == JoinLeft) {
-			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys) {
+			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys, eqs) {
 				fb.deps[leaf.item] |= lm
 			}
 		} else if err := fb.chooseMethods(x.Right); err != nil {
@@ -552,13 +553,15 @@ func equiKey(c expr.Expr, lm, rm uint64, itemOf []int) (expr.Expr, expr.Expr, bo
 	return nil, nil, false
 }
 
-// leafIndex turns a table leaf into an index lookup when its filters (or
-// the equality keys of the join above it, right side = this leaf) pin an
-// index. It reports whether the lookup reads the left side of that join.
-func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys []expr.Expr) bool {
+// leafIndex turns a table leaf into an index scan when its filters (or
+// the equality keys of the join above it, right side = this leaf: lkeys,
+// rkeys, and the conditions eqs they came from) pin an index. It reports
+// whether the scan reads the left side of that join, which makes the
+// join a nested loop.
+func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr) bool {
 	if ps, ok := l.Src.(*PartitionedSource); ok {
-		// prune, and choose index lookups per partition, with the
-		// filters of this item alone, shifted to the item's positions
+		// prune, and choose index scans per partition, with the filters
+		// of this item alone, shifted to the item's positions
 		var conds []expr.Expr
 		for _, c := range l.Filters {
 			if m, opaque := expr.ExprRefs(c, fb.itemOf); opaque || m&^l.mask() != 0 {
@@ -566,6 +569,15 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys []expr.Expr) bool {
 			}
 			if sc, ok := shiftColumns(c, -l.Off); ok {
 				conds = append(conds, sc)
+			}
+		}
+		// and with the join's keys, read from the level row for each
+		// outer row: run-time pruning of the inner side and index scans
+		// keyed by the outer row, PostgreSQL's parameterised Append
+		for i, e := range eqs {
+			if c := fb.joinKeyCond(l, e.(*expr.BinopExpr), lkeys[i], rkeys[i]); c != nil {
+				conds = append(conds, c)
+				ps.level = true
 			}
 		}
 		var where expr.Expr
@@ -577,7 +589,7 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys []expr.Expr) bool {
 			where = &expr.BoolExpr{Op: expr.BoolAnd, Args: conds}
 		}
 		ps.filter(fb.a.S.Cat(), where)
-		return false
+		return ps.level
 	}
 	ts, ok := l.Src.(*TableSource)
 	if !ok {
@@ -604,6 +616,26 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys []expr.Expr) bool {
 	return ts.keysReadLevel
 }
 
+// joinKeyCond rewrites the join condition b (lkey = rkey, in either
+// order) for a scan of leaf l: rkey over l's own columns, lkey read from
+// the level row. nil when rkey is not a plain column of l.
+func (fb *fromBuilder) joinKeyCond(l *LeafNode, b *expr.BinopExpr, lkey, rkey expr.Expr) expr.Expr {
+	if _, _, ok := tableColumn(l.Src.columns(), l.Off, l.N-NumSysCols)(rkey); !ok {
+		return nil
+	}
+	r, ok := shiftColumns(rkey, -l.Off)
+	if !ok {
+		return nil
+	}
+	c := *b
+	if b.L == lkey {
+		c.L, c.R = &expr.LevelExpr{E: lkey}, r
+	} else {
+		c.L, c.R = r, &expr.LevelExpr{E: lkey}
+	}
+	return &c
+}
+
 // shiftColumns copies e with every column position moved by delta, for
 // the expressions partition pruning and index choice look at; ok is false
 // for any other kind of expression.
@@ -627,7 +659,7 @@ func shiftColumns(e expr.Expr, delta int) (expr.Expr, bool) {
 		c := *x
 		c.I += delta
 		return &c, true
-	case *expr.ConstExpr, *expr.ParamExpr, *expr.OuterExpr:
+	case *expr.ConstExpr, *expr.ParamExpr, *expr.OuterExpr, *expr.LevelExpr:
 		return e, true
 	case *expr.BinopExpr:
 		l, ok1 := shiftColumns(x.L, delta)

@@ -55,7 +55,20 @@ type PartitionedSource struct {
 
 	Gen  uint64    // catalog generation tree was built for
 	Tree *PartNode // the partition tree with per-partition plans
+	// level: where reads the level row (LevelExpr), the join keys of a
+	// nested loop whose inner side this is
+	level bool
+	// ExecPrune: some pruning step needs values only the executor has
+	// (outer rows, subqueries, the level row): it runs at every scan, on
+	// the partitions opened for the execution
+	ExecPrune bool
 
+	// the partitions opened (locked, and pruned on constants and
+	// parameters) by execution Run of the statement, scanned by every
+	// scan of this source in that execution
+	OpenRun uint64
+	Opened  []*PartNode
+	ScanBuf []*PartNode // reused by each scan's pruning
 	LeafBuf []*PartNode // reused by open
 	Sub     ModifyPlan  // reused by execModifyPartitioned
 	Pu      PartUpdate
@@ -63,7 +76,8 @@ type PartitionedSource struct {
 
 // partNode is one table of the partition tree.
 type PartNode struct {
-	T     *catalog.TableDef
+	OpenRun uint64 // the execution that last opened it (PartitionedSource.OpenRun)
+	T       *catalog.TableDef
 	Desc  *catalog.PartDesc // partitioned tables only
 	Kids  []*PartNode       // aligned with desc.parts
 	Prune pruneStep         // pruning of kids, compiled against desc
@@ -86,6 +100,7 @@ func newPartitionedSource(t *catalog.TableDef, alias string, mode locks.LockMode
 }
 
 func (ps *PartitionedSource) columns() []types.Column { return ps.cols }
+func (ps *PartitionedSource) readsLevel() bool        { return ps.level }
 
 // filter gives the source the statement's WHERE clause, which prunes
 // partitions and picks index lookups within them. where must be over this
@@ -104,6 +119,8 @@ func (ps *PartitionedSource) relLocks() []expr.RelLock {
 
 func (ps *PartitionedSource) Build(cat *catalog.CatalogState) {
 	ps.Gen = cat.Gen
+	ps.ExecPrune = false
+	ps.OpenRun = 0
 	ps.Tree = ps.node(cat, cat.Tables[ps.root])
 }
 
@@ -120,6 +137,9 @@ func (ps *PartitionedSource) node(cat *catalog.CatalogState, t *catalog.TableDef
 	}
 	n.Desc = cat.PartDesc(t.OID)
 	n.Prune = compilePrune(n.Desc, ps.where)
+	if n.Prune != nil && n.Prune.Deps() == expr.DepExec {
+		ps.ExecPrune = true
+	}
 	for _, oid := range n.Desc.Parts {
 		n.Kids = append(n.Kids, ps.node(cat, cat.Tables[oid]))
 	}
@@ -402,7 +422,7 @@ func valueDepOf(e expr.Expr) expr.ValueDep {
 		switch x.(type) {
 		case *expr.ParamExpr:
 			d = max(d, expr.DepParam)
-		case *expr.OuterExpr, *expr.SublinkExpr:
+		case *expr.OuterExpr, *expr.SublinkExpr, *expr.LevelExpr:
 			d = expr.DepExec
 		}
 		return d != expr.DepExec

@@ -45,7 +45,7 @@ func (ts *TableSource) UseIndexKeys(cat *catalog.CatalogState, eq map[int]expr.E
 // isRowFree reports whether e reads no column of the current row.
 func isRowFree(e expr.Expr) bool {
 	switch x := e.(type) {
-	case *expr.ConstExpr, *expr.ParamExpr, *expr.OuterExpr:
+	case *expr.ConstExpr, *expr.ParamExpr, *expr.OuterExpr, *expr.LevelExpr, *NullKey:
 		return true
 	case *expr.FuncExpr:
 		if x.Volatile {
