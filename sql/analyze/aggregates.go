@@ -98,10 +98,14 @@ func (a *Analyzer) aggregate(name string, fc *pg.FuncCall) (expr.Expr, error) {
 				return nil, noFunction(name, []expr.Expr{arg}, fc.Location)
 			}
 		case "min", "max":
-			if types.IsArray(at) {
+			switch {
+			case types.IsArray(at), at.OID == types.OIDBool: // no min or max of its own in PostgreSQL
 				return nil, noFunction(name, []expr.Expr{arg}, fc.Location)
+			case at.OID == types.OIDVarchar || at.OID == types.OIDName:
+				ref.T = types.TypeText // max(text), through the implicit cast
+			default:
+				ref.T = at
 			}
-			ref.T = at
 		case "bool_and", "bool_or", "every":
 			if arg, err = a.AsBool(arg, name, fc.Location); err != nil {
 				return nil, err

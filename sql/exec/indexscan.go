@@ -124,7 +124,7 @@ func (x *Executor) indexRanges(ec *expr.EvalCtx, ts *plan.TableSource, level []t
 			out[i] = keyRange{lo: k, hi: after(k), loIncl: true}
 		}
 		return out, nil
-	case ts.Lo != nil || ts.Hi != nil:
+	case ts.Lo != nil || ts.Hi != nil || ts.NotNull:
 		r := keyRange{lo: prefix, loIncl: true}
 		if len(prefix) == 0 {
 			r.lo = nil

@@ -110,3 +110,8 @@ type SortKey struct {
 	nullsFirst bool
 	cmp        func(a, b types.Datum) (int, error)
 }
+
+// Desc reports whether the key sorts descending; NullsFirst whether NULLs
+// come first.
+func (k SortKey) Desc() bool       { return k.desc }
+func (k SortKey) NullsFirst() bool { return k.nullsFirst }

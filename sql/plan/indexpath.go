@@ -29,6 +29,7 @@ type colConds struct {
 	inArr          expr.Expr // = ANY (array)
 	lo, hi         expr.Expr
 	loIncl, hiIncl bool
+	notNull        bool // IS NOT NULL
 }
 
 // condSet maps table column positions to their conditions.
@@ -93,10 +94,15 @@ func (cs condSet) add(e expr.Expr, colOf colFunc, valOK func(expr.Expr) bool) {
 			}
 		}
 	case *expr.NullTestExpr:
-		if c, t, ok := colOf(x.Arg); ok && x.IsNull {
+		c, t, ok := colOf(x.Arg)
+		switch {
+		case !ok:
+		case x.IsNull:
 			if cc := cs.at(c); cc.eq == nil {
 				cc.eq = &NullKey{T: t}
 			}
+		default:
+			cs.at(c).notNull = true
 		}
 	case *expr.InExpr:
 		c, t, ok := colOf(x.Arg)
@@ -223,6 +229,7 @@ func (c indexChoice) rank() int {
 // the planner weighs costs, a range on the first key column alone is used
 // only when it is bounded on both sides.
 func (ts *TableSource) chooseIndex(cat *catalog.CatalogState, cs condSet) []int {
+	ts.conds = cs
 	if len(cs) == 0 {
 		return nil
 	}
@@ -230,27 +237,7 @@ func (ts *TableSource) chooseIndex(cat *catalog.CatalogState, cs condSet) []int 
 	sort.SliceStable(ixs, func(i, j int) bool { return ixs[i].Unique && !ixs[j].Unique })
 	var best indexChoice
 	for _, ix := range ixs {
-		ch := indexChoice{ix: ix}
-		for ch.neq < len(ix.Cols) {
-			cc := cs[ix.Cols[ch.neq]]
-			if cc == nil || cc.eq == nil {
-				break
-			}
-			if _, ok := cc.eq.(*NullKey); ok {
-				ch.null = true
-			}
-			ch.neq++
-		}
-		if ch.neq == len(ix.Cols) {
-			ch.exact = true
-		} else if cc := cs[ix.Cols[ch.neq]]; cc != nil {
-			switch {
-			case cc.in != nil || cc.inArr != nil:
-				ch.in = true
-			case cc.lo != nil && cc.hi != nil, ch.neq > 0 && (cc.lo != nil || cc.hi != nil):
-				ch.rng = true
-			}
-		}
+		ch := pinned(ix, cs)
 		if ch.neq == 0 && !ch.in && !ch.rng {
 			continue
 		}
@@ -261,27 +248,60 @@ func (ts *TableSource) chooseIndex(cat *catalog.CatalogState, cs condSet) []int 
 	if best.ix == nil {
 		return nil
 	}
-	ts.Index = best.ix
+	return ts.useChoice(best, cs)
+}
+
+// pinned is how much of ix's key the conditions cs pin.
+func pinned(ix *catalog.IndexDef, cs condSet) indexChoice {
+	ch := indexChoice{ix: ix}
+	for ch.neq < len(ix.Cols) {
+		cc := cs[ix.Cols[ch.neq]]
+		if cc == nil || cc.eq == nil {
+			break
+		}
+		if _, ok := cc.eq.(*NullKey); ok {
+			ch.null = true
+		}
+		ch.neq++
+	}
+	if ch.neq == len(ix.Cols) {
+		ch.exact = true
+	} else if cc := cs[ix.Cols[ch.neq]]; cc != nil {
+		switch {
+		case cc.in != nil || cc.inArr != nil:
+			ch.in = true
+		case cc.lo != nil && cc.hi != nil, ch.neq > 0 && (cc.lo != nil || cc.hi != nil):
+			ch.rng = true
+		}
+	}
+	return ch
+}
+
+// useChoice makes ts a scan of ch's index with the conditions of cs it
+// uses, and returns their columns.
+func (ts *TableSource) useChoice(ch indexChoice, cs condSet) []int {
+	ts.Index = ch.ix
 	ts.KeyArgs, ts.KeyTyps = nil, nil
-	ts.InArgs, ts.InArr, ts.Lo, ts.Hi = nil, nil, nil, nil
+	ts.InArgs, ts.InArr, ts.Lo, ts.Hi, ts.NotNull = nil, nil, nil, nil, false
 	ts.keysReadLevel = false
 	var used []int
-	for i := 0; i < best.neq; i++ {
-		c := best.ix.Cols[i]
+	for i := 0; i < ch.neq; i++ {
+		c := ch.ix.Cols[i]
 		cc := cs[c]
 		ts.KeyArgs = append(ts.KeyArgs, cc.eq)
 		ts.KeyTyps = append(ts.KeyTyps, ts.cols[c].Type)
 		ts.keysReadLevel = ts.keysReadLevel || cc.eqJoin
 		used = append(used, c)
 	}
-	if best.in || best.rng {
-		c := best.ix.Cols[best.neq]
+	if ch.in || ch.rng {
+		c := ch.ix.Cols[ch.neq]
 		cc := cs[c]
 		ts.NextTyp = ts.cols[c].Type
-		if best.in {
+		if ch.in {
 			ts.InArgs, ts.InArr = cc.in, cc.inArr
 		} else {
 			ts.Lo, ts.LoIncl, ts.Hi, ts.HiIncl = cc.lo, cc.loIncl, cc.hi, cc.hiIncl
+			ts.NotNull = cc.notNull
 		}
 		used = append(used, c)
 	}

@@ -78,11 +78,11 @@ type PartitionedSource struct {
 type PartNode struct {
 	OpenRun uint64 // the execution that last opened it (PartitionedSource.OpenRun)
 	T       *catalog.TableDef
-	Desc  *catalog.PartDesc // partitioned tables only
-	Kids  []*PartNode       // aligned with desc.parts
-	Prune pruneStep         // pruning of kids, compiled against desc
-	Ts    *TableSource
-	Idx   []*catalog.IndexDef
+	Desc    *catalog.PartDesc // partitioned tables only
+	Kids    []*PartNode       // aligned with desc.parts
+	Prune   pruneStep         // pruning of kids, compiled against desc
+	Ts      *TableSource
+	Idx     []*catalog.IndexDef
 }
 
 // newPartitionedSource is the rowSource of partitioned table t read (or

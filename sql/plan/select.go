@@ -63,6 +63,9 @@ func compileQuery(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error) 
 	case len(sel.WindowClause) > 0:
 		return nil, pgerr.NotSupported("window functions are not supported")
 	}
+	if rv, aggs, ok := analyze.MinMaxQuery(sel); ok && minMaxByIndex(a, rv, aggs) {
+		sel = analyze.RewriteMinMax(sel, aggs) // ordered.go
+	}
 	switch {
 	case sel.Op != pg.SetOperation_SETOP_NONE:
 		return compileSetOp(a, sel)
@@ -158,6 +161,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 	if p.OneTime, err = fb.place(root, where); err != nil {
 		return nil, err
 	}
+	orderByIndex(la.S.Cat(), p)
 	fb.markPlanOnly()
 	p.Width = sc.Width
 	p.Rels = fb.rels

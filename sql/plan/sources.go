@@ -99,7 +99,7 @@ type TableSource struct {
 	// index scan (indexpath.go): when Index is set, only the tuples its
 	// entries point to are read: those whose leading key columns equal
 	// KeyArgs and whose next column (of type NextTyp) is one of InArgs
-	// (or of the array InArr), or lies between Lo and Hi
+	// (or of the array InArr), or lies between Lo and Hi (and is not NULL)
 	Index          *catalog.IndexDef
 	KeyArgs        []expr.Expr
 	KeyTyps        []types.Type
@@ -108,7 +108,12 @@ type TableSource struct {
 	Lo, Hi         expr.Expr
 	LoIncl, HiIncl bool
 	NextTyp        types.Type
+	NotNull        bool // the range excludes NULLs even unbounded (IS NOT NULL)
 	Backward       bool // entries in descending key order
+	// conds are the conditions on the table's columns the index choice
+	// saw (indexpath.go), kept for choosing an index by the order it
+	// gives (ordered.go)
+	conds condSet
 	// keysReadLevel: keyArgs read other FROM items of the level row (an
 	// index nested loop)
 	keysReadLevel bool
