@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,9 +32,11 @@ type Endpoint struct {
 }
 
 // Serve listens on addr (host:port; port 0 picks a free one) and serves
-// Handler(reg) on /metrics, with a short index page on /. It returns once
-// the listener is bound; the server runs until Close.
-func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Endpoint, error) {
+// Handler(reg) on /metrics, with a short index page on /, and with
+// profiles Go's runtime profiles under /debug/pprof/ (for go tool pprof
+// under load). It returns once the listener is bound; the server runs
+// until Close.
+func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger, profiles bool) (*Endpoint, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -43,6 +46,13 @@ func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Endpoin
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", Handler(reg))
+	if profiles {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte("<html><head><title>lockd</title></head><body><h1>lockd</h1><p><a href=\"/metrics\">/metrics</a></p></body></html>\n"))

@@ -433,19 +433,34 @@ func TestServer(t *testing.T) {
 	}
 
 	// The endpoint serves the same registry.
-	ep, err := Serve("127.0.0.1:0", reg, nil)
+	ep, err := Serve("127.0.0.1:0", reg, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ep.Close(context.Background())
-	resp, err := http.Get("http://" + ep.Addr().String() + "/metrics")
+	get := func(ep *Endpoint, path string) (int, string) {
+		resp, err := http.Get("http://" + ep.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get(ep, "/metrics"); code != http.StatusOK || !strings.Contains(body, `lockd_fastpath_hits_total `) {
+		t.Fatalf("GET /metrics: %d\n%.500s", code, body)
+	}
+	// runtime profiles only when asked for (debug_profiles)
+	if code, _ := get(ep, "/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("GET /debug/pprof/ without profiles: %d, want 404", code)
+	}
+	prof, err := Serve("127.0.0.1:0", reg, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `lockd_fastpath_hits_total `) {
-		t.Fatalf("GET /metrics: %s\n%.500s", resp.Status, body)
+	defer prof.Close(context.Background())
+	if code, body := get(prof, "/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("GET /debug/pprof/heap: %d\n%.300s", code, body)
 	}
 }
 
