@@ -114,6 +114,8 @@ func figureColname(n *pg.Node) (string, int) {
 		return name, 1
 	case n.GetCollateClause() != nil:
 		return figureColname(n.GetCollateClause().Arg)
+	case n.GetRowExpr() != nil:
+		return "row", 2
 	case n.GetSubLink() != nil:
 		sl := n.GetSubLink()
 		switch sl.SubLinkType {

@@ -51,6 +51,8 @@ func ExprChildren(e Expr) []*Expr {
 		}
 	case *SrfExpr:
 		return ptrs(x.Args)
+	case *RowExpr:
+		return ptrs(x.Args)
 	}
 	return nil
 }
