@@ -39,13 +39,26 @@ func AppendRow(buf []byte, t *TableDef, row []types.Datum) []byte {
 // decodeRow fills dst (len(t.Cols)) from a tuple of t. Strings are
 // copied, so dst stays valid after the page is released.
 func DecodeRow(data []byte, t *TableDef, dst []types.Datum) error {
+	return DecodeRowPrefix(data, t, dst, len(t.Cols))
+}
+
+// DecodeRowPrefix is DecodeRow for a reader of the first upTo columns
+// alone: the attributes after them are neither decoded nor copied and
+// their places in dst are left as they are (PostgreSQL's
+// slot_getsomeattrs). A table whose columns are not its attributes in
+// order (dropped or added columns, rowlayout.go) is decoded whole.
+func DecodeRowPrefix(data []byte, t *TableDef, dst []types.Datum, upTo int) error {
 	l := t.Layout
 	attrs := t.Cols
 	var pos []int
 	if l != nil {
 		attrs, pos = l.attrs, l.pos
 	}
-	n, natts := len(attrs), len(attrs)
+	natts := len(attrs) // the null bitmap covers every attribute
+	if l == nil && upTo < len(attrs) {
+		attrs = attrs[:upTo]
+	}
+	n := len(attrs)
 	if t.RowFormat != 0 {
 		v, k := binary.Uvarint(data)
 		if k <= 0 || v > 1600 {

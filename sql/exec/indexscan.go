@@ -56,7 +56,7 @@ func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row 
 			for _, e := range batch {
 				var derr error
 				visible, err := st.Fetch(x.Proc, &x.Txn, relfile, e.TID, func(_ *plan.TxnHeader, data []byte) {
-					derr = catalog.DecodeRow(data, ts.T, row)
+					derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
 				})
 				if err != nil {
 					return err

@@ -234,7 +234,7 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 		return x.scanIndex(ec, ts, level, row, fn)
 	}
 	return st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
-		if err := catalog.DecodeRow(data, ts.T, row); err != nil {
+		if err := catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen()); err != nil {
 			return err
 		}
 		return fn(tid, row)
@@ -267,7 +267,7 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	for _, tid := range tids {
 		var derr error
 		visible, err := st.Fetch(s.Proc, &s.Txn, relfile, tid, func(_ *plan.TxnHeader, data []byte) {
-			derr = catalog.DecodeRow(data, ts.T, row)
+			derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
 		})
 		if err != nil {
 			return err

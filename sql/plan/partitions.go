@@ -58,6 +58,10 @@ type PartitionedSource struct {
 	// level: where reads the level row (LevelExpr), the join keys of a
 	// nested loop whose inner side this is
 	level bool
+	// partial, decodeN: the partitions' scans decode only the first
+	// decodeN columns (decode.go)
+	partial bool
+	decodeN int
 	// ExecPrune: some pruning step needs values only the executor has
 	// (outer rows, subqueries, the level row): it runs at every scan, on
 	// the partitions opened for the execution
@@ -131,6 +135,7 @@ func (ps *PartitionedSource) node(cat *catalog.CatalogState, t *catalog.TableDef
 	n := &PartNode{T: t}
 	if !t.Partitioned() {
 		n.Ts = NewTableSource(t, ps.alias)
+		n.Ts.partial, n.Ts.decodeN = ps.partial, ps.decodeN
 		n.Ts.useIndex(cat, ps.where)
 		n.Idx = cat.TableIndexes(t)
 		return n

@@ -162,6 +162,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 		return nil, err
 	}
 	orderByIndex(la.S.Cat(), p)
+	limitDecoding(fb, p)
 	fb.markPlanOnly()
 	p.Width = sc.Width
 	p.Rels = fb.rels

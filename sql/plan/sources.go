@@ -110,6 +110,10 @@ type TableSource struct {
 	NextTyp        types.Type
 	NotNull        bool // the range excludes NULLs even unbounded (IS NOT NULL)
 	Backward       bool // entries in descending key order
+	// the scan decodes only the first decodeN columns of each row when
+	// partial (decode.go): the query reads none after them
+	partial bool
+	decodeN int
 	// conds are the conditions on the table's columns the index choice
 	// saw (indexpath.go), kept for choosing an index by the order it
 	// gives (ordered.go)
@@ -128,6 +132,14 @@ const (
 )
 
 func (ts *TableSource) columns() []types.Column { return ts.cols }
+
+// DecodeLen is how many leading columns of each row the scan decodes.
+func (ts *TableSource) DecodeLen() int {
+	if ts.partial {
+		return ts.decodeN
+	}
+	return len(ts.Defs)
+}
 func (ts *TableSource) readsLevel() bool        { return ts.keysReadLevel }
 
 func NewTableSource(t *catalog.TableDef, alias string) *TableSource {

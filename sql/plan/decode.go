@@ -1,0 +1,149 @@
+package plan
+
+import "lockd/sql/expr"
+
+// Decoding only the columns a query reads. A row's columns are stored one
+// after another, so a scan decodes the columns up to the last one the
+// query reads and leaves the rest of the row alone, as PostgreSQL's
+// executor deforms a tuple only up to the last attribute it needs:
+// count(*) over pgbench_accounts decodes nothing, max(abalance) skips the
+// 84-character filler. A query that reads its level row through an
+// expression the walk cannot see into (a correlated subquery, a LATERAL
+// item, FOR UPDATE) decodes every column.
+
+// limitDecoding marks the table scans of p's FROM tree with the columns
+// p reads.
+func limitDecoding(fb *fromBuilder, p *SelectPlan) {
+	if p.RowLocks != nil || p.From == nil {
+		return
+	}
+	need := make([]bool, fb.sc.Width)
+	all := false
+	var mark func(e expr.Expr)
+	mark = func(e expr.Expr) {
+		expr.WalkExpr(e, func(x expr.Expr) bool {
+			switch c := x.(type) {
+			case *expr.ColExpr:
+				if c.I < len(need) {
+					need[c.I] = true
+				} else {
+					all = true
+				}
+			case *expr.LevelExpr:
+				mark(c.E)
+			case *expr.SublinkExpr:
+				all = all || c.Correlated
+			}
+			return !all
+		})
+	}
+	// within a partitioned source's conditions only what they read of
+	// the level row (its join keys) counts
+	var markLevel func(e expr.Expr)
+	markLevel = func(e expr.Expr) {
+		expr.WalkExpr(e, func(x expr.Expr) bool {
+			if l, ok := x.(*expr.LevelExpr); ok {
+				mark(l.E)
+			}
+			return true
+		})
+	}
+	marks := func(es []expr.Expr) {
+		for _, e := range es {
+			mark(e)
+		}
+	}
+	marks(p.Targets)
+	marks(p.OneTime)
+	marks(p.GroupBy)
+	marks(p.DistinctOn)
+	mark(p.Having)
+	mark(p.Limit)
+	mark(p.Offset)
+	for _, a := range p.Aggs {
+		mark(a.Arg)
+		mark(a.Arg2)
+		mark(a.Filter)
+		for _, k := range a.Order {
+			mark(k.E)
+		}
+	}
+	for _, k := range p.Sort {
+		mark(k.E)
+	}
+	var tree func(n PlanNode)
+	tree = func(n PlanNode) {
+		switch x := n.(type) {
+		case *LeafNode:
+			marks(x.Filters)
+			all = all || x.Lateral
+			switch src := x.Src.(type) {
+			case *TableSource:
+				marks(src.KeyArgs)
+				marks(src.InArgs)
+				mark(src.InArr)
+				mark(src.Lo)
+				mark(src.Hi)
+			case *PartitionedSource:
+				markLevel(src.where)
+			case *FuncSource:
+				if src.Srf != nil {
+					marks(src.Srf.Args)
+				}
+				mark(src.Scalar)
+			}
+		case *JoinNode:
+			marks(x.Cond)
+			marks(x.Lkeys)
+			marks(x.Rkeys)
+			marks(x.Filters)
+			tree(x.Left)
+			tree(x.Right)
+		}
+	}
+	tree(p.From)
+	if all {
+		return
+	}
+	for _, l := range fb.leaves {
+		var ncols int
+		switch src := l.Src.(type) {
+		case *TableSource:
+			ncols = len(src.Defs)
+		case *PartitionedSource:
+			ncols = len(src.cols) - NumSysCols
+		default:
+			continue
+		}
+		n := 0
+		for c := 0; c < ncols; c++ {
+			if need[l.Off+c] {
+				n = c + 1
+			}
+		}
+		if n == ncols {
+			continue
+		}
+		switch src := l.Src.(type) {
+		case *TableSource:
+			src.partial, src.decodeN = true, n
+		case *PartitionedSource:
+			src.partial, src.decodeN = true, n
+			src.Tree.limitDecoding(n)
+		}
+	}
+}
+
+// limitDecoding sets the decoding limit of the partitions' scans under n
+// (the partitioned source keeps it for trees it builds later).
+func (n *PartNode) limitDecoding(cols int) {
+	if n == nil {
+		return
+	}
+	if n.Ts != nil {
+		n.Ts.partial, n.Ts.decodeN = true, cols
+	}
+	for _, k := range n.Kids {
+		k.limitDecoding(cols)
+	}
+}
