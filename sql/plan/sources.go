@@ -140,7 +140,7 @@ func (ts *TableSource) DecodeLen() int {
 	}
 	return len(ts.Defs)
 }
-func (ts *TableSource) readsLevel() bool        { return ts.keysReadLevel }
+func (ts *TableSource) readsLevel() bool { return ts.keysReadLevel }
 
 func NewTableSource(t *catalog.TableDef, alias string) *TableSource {
 	ts := &TableSource{T: t, alias: alias, Defs: t.Cols}
