@@ -132,6 +132,7 @@ const (
 )
 
 func (ts *TableSource) columns() []types.Column { return ts.cols }
+func (ts *TableSource) readsLevel() bool        { return ts.keysReadLevel }
 
 // DecodeLen is how many leading columns of each row the scan decodes.
 func (ts *TableSource) DecodeLen() int {
@@ -140,7 +141,6 @@ func (ts *TableSource) DecodeLen() int {
 	}
 	return len(ts.Defs)
 }
-func (ts *TableSource) readsLevel() bool { return ts.keysReadLevel }
 
 func NewTableSource(t *catalog.TableDef, alias string) *TableSource {
 	ts := &TableSource{T: t, alias: alias, Defs: t.Cols}
