@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"math/big"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -11,13 +13,92 @@ import (
 // aggState accumulates one aggregate over a group.
 type aggState struct {
 	ref   *expr.AggRef
+	kind  aggKind // what Add does, decided at the first row
+	cmp   func(a, b types.Datum) (int, error)
 	count int64
 	i     int64
 	f     float64
 	n     *types.Numeric
+	wide  int128 // integer sums whose result is numeric
 	best  types.Datum
 	seen  map[string]bool
 	items []aggItem // string_agg, array_agg
+}
+
+// aggKind is how an aggregate accumulates, so that Add does not look at
+// the aggregate's name and types for every row.
+type aggKind uint8
+
+const (
+	aggUnset   aggKind = iota
+	aggSumInt          // sum of int2/int4 (an int8 result), of intervals
+	aggSumWide         // sum/avg of integers with a numeric result
+	aggSumNum          // sum/avg of numeric
+	aggSumFloat        // sum/avg of floats
+	aggMin
+	aggMax
+	aggBoolAnd
+	aggBoolOr
+	aggItems // string_agg, array_agg
+	aggCount // count(x): the count alone
+)
+
+func (st *aggState) setKind() {
+	r := st.ref
+	at := r.Arg.Type()
+	switch r.Name {
+	case "sum", "avg":
+		switch types.CategoryOf(at) {
+		case types.CatInt:
+			if r.T.OID == types.OIDInt8 {
+				st.kind = aggSumInt
+			} else {
+				st.kind = aggSumWide
+			}
+		case types.CatNumeric:
+			st.kind = aggSumNum
+		case types.CatFloat:
+			st.kind = aggSumFloat
+		default:
+			st.kind = aggSumInt
+		}
+	case "min", "max":
+		st.kind, st.cmp = aggMin, types.Comparator(at)
+		if r.Name == "max" {
+			st.kind = aggMax
+		}
+	case "bool_and", "every":
+		st.kind = aggBoolAnd
+	case "bool_or":
+		st.kind = aggBoolOr
+	case "string_agg", "array_agg":
+		st.kind = aggItems
+	default:
+		st.kind = aggCount
+	}
+}
+
+// int128 is a two's complement 128-bit integer: sums of int8 values
+// cannot overflow it before 2^64 rows.
+type int128 struct {
+	hi int64
+	lo uint64
+}
+
+func (x *int128) add(v int64) {
+	lo, carry := bits.Add64(x.lo, uint64(v), 0)
+	x.lo = lo
+	x.hi += v>>63 + int64(carry) // v>>63 is the sign extension (0 or -1)
+}
+
+func (x int128) numeric() *types.Numeric {
+	n := &types.Numeric{}
+	n.Coef.SetInt64(x.hi)
+	n.Coef.Lsh(&n.Coef, 64)
+	var lo big.Int
+	lo.SetUint64(x.lo)
+	n.Coef.Add(&n.Coef, &lo)
+	return n
 }
 
 type aggItem struct {
@@ -41,7 +122,10 @@ func (st *aggState) Add(ec *expr.EvalCtx, row []types.Datum) error {
 	if err != nil {
 		return err
 	}
-	if v.Null && r.Name != "array_agg" {
+	if st.kind == aggUnset {
+		st.setKind()
+	}
+	if v.Null && (st.kind != aggItems || r.Name != "array_agg") {
 		return nil
 	}
 	if r.Distinct {
@@ -55,50 +139,39 @@ func (st *aggState) Add(ec *expr.EvalCtx, row []types.Datum) error {
 		st.seen[key] = true
 	}
 	st.count++
-	at := r.Arg.Type()
-	switch r.Name {
-	case "sum", "avg":
-		switch types.CategoryOf(at) {
-		case types.CatInt:
-			if r.T.OID == types.OIDInt8 {
-				st.i += v.I // int8 sum of int4 cannot overflow in practice
-			} else {
-				if st.n == nil {
-					st.n = types.NumericFromInt(0)
-				}
-				st.n = st.n.Add(types.NumericFromInt(v.I))
-			}
-		case types.CatNumeric:
-			if st.n == nil {
-				st.n = types.NumericFromInt(0)
-			}
-			st.n = st.n.Add(types.MustNumeric(v.S))
-		case types.CatFloat:
-			st.f += v.F
-		default:
-			st.i += v.I
+	switch st.kind {
+	case aggSumInt:
+		st.i += v.I // int8 sum of int4 cannot overflow in practice
+	case aggSumWide:
+		st.wide.add(v.I)
+	case aggSumNum:
+		if st.n == nil {
+			st.n = types.NumericFromInt(0)
 		}
-	case "min", "max":
+		st.n = st.n.Add(types.MustNumeric(v.S))
+	case aggSumFloat:
+		st.f += v.F
+	case aggMin, aggMax:
 		if st.count == 1 {
 			st.best = v
 			return nil
 		}
-		c, err := types.Comparator(at)(v, st.best)
+		c, err := st.cmp(v, st.best)
 		if err != nil {
 			return err
 		}
-		if (r.Name == "min" && c < 0) || (r.Name == "max" && c > 0) {
+		if (st.kind == aggMin && c < 0) || (st.kind == aggMax && c > 0) {
 			st.best = v
 		}
-	case "bool_and", "every":
+	case aggBoolAnd:
 		if st.count == 1 || v.I == 0 {
 			st.best = v
 		}
-	case "bool_or":
+	case aggBoolOr:
 		if st.count == 1 || v.I != 0 {
 			st.best = v
 		}
-	case "string_agg", "array_agg":
+	case aggItems:
 		it := aggItem{v: v}
 		if r.Arg2 != nil {
 			if it.delim, err = r.Arg2.Eval(ec, row); err != nil {
@@ -119,6 +192,9 @@ func (st *aggState) Add(ec *expr.EvalCtx, row []types.Datum) error {
 
 func (st *aggState) result() (types.Datum, error) {
 	r := st.ref
+	if st.kind == aggSumWide && st.count > 0 {
+		st.n, st.kind = st.wide.numeric(), aggSumNum // once: result may be asked again
+	}
 	if r.Name == "count" {
 		return types.IntDatum(st.count), nil
 	}

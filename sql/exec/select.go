@@ -353,8 +353,17 @@ func (x *Executor) runGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(fun
 	var order []*group
 	groups := map[string]*group{}
 	vals := make([]types.Datum, len(p.GroupBy))
-	var key []byte
+	var key, lastKey []byte
+	var last *group // the group of the previous row: input is often in group order
 	err := scan(func() error {
+		if last != nil && len(p.GroupBy) == 0 {
+			for i := range last.states {
+				if err := last.states[i].Add(ec, buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		key = key[:0]
 		for i, g := range p.GroupBy {
 			v, err := g.Eval(ec, buf)
@@ -368,7 +377,10 @@ func (x *Executor) runGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(fun
 				key = types.AppendHashKey(append(key, 1), g.Type(), v)
 			}
 		}
-		gr := groups[string(key)]
+		gr := last
+		if gr == nil || string(key) != string(lastKey) {
+			gr = groups[string(key)]
+		}
 		if gr == nil {
 			gr = &group{first: append([]types.Datum(nil), buf...), vals: append([]types.Datum(nil), vals...), states: make([]aggState, len(p.Aggs))}
 			for i, r := range p.Aggs {
@@ -376,6 +388,9 @@ func (x *Executor) runGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(fun
 			}
 			groups[string(key)] = gr
 			order = append(order, gr)
+		}
+		if gr != last {
+			last, lastKey = gr, append(lastKey[:0], key...)
 		}
 		for i := range gr.states {
 			if err := gr.states[i].Add(ec, buf); err != nil {
