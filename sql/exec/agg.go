@@ -30,11 +30,11 @@ type aggState struct {
 type aggKind uint8
 
 const (
-	aggUnset   aggKind = iota
-	aggSumInt          // sum of int2/int4 (an int8 result), of intervals
-	aggSumWide         // sum/avg of integers with a numeric result
-	aggSumNum          // sum/avg of numeric
-	aggSumFloat        // sum/avg of floats
+	aggUnset    aggKind = iota
+	aggSumInt           // sum of int2/int4 (an int8 result), of intervals
+	aggSumWide          // sum/avg of integers with a numeric result
+	aggSumNum           // sum/avg of numeric
+	aggSumFloat         // sum/avg of floats
 	aggMin
 	aggMax
 	aggBoolAnd
