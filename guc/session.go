@@ -29,11 +29,12 @@ import (
 // (RELEASE), so SET LOCAL inside a released savepoint lasts until the end
 // of the transaction, as in PostgreSQL's AtEOXact_GUC.
 type Session struct {
-	r     *Registry
-	vars  []sessVar   // indexed like Table
-	gen   uint64      // registry generation last seen
-	level int         // 0 outside a transaction, 1 in one, +1 per open subtransaction
-	undo  []undoEntry // first change of each setting per nest level, levels ascending
+	r       *Registry
+	vars    []sessVar   // indexed like Table
+	gen     uint64      // registry generation last seen
+	changes uint64      // see Changes
+	level   int         // 0 outside a transaction, 1 in one, +1 per open subtransaction
+	undo    []undoEntry // first change of each setting per nest level, levels ascending
 
 	lastReported []string // display value last returned by PendingReports, per reportedIdx
 	reportedOnce bool
@@ -120,6 +121,7 @@ func (s *Session) setClient(name, value string) *Error {
 		return err
 	}
 	s.vars[i] = sessVar{cur: v, src: SourceClient, sess: v, sessSrc: SourceClient, reset: v, resetSrc: SourceClient}
+	s.changes++
 	return nil
 }
 
@@ -212,11 +214,18 @@ func (s *Session) each(i int, fn func(*sessVar)) {
 	}
 }
 
+// markReported notes that setting i may have changed in this session.
 func (s *Session) markReported(i int) {
+	s.changes++
 	if Table[i].Reported {
 		s.reportDirty = true
 	}
 }
+
+// Changes counts the changes of this session's settings (a count that
+// may also move when a value was set to what it was): a plan made when
+// it had another value may have been made under other settings.
+func (s *Session) Changes() uint64 { return s.changes }
 
 // lookupForSet resolves name and checks that a session may change it.
 func lookupForSet(name string) (int, *Error) {

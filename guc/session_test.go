@@ -446,3 +446,34 @@ func rowStrings(r SettingRow) []string {
 	}
 	return out
 }
+
+// Changes moves with every change of a setting in effect: SET, SET
+// LOCAL's end, ROLLBACK, a reload.
+func TestSessionChanges(t *testing.T) {
+	s := newSession(t, NewRegistry(nil), nil)
+	set := func(name, value string, local bool) {
+		t.Helper()
+		if _, err := s.Set(name, value, local); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := s.Changes()
+	step := func(what string, f func()) {
+		t.Helper()
+		f()
+		if s.Changes() == c {
+			t.Fatalf("%s: Changes did not move", what)
+		}
+		c = s.Changes()
+	}
+	step("SET", func() { set("enable_seqscan", "off", false) })
+	s.BeginTxn()
+	step("SET LOCAL", func() { set("random_page_cost", "1.1", true) })
+	step("COMMIT", s.CommitTxn)
+	s.BeginTxn()
+	step("SET in a transaction", func() { set("enable_seqscan", "on", false) })
+	step("ROLLBACK", s.AbortTxn)
+	if s.Changes() != c {
+		t.Fatal("Changes moved with nothing changed")
+	}
+}

@@ -14,6 +14,8 @@ const (
 	catLocks        = "Lock Management"
 	catStatement    = "Client Connection Defaults / Statement Behavior"
 	catPlanner      = "Query Tuning / Other Planner Options"
+	catPlanMethod   = "Query Tuning / Planner Method Configuration"
+	catPlanCost     = "Query Tuning / Planner Cost Constants"
 	catLocale       = "Client Connection Defaults / Locale and Formatting"
 	catConnSettings = "Connections and Authentication / Connection Settings"
 	catAuth         = "Connections and Authentication / Authentication"
@@ -94,6 +96,40 @@ var Table = []Def{
 	{Name: "bytea_output", Type: Enum, Boot: "hex", EnumValues: []string{"escape", "hex"}, Context: User, Category: catStatement,
 		Short: "Sets the output format for bytea."},
 
+	{Name: "enable_seqscan", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of sequential-scan plans."},
+	{Name: "enable_indexscan", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of index-scan plans."},
+	{Name: "enable_indexonlyscan", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of index-only-scan plans."},
+	{Name: "enable_bitmapscan", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of bitmap-scan plans."},
+	{Name: "enable_nestloop", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of nested-loop join plans."},
+	{Name: "enable_hashjoin", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of hash join plans."},
+	{Name: "enable_mergejoin", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of merge join plans."},
+	{Name: "enable_sort", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of explicit sort steps."},
+	{Name: "enable_hashagg", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables the planner's use of hashed aggregation plans."},
+	{Name: "enable_partition_pruning", Type: Bool, Boot: "on", Context: User, Category: catPlanMethod,
+		Short: "Enables plan-time and execution-time partition pruning.",
+		Extra: "Allows the query planner and executor to compare partition bounds to conditions in the query to determine which partitions must be scanned."},
+	{Name: "seq_page_cost", Type: Real, Boot: "1", Min: 0, Max: math.MaxFloat64, Context: User, Category: catPlanCost,
+		Short: "Sets the planner's estimate of the cost of a sequentially fetched disk page."},
+	{Name: "random_page_cost", Type: Real, Boot: "4", Min: 0, Max: math.MaxFloat64, Context: User, Category: catPlanCost,
+		Short: "Sets the planner's estimate of the cost of a nonsequentially fetched disk page."},
+	{Name: "cpu_tuple_cost", Type: Real, Boot: "0.01", Min: 0, Max: math.MaxFloat64, Context: User, Category: catPlanCost,
+		Short: "Sets the planner's estimate of the cost of processing each tuple (row)."},
+	{Name: "cpu_index_tuple_cost", Type: Real, Boot: "0.005", Min: 0, Max: math.MaxFloat64, Context: User, Category: catPlanCost,
+		Short: "Sets the planner's estimate of the cost of processing each index entry during an index scan."},
+	{Name: "cpu_operator_cost", Type: Real, Boot: "0.0025", Min: 0, Max: math.MaxFloat64, Context: User, Category: catPlanCost,
+		Short: "Sets the planner's estimate of the cost of processing each operator or function call."},
+	{Name: "effective_cache_size", Type: Int, Unit: "8kB", Boot: "524288", Min: 1, Max: intMax, Context: User, Category: catPlanCost,
+		Short: "Sets the planner's assumption about the total size of the data caches.",
+		Extra: "That is, the total size of the caches (kernel cache and shared buffers) used for PostgreSQL data files. This is measured in disk pages, which are normally 8 kB each."},
 	{Name: "plan_cache_mode", Type: Enum, Boot: "auto", EnumValues: []string{"auto", "force_generic_plan", "force_custom_plan"}, Context: User, Category: catPlanner,
 		Short: "Controls the planner's selection of custom or generic plan.",
 		Extra: "lockd runs the same plan either way; the setting decides which relations a prepared statement's executions lock, as PostgreSQL's cached generic plans lock fewer than custom plans."},

@@ -12,7 +12,7 @@ import (
 
 // analyze compiles one parsed statement.
 func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.Stmt, error) {
-	st := &plan.Stmt{Text: text, CatVer: s.Cat().Version}
+	st := &plan.Stmt{Text: text, CatVer: s.Cat().Version, SetGen: s.Settings.Changes()}
 	s.FoldedVolatile = false
 	s.SublinkRels = nil
 	defer func() {

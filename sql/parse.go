@@ -22,7 +22,9 @@ func (s *Session) Parse(query string) (sts []*plan.Stmt, params []types.Datum, e
 		// analysis to Resolve.
 		return s.parseLazy(query)
 	}
-	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].CatVer == s.Cat().Version) {
+	// a cached plan stands for planning the query again (PostgreSQL plans
+	// every simple query) while neither the catalog nor a setting changed
+	if sts, ok := s.cache[query]; ok && (len(sts) == 0 || sts[0].CatVer == s.Cat().Version && sts[0].SetGen == s.Settings.Changes()) {
 		return sts, nil, nil
 	}
 	if st, params, ok := s.parseShape(query); ok {
@@ -42,7 +44,7 @@ func (s *Session) parseShape(query string) (*plan.Stmt, []types.Datum, bool) {
 		return nil, nil, false
 	}
 	st := s.shapeCache[key]
-	if st == nil || st.CatVer != s.Cat().Version {
+	if st == nil || st.CatVer != s.Cat().Version || st.SetGen != s.Settings.Changes() {
 		text := key[strings.IndexByte(key, '|')+1:]
 		tree, err := pg.Parse(text)
 		if err != nil || len(tree.Stmts) != 1 {

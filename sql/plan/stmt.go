@@ -39,6 +39,7 @@ type Stmt struct {
 	ToStdout   bool           // COPY TO STDOUT
 	CopyFormat int16          // COPY: 0 text or csv, 1 binary
 	CatVer     uint64         // catalog version the plan was made against
+	SetGen     uint64         // the session's settings (guc.Session.Changes) it was planned under
 	RoName     string         // the command a read-only transaction refuses (sql/readonly.go)
 	NoSnapshot bool           // transaction control and settings take no snapshot
 	Lazy       *pg.Node       // a statement of a multi-statement string, analysed by Resolve
