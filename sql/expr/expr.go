@@ -9,7 +9,12 @@ import (
 	"lockd/sql/types"
 )
 
-const BoolAnd = pg.BoolExprType_AND_EXPR
+// The kinds of BoolExpr.
+const (
+	BoolAnd = pg.BoolExprType_AND_EXPR
+	BoolOr  = pg.BoolExprType_OR_EXPR
+	BoolNot = pg.BoolExprType_NOT_EXPR
+)
 
 // expr is a compiled, typed expression. eval must not retain row.
 type Expr interface {

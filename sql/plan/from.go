@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"math"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/locks"
@@ -32,6 +34,9 @@ type fromBuilder struct {
 	deps   []uint64 // per item: the items its scan reads (LATERAL, index keys)
 	rels   []expr.RelLock
 	ons    []onCond // ON conditions, placed after WHERE is known
+	// planning by cost (estimate.go)
+	cost  *costs
+	infos map[int]*relInfo // by item
 }
 
 type onCond struct {
@@ -480,7 +485,7 @@ func pushDown(n PlanNode, c expr.Expr, m uint64) {
 func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 	switch x := n.(type) {
 	case *LeafNode:
-		fb.leafIndex(x, nil, nil, nil)
+		fb.leafIndex(x, nil, nil, nil, 0)
 	case *JoinNode:
 		if err := fb.chooseMethods(x.Left); err != nil {
 			return err
@@ -504,7 +509,7 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 		}
 		x.Cond = rest
 		if leaf, ok := x.Right.(*LeafNode); ok && (x.Kind == JoinInner || x.Kind == JoinLeft) {
-			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys, eqs) {
+			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys, eqs, fb.estRows(x.Left)) {
 				fb.deps[leaf.item] |= lm
 			}
 		} else if err := fb.chooseMethods(x.Right); err != nil {
@@ -553,32 +558,47 @@ func equiKey(c expr.Expr, lm, rm uint64, itemOf []int) (expr.Expr, expr.Expr, bo
 	return nil, nil, false
 }
 
-// leafIndex turns a table leaf into an index scan when its filters (or
-// the equality keys of the join above it, right side = this leaf: lkeys,
-// rkeys, and the conditions eqs they came from) pin an index. It reports
-// whether the scan reads the left side of that join, which makes the
-// join a nested loop.
-func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr) bool {
-	if ps, ok := l.Src.(*PartitionedSource); ok {
+// leafIndex chooses how a table leaf is read: by a sequential scan or an
+// index its filters bound, and — when it is the right side of a join
+// with equality keys (lkeys = rkeys, from the conditions eqs) over the
+// rows of the left side, of which there are about outerRows — whether
+// the join reads it once and hashes it, or once per left row through an
+// index keyed by the left row's values (and, partitioned, pruned per
+// left row). It reports whether the leaf reads the left side, which
+// makes the join a nested loop.
+func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr, outerRows float64) bool {
+	b := fb.a.S
+	c := fb.costs()
+	valOK := func(v expr.Expr) bool {
+		m, opaque := expr.ExprRefs(v, fb.itemOf)
+		return m == 0 && !opaque && !expr.IsVolatile(v)
+	}
+	switch src := l.Src.(type) {
+	case *PartitionedSource:
 		// prune, and choose index scans per partition, with the filters
 		// of this item alone, shifted to the item's positions
 		var conds []expr.Expr
-		for _, c := range l.Filters {
-			if m, opaque := expr.ExprRefs(c, fb.itemOf); opaque || m&^l.mask() != 0 {
+		for _, f := range l.Filters {
+			if m, opaque := expr.ExprRefs(f, fb.itemOf); opaque || m&^l.mask() != 0 {
 				continue
 			}
-			if sc, ok := shiftColumns(c, -l.Off); ok {
+			if sc, ok := shiftColumns(f, -l.Off); ok {
 				conds = append(conds, sc)
 			}
 		}
-		// and with the join's keys, read from the level row for each
-		// outer row: run-time pruning of the inner side and index scans
-		// keyed by the outer row, PostgreSQL's parameterised Append
+		// and, when a nested loop is cheaper, with the join's keys read
+		// from the level row for each outer row: run-time pruning of the
+		// inner side and index scans keyed by the outer row, PostgreSQL's
+		// parameterised Append
+		var keyConds []expr.Expr
 		for i, e := range eqs {
-			if c := fb.joinKeyCond(l, e.(*expr.BinopExpr), lkeys[i], rkeys[i]); c != nil {
-				conds = append(conds, c)
-				ps.level = true
+			if kc := fb.joinKeyCond(l, e.(*expr.BinopExpr), lkeys[i], rkeys[i]); kc != nil {
+				keyConds = append(keyConds, kc)
 			}
+		}
+		if len(keyConds) > 0 && fb.partitionedNestLoop(l, src, len(eqs), outerRows) {
+			conds = append(conds, keyConds...)
+			src.level = true
 		}
 		var where expr.Expr
 		switch len(conds) {
@@ -588,32 +608,90 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr) boo
 		default:
 			where = &expr.BoolExpr{Op: expr.BoolAnd, Args: conds}
 		}
-		ps.filter(fb.a.S.Cat(), where)
-		return ps.level
-	}
-	ts, ok := l.Src.(*TableSource)
-	if !ok {
+		src.filter(b.Cat(), where)
+		return src.level
+	case *TableSource:
+		ri := fb.relInfo(l)
+		cs := condSet{}
+		for _, f := range l.Filters {
+			cs.add(f, ri.colOf, valOK)
+		}
+		rows := clampRows(ri.size.tuples * ri.restrictSel(l.Filters, valOK))
+		plain, _ := src.bestPath(c, b, ri, cs, l.Filters, rows, 1, false)
+		// the join's keys as index conditions on this table's columns
+		pcs := condSet{}
+		for col, cc := range cs {
+			cp := *cc
+			pcs[col] = &cp
+		}
+		perLoop := rows
+		keyed := false
+		for i := range rkeys {
+			col, t, ok := ri.colOf(rkeys[i])
+			if !ok || !keyCompatible(t, lkeys[i].Type()) {
+				continue
+			}
+			if cc := pcs.at(col); cc.eq == nil {
+				cc.eq, cc.eqJoin = lkeys[i], true
+				perLoop /= ri.ndistinct(col)
+				keyed = true
+			}
+		}
+		if keyed {
+			perLoop = clampRows(perLoop)
+			param, ok := src.bestPath(c, b, ri, pcs, l.Filters, perLoop, outerRows, true)
+			joinRows := outerRows * perLoop
+			nl := outerRows*param.cost.total + c.cpuTuple*joinRows
+			hash := plain.cost.total + c.hashJoinCost(outerRows, plain.cost.rows, joinRows, len(rkeys))
+			if !c.nestloop {
+				nl += disableCost
+			}
+			if !c.hashjoin {
+				hash += disableCost
+			}
+			if ok && nl < hash {
+				src.apply(param, pcs)
+				return src.keysReadLevel
+			}
+		}
+		src.apply(plain, cs)
 		return false
 	}
-	colOf := tableColumn(ts.cols, l.Off, len(ts.Defs))
-	cs := condSet{}
-	for _, c := range l.Filters {
-		cs.add(c, colOf, func(v expr.Expr) bool {
-			m, opaque := expr.ExprRefs(v, fb.itemOf)
-			return m == 0 && !opaque && !expr.IsVolatile(v)
-		})
+	return false
+}
+
+// partitionedNestLoop weighs reading partitioned leaf l once per outer
+// row, pruned to the partition its key falls in and read there through an
+// index on the key, against reading every partition once and hashing.
+func (fb *fromBuilder) partitionedNestLoop(l *LeafNode, ps *PartitionedSource, nkeys int, outerRows float64) bool {
+	b := fb.a.S
+	c := fb.costs()
+	t := b.Cat().Tables[ps.root]
+	if t == nil {
+		return false
 	}
-	for i := range rkeys {
-		c, t, ok := colOf(rkeys[i])
-		if !ok || !keyCompatible(t, lkeys[i].Type()) {
-			continue
-		}
-		if cc := cs.at(c); cc.eq == nil {
-			cc.eq, cc.eqJoin = lkeys[i], true
-		}
+	sum, nparts := partSizes(b, t)
+	if nparts == 0 {
+		return false
 	}
-	ts.chooseIndex(fb.a.S.Cat(), cs)
-	return ts.keysReadLevel
+	ri := fb.relInfo(l)
+	rows := clampRows(sum.tuples * ri.restrictSel(l.Filters, func(v expr.Expr) bool {
+		m, opaque := expr.ExprRefs(v, fb.itemOf)
+		return m == 0 && !opaque
+	}))
+	// one partition per outer row, read through an index on the key
+	part := relSize{pages: math.Max(1, sum.pages/float64(nparts)), tuples: math.Max(1, sum.tuples/float64(nparts))}
+	perLoop := clampRows(rows / float64(nparts) / math.Min(part.tuples, defaultNumDistinct))
+	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/part.tuples, nkeys, l.Filters, perLoop, outerRows, 0, false)
+	nl := outerRows*probe.total + c.cpuTuple*outerRows*perLoop
+	hash := c.seqScanCost(sum, l.Filters, rows).total + c.hashJoinCost(outerRows, rows, outerRows*perLoop, nkeys)
+	if !c.nestloop {
+		nl += disableCost
+	}
+	if !c.hashjoin {
+		hash += disableCost
+	}
+	return nl < hash
 }
 
 // joinKeyCond rewrites the join condition b (lkey = rkey, in either

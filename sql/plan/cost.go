@@ -1,0 +1,260 @@
+package plan
+
+import (
+	"math"
+
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+	"lockd/sql/types"
+	"lockd/storage"
+)
+
+// Costs in PostgreSQL's model and units (costsize.c, selfuncs.c), so that
+// the planner picks the plans PostgreSQL picks and EXPLAIN shows numbers
+// a PostgreSQL user can read: a sequential page costs seq_page_cost, a
+// random one random_page_cost, each row cpu_tuple_cost, each index entry
+// cpu_index_tuple_cost and each operator cpu_operator_cost; a plan's
+// cost is the sum, before its first row (startup) and in all (total).
+//
+// The sizes are lockd's own: a relation's pages are its current block
+// count, as PostgreSQL reads it when it plans; its rows are what ANALYZE
+// or VACUUM last counted, scaled to the current size, or, for a table
+// never counted, estimated from its pages and row width as PostgreSQL
+// does (estimate_rel_size). Selectivities without statistics are
+// PostgreSQL's defaults (utils/selfuncs.h).
+
+// PostgreSQL's default selectivities and limits.
+const (
+	defaultEqSel        = 0.005
+	defaultIneqSel      = 1.0 / 3
+	defaultRangeIneqSel = 0.005
+	defaultUnkSel       = 0.005
+	defaultNumDistinct  = 200
+	disableCost         = 1.0e10
+	pageSize            = 8192
+	pageHeader          = 24 // SizeOfPageHeaderData
+	tupleOverhead       = 24 + 4
+)
+
+// costs are the cost settings of one planning.
+type costs struct {
+	seqPage, randomPage, cpuTuple, cpuIndexTuple, cpuOperator float64
+	cacheSize                                                 float64 // effective_cache_size, pages
+
+	seqscan, indexscan, nestloop, hashjoin, pruning bool // enable_*
+}
+
+// costsOf reads the session's cost settings.
+func costsOf(b *expr.Backend) *costs {
+	get := b.Settings.Get
+	return &costs{
+		seqPage:       get("seq_page_cost").Real,
+		randomPage:    get("random_page_cost").Real,
+		cpuTuple:      get("cpu_tuple_cost").Real,
+		cpuIndexTuple: get("cpu_index_tuple_cost").Real,
+		cpuOperator:   get("cpu_operator_cost").Real,
+		cacheSize:     float64(get("effective_cache_size").Int),
+		seqscan:       get("enable_seqscan").Bool,
+		indexscan:     get("enable_indexscan").Bool,
+		nestloop:      get("enable_nestloop").Bool,
+		hashjoin:      get("enable_hashjoin").Bool,
+		pruning:       get("enable_partition_pruning").Bool,
+	}
+}
+
+// pathCost is the cost of reading something: before the first row and in
+// all, and how many rows it gives.
+type pathCost struct {
+	startup, total, rows float64
+}
+
+// clampRows is clamp_row_est: at least one row, a whole number.
+func clampRows(n float64) float64 {
+	if n <= 1 {
+		return 1
+	}
+	return math.Round(n)
+}
+
+// relSize is what the planner knows of a table's size.
+type relSize struct {
+	pages, tuples float64
+}
+
+// tableSize estimates t's pages and rows now.
+func tableSize(b *expr.Backend, t *catalog.TableDef) relSize {
+	pages := 0.0
+	if b.Store != nil {
+		if n, err := b.Store.RelationPages(storage.RelID(t.RelFile)); err == nil {
+			pages = float64(n)
+		}
+	}
+	// a table never counted: its pages filled with rows of its width, at
+	// least 10 pages' worth (PostgreSQL's guard against planning for an
+	// empty table that is not empty by the time the plan runs)
+	p := pages
+	if p < 10 {
+		p = 10
+	}
+	density := math.Floor(float64(pageSize-pageHeader) / float64(rowWidth(t)+tupleOverhead))
+	return relSize{pages: p, tuples: math.Floor(density * p)}
+}
+
+// rowWidth is the estimated width of t's rows in bytes (get_typavgwidth
+// summed: fixed-width types their width, strings by their declared
+// length or 32).
+func rowWidth(t *catalog.TableDef) int {
+	w := 0
+	for i := range t.Cols {
+		w += typeWidth(t.Cols[i].Type())
+	}
+	return w
+}
+
+func typeWidth(t types.Type) int {
+	switch t.OID {
+	case types.OIDBool:
+		return 1
+	case types.OIDInt2:
+		return 2
+	case types.OIDInt4, types.OIDOid, types.OIDXid, types.OIDDate, types.OIDFloat4:
+		return 4
+	case types.OIDInt8, types.OIDFloat8, types.OIDTimestamp, types.OIDTimestamptz:
+		return 8
+	case types.OIDInterval:
+		return 16
+	case types.OIDVarchar, types.OIDBpchar:
+		if t.Mod > 4 {
+			max := int(t.Mod) - 4 + 4 // characters of one byte, plus the varlena header
+			if max <= 32 {
+				return max
+			}
+			if max < 1000 {
+				return 32 + (max-32)/2
+			}
+		}
+	}
+	return 32
+}
+
+// indexSize estimates an index's pages and entries.
+func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
+	if b.Store == nil {
+		return relSize{pages: 1, tuples: table.tuples}
+	}
+	n, err := b.Store.IndexEntries(storage.RelID(ix.RelFile))
+	if err != nil {
+		return relSize{pages: 1, tuples: table.tuples}
+	}
+	return relSize{pages: float64(b.Store.IndexPages(storage.RelID(ix.RelFile))), tuples: float64(n)}
+}
+
+// opCost is the cost of evaluating e once: cpu_operator_cost per
+// operator or function it calls.
+func (c *costs) opCost(e expr.Expr) float64 {
+	n := 0
+	expr.WalkExpr(e, func(x expr.Expr) bool {
+		switch y := x.(type) {
+		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr, *expr.NullTestExpr, *expr.BoolTestExpr:
+			n++
+		case *expr.InExpr:
+			n += len(y.List)
+		}
+		return true
+	})
+	return float64(n) * c.cpuOperator
+}
+
+// qualCost is the per-row cost of a list of conditions.
+func (c *costs) qualCost(es []expr.Expr) float64 {
+	s := 0.0
+	for _, e := range es {
+		s += c.opCost(e)
+	}
+	return s
+}
+
+// seqScanCost is cost_seqscan for a table of size sz with conditions
+// quals, giving rows rows.
+func (c *costs) seqScanCost(sz relSize, quals []expr.Expr, rows float64) pathCost {
+	pc := pathCost{total: c.seqPage*sz.pages + (c.cpuTuple+c.qualCost(quals))*sz.tuples, rows: rows}
+	if !c.seqscan {
+		pc.startup += disableCost
+		pc.total += disableCost
+	}
+	return pc
+}
+
+// pagesFetched is index_pages_fetched (Mackert and Lohman): how many
+// distinct pages of a table of pages pages reading tuples tuples in
+// random order touches, given a cache of the planner's assumed size
+// shared in proportion with the other relations of the query (here the
+// table and its index, totalPages).
+func (c *costs) pagesFetched(tuples, pages, totalPages float64) float64 {
+	T := math.Max(pages, 1)
+	b := math.Ceil(c.cacheSize * T / math.Max(totalPages, T))
+	var n float64
+	switch {
+	case T <= b:
+		n = math.Min(2*T*tuples/(2*T+tuples), T)
+	case tuples <= 2*T*b/(2*T-b):
+		n = 2 * T * tuples / (2*T + tuples)
+	default:
+		lim := 2 * T * b / (2*T - b)
+		n = b + (tuples-lim)*(T-b)/T
+	}
+	return math.Ceil(n)
+}
+
+// indexScanCost is cost_index with btcostestimate for an index of size
+// isz over a table of size sz: the index conditions select indexSel of
+// the index entries (nquals of them evaluated per entry), the other
+// conditions quals are checked on each heap row, rows rows come out;
+// loops is how often the scan runs (the inner side of a nested loop) and
+// the cost is that of one run. corr is the correlation of the index order
+// with the heap's (0 without statistics).
+func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, quals []expr.Expr, rows, loops, corr float64, exactUnique bool) pathCost {
+	idxTuples := math.Max(isz.tuples, 1)
+	numIdx := clampRows(indexSel * idxTuples)
+	if exactUnique {
+		numIdx = 1
+	}
+	// btcostestimate: descending the tree, then reading the entries
+	startup := math.Ceil(math.Log2(idxTuples))*c.cpuOperator + float64(treeHeight(isz.pages)+1)*50*c.cpuOperator
+	idxPages := math.Ceil(numIdx * isz.pages / idxTuples)
+	idxIO := idxPages * c.randomPage
+	if loops > 1 {
+		idxIO = c.pagesFetched(numIdx*loops, isz.pages, sz.pages+isz.pages) * c.randomPage / loops
+	}
+	idxCPU := numIdx * (c.cpuIndexTuple + c.cpuOperator*float64(nquals))
+	// the heap: random page reads, fewer when the index order follows
+	// the heap's
+	fetched := numIdx
+	var maxIO, minIO float64
+	if loops > 1 {
+		pages := c.pagesFetched(fetched*loops, sz.pages, sz.pages+isz.pages)
+		maxIO = pages * c.randomPage / loops
+		minIO = math.Ceil(indexSel*sz.pages) * c.randomPage / loops
+	} else {
+		pages := c.pagesFetched(fetched, sz.pages, sz.pages+isz.pages)
+		maxIO = pages * c.randomPage
+		minIO = c.randomPage + (math.Ceil(indexSel*sz.pages)-1)*c.seqPage
+	}
+	heapIO := maxIO + corr*corr*(minIO-maxIO)
+	heapCPU := (c.cpuTuple + c.qualCost(quals)) * fetched
+	pc := pathCost{startup: startup, total: startup + idxIO + idxCPU + heapIO + heapCPU, rows: rows}
+	if !c.indexscan {
+		pc.startup += disableCost
+		pc.total += disableCost
+	}
+	return pc
+}
+
+// treeHeight guesses a B-tree's height from its pages.
+func treeHeight(pages float64) int {
+	h := 0
+	for n := pages; n > 1; n /= 256 {
+		h++
+	}
+	return h
+}

@@ -1,0 +1,157 @@
+package plan
+
+import (
+	"math"
+
+	"lockd/sql/catalog"
+	"lockd/sql/expr"
+)
+
+// Choosing how each FROM item is read, by cost: a table by a sequential
+// scan or by one of its indexes, and the inner side of a join either once
+// (hashed, when the join has equality keys) or once per outer row through
+// an index keyed by the outer row's values (a nested loop with a
+// parameterised inner side; for a partitioned table, pruned per outer row
+// as well).
+
+// pathChoice is one way to read a table: an index scan (ch.ix set) or a
+// sequential scan, and its cost per run.
+type pathChoice struct {
+	ch   indexChoice
+	cost pathCost
+}
+
+// indexSel is the selectivity of the conditions ch uses as index bounds.
+func (ri *relInfo) indexSel(ch indexChoice, cs condSet) float64 {
+	s := 1.0
+	for i := 0; i < ch.neq; i++ {
+		c := ch.ix.Cols[i]
+		cc := cs[c]
+		switch {
+		case cc.eqJoin:
+			s *= 1 / ri.ndistinct(c)
+		default:
+			if _, null := cc.eq.(*NullKey); null {
+				s *= defaultUnkSel
+			} else {
+				s *= ri.eqSel(c)
+			}
+		}
+	}
+	if ch.in || ch.rng {
+		c := ch.ix.Cols[ch.neq]
+		cc := cs[c]
+		switch {
+		case ch.in:
+			n := len(cc.in)
+			if cc.inArr != nil {
+				n = 10
+			}
+			s *= math.Min(1, float64(n)*ri.eqSel(c))
+		case cc.lo != nil && cc.hi != nil:
+			s *= defaultRangeIneqSel
+		case cc.lo != nil || cc.hi != nil:
+			s *= defaultIneqSel
+		case cc.notNull:
+			s *= 1 - defaultUnkSel
+		}
+	}
+	return s
+}
+
+// nIndexQuals counts the index conditions ch uses.
+func nIndexQuals(ch indexChoice, cs condSet) int {
+	n := ch.neq
+	if ch.in {
+		n++
+	}
+	if ch.rng {
+		cc := cs[ch.ix.Cols[ch.neq]]
+		if cc.lo != nil {
+			n++
+		}
+		if cc.hi != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// bestPath is the cheapest way to read table ts (of relInfo ri) once per
+// loop under conditions cs, of which the conditions quals (all of the
+// table's filters) keep rows rows. With param set only index scans that
+// use a join key (cs[c].eqJoin) are considered: the parameterised inner
+// side of a nested loop.
+func (ts *TableSource) bestPath(c *costs, b *expr.Backend, ri *relInfo, cs condSet, quals []expr.Expr, rows, loops float64, param bool) (pathChoice, bool) {
+	var best pathChoice
+	found := false
+	if !param {
+		best, found = pathChoice{cost: c.seqScanCost(ri.size, quals, rows)}, true
+	}
+	for _, ix := range b.Cat().TableIndexes(ts.T) {
+		ch := pinned(ix, cs)
+		if !ch.in && !ch.rng && ch.neq < len(ix.Cols) {
+			// a range bounded on one side, or IS NOT NULL, is a usable
+			// bound when costs say so
+			if cc := cs[ix.Cols[ch.neq]]; cc != nil && (cc.lo != nil || cc.hi != nil || cc.notNull) {
+				ch.rng = true
+			}
+		}
+		if ch.neq == 0 && !ch.in && !ch.rng {
+			continue
+		}
+		if param && !usesJoinKey(ch, cs) {
+			continue
+		}
+		sel := ri.indexSel(ch, cs)
+		isz := indexSize(b, ix, ri.size)
+		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), quals, rows, loops, 0, ch.exact && ix.Unique && !ch.null)
+		if !found || pc.total < best.cost.total {
+			best, found = pathChoice{ch: ch, cost: pc}, true
+		}
+	}
+	return best, found
+}
+
+// usesJoinKey reports whether ch's equality prefix includes a join key.
+func usesJoinKey(ch indexChoice, cs condSet) bool {
+	for i := 0; i < ch.neq; i++ {
+		if cs[ch.ix.Cols[i]].eqJoin {
+			return true
+		}
+	}
+	return false
+}
+
+// apply makes ts read along p.
+func (ts *TableSource) apply(p pathChoice, cs condSet) {
+	ts.conds = cs
+	if p.ch.ix == nil {
+		ts.Index, ts.KeyArgs, ts.KeyTyps = nil, nil, nil
+		ts.InArgs, ts.InArr, ts.Lo, ts.Hi, ts.NotNull = nil, nil, nil, nil, false
+		ts.keysReadLevel = false
+		return
+	}
+	ts.useChoice(p.ch, cs)
+}
+
+// hashJoinCost is the cost of a hash join beyond reading its two sides:
+// hashing the inner rows, probing with each outer row, emitting the
+// joined rows (cost_hashjoin's CPU terms, one batch).
+func (c *costs) hashJoinCost(outerRows, innerRows, joinRows float64, nkeys int) float64 {
+	ops := c.cpuOperator * float64(nkeys)
+	return (ops+c.cpuTuple)*innerRows + ops*outerRows + c.cpuTuple*joinRows
+}
+
+// partSizes sums the sizes of a partitioned table's leaf partitions and
+// counts them.
+func partSizes(b *expr.Backend, t *catalog.TableDef) (relSize, int) {
+	var sum relSize
+	leaves := b.Cat().LeafPartitions(t)
+	for _, p := range leaves {
+		sz := tableSize(b, p)
+		sum.pages += sz.pages
+		sum.tuples += sz.tuples
+	}
+	return sum, len(leaves)
+}
