@@ -51,6 +51,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		}
 		st.Rels = p.Rels
 		st.Plan = p
+	case n.GetExplainStmt() != nil:
+		if err := s.compileExplain(n.GetExplainStmt(), text, params, st); err != nil { // sql/explain.go
+			return nil, err
+		}
 	case n.GetVariableSetStmt() != nil:
 		st.NoSnapshot = true
 		return s.analyzeSet(n.GetVariableSetStmt(), st)

@@ -590,3 +590,32 @@ func (a *Analyzer) FromFunction(n *pg.Node) (name string, e expr.Expr, err error
 	e, err = a.Expr(n)
 	return OutputName(n), e, err
 }
+
+// DefElemString is an option's value as words and strings give it (and
+// a number's text); "" for none.
+func DefElemString(arg *pg.Node) string {
+	switch {
+	case arg == nil:
+		return ""
+	case arg.GetString_() != nil:
+		return arg.GetString_().Sval
+	case arg.GetInteger() != nil:
+		return strconv.Itoa(int(arg.GetInteger().Ival))
+	case arg.GetFloat() != nil:
+		return arg.GetFloat().Fval
+	case arg.GetBoolean() != nil:
+		if arg.GetBoolean().Boolval {
+			return "true"
+		}
+		return "false"
+	}
+	return ""
+}
+
+// DefElemInt is an option's value when it is an integer.
+func DefElemInt(arg *pg.Node) (int64, bool) {
+	if arg != nil && arg.GetInteger() != nil {
+		return int64(arg.GetInteger().Ival), true
+	}
+	return 0, false
+}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"time"
 
 	"lockd/sql/expr"
 	"lockd/sql/plan"
@@ -11,6 +12,15 @@ import (
 // runNode calls fn once per row combination of plan node n, with n's
 // columns filled in buf. fn must not keep buf.
 func (x *Executor) runNode(ec *expr.EvalCtx, n plan.PlanNode, buf []types.Datum, fn func() error) error {
+	if st := ec.Stats(n); st != nil {
+		return timed(st, func(emit func(func() error) error) error {
+			return x.runNodeOnce(ec, n, buf, func() error { return emit(fn) })
+		})
+	}
+	return x.runNodeOnce(ec, n, buf, fn)
+}
+
+func (x *Executor) runNodeOnce(ec *expr.EvalCtx, n plan.PlanNode, buf []types.Datum, fn func() error) error {
 	switch n := n.(type) {
 	case *plan.LeafNode:
 		return x.runLeaf(ec, n, buf, fn)
@@ -101,7 +111,7 @@ type matRow struct {
 func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
 	outer, inner := j.Left, j.Right
 	outerKeys, innerKeys := j.Lkeys, j.Rkeys
-	if j.Kind == plan.JoinRight {
+	if j.Kind == plan.JoinRight || j.HashLeft {
 		outer, inner = j.Right, j.Left
 		outerKeys, innerKeys = j.Rkeys, j.Lkeys
 	}
@@ -114,6 +124,11 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 		table = map[string][]*matRow{}
 	}
 	var key []byte
+	var hashStart time.Time
+	hst := ec.Stats(plan.StatHash{J: j})
+	if hst != nil {
+		hashStart = time.Now()
+	}
 	err := x.runNode(ec, inner, buf, func() error {
 		r := &matRow{vals: append([]types.Datum(nil), buf[ilo:ihi]...)}
 		if hashed {
@@ -136,6 +151,10 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 	})
 	if err != nil {
 		return err
+	}
+	if hst != nil {
+		d := ms(time.Since(hashStart))
+		hst.Loops, hst.Rows, hst.StartMs, hst.TotalMs = hst.Loops+1, hst.Rows+float64(len(rows)), hst.StartMs+d, hst.TotalMs+d
 	}
 	err = x.runNode(ec, outer, buf, func() error {
 		candidates := rows

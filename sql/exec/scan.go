@@ -75,9 +75,17 @@ func passes(ec *expr.EvalCtx, conds []expr.Expr, buf []types.Datum) (bool, error
 
 func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum, fn func() error) error {
 	dst := buf[l.Off : l.Off+l.N]
+	st := ec.Stats(l)
 	each := func(row []types.Datum) error {
 		copy(dst, row)
 		if ok, err := passes(ec, l.Filters, buf); err != nil || !ok {
+			if st != nil && err == nil {
+				st.Removed++
+				if ps := ec.PartStats; ps != nil {
+					ps.Rows--
+					ps.Removed++
+				}
+			}
 			return err
 		}
 		return fn()

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"sort"
+	"time"
 
 	"lockd/pgerr"
 	"lockd/sql/expr"
@@ -12,6 +13,23 @@ import (
 // run executes the plan, calling emit for each output row. The row
 // passed to emit is valid only during the call.
 func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) error {
+	if ec.Instr != nil {
+		// the query's top node: its Limit, else its Sort or Aggregate
+		// (which count themselves as well), else its FROM tree's root
+		var key any = plan.StatQuery{P: p}
+		if p.Limit != nil || p.Offset != nil {
+			key = plan.StatLimit{P: p}
+		}
+		return timed(ec.Stats(key), func(count func(func() error) error) error {
+			return x.runSelect(ec, p, func(row []types.Datum) error {
+				return count(func() error { return emit(row) })
+			})
+		})
+	}
+	return x.runSelect(ec, p, emit)
+}
+
+func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) error {
 	ok, err := passes(ec, p.OneTime, nil)
 	if err != nil || !ok && !p.Grouped {
 		return err
@@ -51,12 +69,18 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 		return err
 	}
 	deferred := p.PostponedTargets()
+	start := time.Now()
 	results, err := x.collectRows(ec, p, scan, buf, out, deferred)
 	if err != nil {
 		return err
 	}
 	if results, err = orderRows(p, results); err != nil {
 		return err
+	}
+	if st := ec.Stats(plan.StatSort{P: p}); st != nil && len(p.Sort) > 0 {
+		// a sort gives its first row when it has read and sorted all
+		d := ms(time.Since(start))
+		st.Loops, st.Rows, st.StartMs, st.TotalMs = st.Loops+1, st.Rows+float64(len(results)), st.StartMs+d, st.TotalMs+d
 	}
 	return x.emitRows(ec, p, results, deferred, lim)
 }
@@ -172,7 +196,16 @@ func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(f
 		})
 	}
 	if p.Grouped {
-		if err := x.runGroups(ec, p, scan, buf, collect); err != nil {
+		run := func(collect func([]types.Datum) error) error { return x.runGroups(ec, p, scan, buf, collect) }
+		if st := ec.Stats(plan.StatGroup{P: p}); st != nil {
+			inner := run
+			run = func(collect func([]types.Datum) error) error {
+				return timed(st, func(count func(func() error) error) error {
+					return inner(func(row []types.Datum) error { return count(func() error { return collect(row) }) })
+				})
+			}
+		}
+		if err := run(collect); err != nil {
 			return nil, err
 		}
 	} else if err := scan(func() error { return collect(buf) }); err != nil {

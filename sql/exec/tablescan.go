@@ -191,6 +191,22 @@ func (x *Executor) scanPartitioned(ec *expr.EvalCtx, ps *plan.PartitionedSource,
 		return err
 	}
 	for _, lf := range leaves {
+		if st := ec.Stats(lf); st != nil {
+			// each partition's scan counts as a node of its own, with the
+			// rows the item's filters keep (runLeaf takes back the others)
+			saved := ec.PartStats
+			ec.PartStats = st
+			err := timed(st, func(count func(func() error) error) error {
+				return x.ScanTable(ec, lf.Ts, func(row []types.Datum) error {
+					return count(func() error { return fn(row) })
+				})
+			})
+			ec.PartStats = saved
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err := x.ScanTable(ec, lf.Ts, fn); err != nil {
 			return err
 		}

@@ -101,6 +101,10 @@ type EvalCtx struct {
 	CteCache      map[any][][]types.Datum // CTE results by definition (sql/plan/cte.go)
 	// Level is the level row a parameterised scan reads (LevelExpr)
 	Level []types.Datum
+	// Instr, when set, gathers EXPLAIN ANALYZE's counts per plan node
+	// (keys: the plan's nodes, see sql/plan/explain.go)
+	Instr     map[any]*NodeStats
+	PartStats *NodeStats // the partition being scanned, when gathering
 	// Run identifies this execution of a statement within the session
 	// (0: none), so what a plan opens once per execution — the
 	// partitions it locks — is opened once however often it is scanned
@@ -120,3 +124,28 @@ var runs atomic.Uint64
 
 // NewRun numbers a new statement execution.
 func NewRun() uint64 { return runs.Add(1) }
+
+// NodeStats are EXPLAIN ANALYZE's counts for one plan node, summed over
+// the times it ran (loops).
+type NodeStats struct {
+	Loops      float64
+	Rows       float64
+	StartMs    float64 // time to the first row
+	TotalMs    float64 // time in the node and its children
+	Removed    float64 // rows a filter removed
+	JoinFilter float64 // rows a join filter removed
+}
+
+// Stats returns the counts for key, made on first use; nil when nothing
+// is gathered.
+func (ec *EvalCtx) Stats(key any) *NodeStats {
+	if ec.Instr == nil {
+		return nil
+	}
+	st := ec.Instr[key]
+	if st == nil {
+		st = &NodeStats{}
+		ec.Instr[key] = st
+	}
+	return st
+}

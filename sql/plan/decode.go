@@ -121,6 +121,9 @@ func limitDecoding(fb *fromBuilder, p *SelectPlan) {
 				n = c + 1
 			}
 		}
+		if ts, ok := l.Src.(*TableSource); ok {
+			ts.need = need[l.Off : l.Off+ncols]
+		}
 		if n == ncols {
 			continue
 		}

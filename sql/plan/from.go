@@ -35,8 +35,9 @@ type fromBuilder struct {
 	rels   []expr.RelLock
 	ons    []onCond // ON conditions, placed after WHERE is known
 	// planning by cost (estimate.go)
-	cost  *costs
-	infos map[int]*relInfo // by item
+	keepSides bool // hash joins hash their right side (UPDATE/DELETE ... FROM read the target's side in order)
+	cost      *costs
+	infos     map[int]*relInfo // by item
 }
 
 type onCond struct {
@@ -515,12 +516,17 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 		} else if err := fb.chooseMethods(x.Right); err != nil {
 			return err
 		}
+		x.Est.rows = fb.estRows(x)
 		if fb.dependsOn(x.Right, lm) {
 			if x.Kind == JoinRight || x.Kind == JoinFull {
 				return pgerr.New(pgerr.InvalidColumnReference, "invalid reference to FROM-clause entry").
 					WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 			}
 			x.Rescan = true
+		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides && fb.estRows(x.Left) < fb.estRows(x.Right) {
+			// hash the smaller side, as PostgreSQL's hash join takes the
+			// cheaper of the two orders
+			x.HashLeft = true
 		}
 	}
 	return nil
@@ -651,18 +657,24 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr, out
 			}
 			if ok && nl < hash {
 				src.apply(param, pcs)
+				l.Est = param.cost
 				return src.keysReadLevel
 			}
 		}
 		src.apply(plain, cs)
+		l.Est = plain.cost
 		return false
 	}
 	return false
 }
 
 // partitionedNestLoop weighs reading partitioned leaf l once per outer
-// row, pruned to the partition its key falls in and read there through an
-// index on the key, against reading every partition once and hashing.
+// row, through an index on the key in each partition, against reading
+// every partition once and hashing. As in PostgreSQL 15, the nested
+// loop's cost counts every partition's index scan at every loop: the
+// planner does not discount the partitions run-time pruning will skip
+// (which it cannot know), so for the 2024 thread's join PostgreSQL — and
+// lockd — hash the outer side's few rows and scan the inner partitions.
 func (fb *fromBuilder) partitionedNestLoop(l *LeafNode, ps *PartitionedSource, nkeys int, outerRows float64) bool {
 	b := fb.a.S
 	c := fb.costs()
@@ -679,11 +691,11 @@ func (fb *fromBuilder) partitionedNestLoop(l *LeafNode, ps *PartitionedSource, n
 		m, opaque := expr.ExprRefs(v, fb.itemOf)
 		return m == 0 && !opaque
 	}))
-	// one partition per outer row, read through an index on the key
+	// every partition's index scan on the key, per outer row
 	part := relSize{pages: math.Max(1, sum.pages/float64(nparts)), tuples: math.Max(1, sum.tuples/float64(nparts))}
-	perLoop := clampRows(rows / float64(nparts) / math.Min(part.tuples, defaultNumDistinct))
-	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/part.tuples, nkeys, l.Filters, perLoop, outerRows, 0, false)
-	nl := outerRows*probe.total + c.cpuTuple*outerRows*perLoop
+	perLoop := clampRows(rows / math.Min(sum.tuples, defaultNumDistinct))
+	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), nkeys, l.Filters, perLoop/float64(nparts), outerRows, 0, false)
+	nl := outerRows*probe.total*float64(nparts) + c.cpuTuple*outerRows*perLoop
 	hash := c.seqScanCost(sum, l.Filters, rows).total + c.hashJoinCost(outerRows, rows, outerRows*perLoop, nkeys)
 	if !c.nestloop {
 		nl += disableCost

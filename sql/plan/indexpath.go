@@ -30,6 +30,9 @@ type colConds struct {
 	lo, hi         expr.Expr
 	loIncl, hiIncl bool
 	notNull        bool // IS NOT NULL
+	// the conditions each came from, which an index scan carries out
+	// (EXPLAIN shows them as its Index Cond rather than its Filter)
+	eqSrc, inSrc, loSrc, hiSrc, notNullSrc expr.Expr
 }
 
 // condSet maps table column positions to their conditions.
@@ -82,15 +85,15 @@ func (cs condSet) add(e expr.Expr, colOf colFunc, valOK func(expr.Expr) bool) {
 		switch op {
 		case "=":
 			if cc.eq == nil {
-				cc.eq = val
+				cc.eq, cc.eqSrc = val, e
 			}
 		case "<", "<=":
 			if cc.hi == nil && orderedKey(t) {
-				cc.hi, cc.hiIncl = val, op == "<="
+				cc.hi, cc.hiIncl, cc.hiSrc = val, op == "<=", e
 			}
 		case ">", ">=":
 			if cc.lo == nil && orderedKey(t) {
-				cc.lo, cc.loIncl = val, op == ">="
+				cc.lo, cc.loIncl, cc.loSrc = val, op == ">=", e
 			}
 		}
 	case *expr.NullTestExpr:
@@ -99,10 +102,11 @@ func (cs condSet) add(e expr.Expr, colOf colFunc, valOK func(expr.Expr) bool) {
 		case !ok:
 		case x.IsNull:
 			if cc := cs.at(c); cc.eq == nil {
-				cc.eq = &NullKey{T: t}
+				cc.eq, cc.eqSrc = &NullKey{T: t}, e
 			}
 		default:
-			cs.at(c).notNull = true
+			cc := cs.at(c)
+			cc.notNull, cc.notNullSrc = true, e
 		}
 	case *expr.InExpr:
 		c, t, ok := colOf(x.Arg)
@@ -115,7 +119,7 @@ func (cs condSet) add(e expr.Expr, colOf colFunc, valOK func(expr.Expr) bool) {
 			}
 		}
 		if cc := cs.at(c); cc.in == nil && cc.inArr == nil {
-			cc.in = x.List
+			cc.in, cc.inSrc = x.List, e
 		}
 	case *expr.AnyExpr:
 		c, t, ok := colOf(x.Arg)
@@ -126,7 +130,7 @@ func (cs condSet) add(e expr.Expr, colOf colFunc, valOK func(expr.Expr) bool) {
 			return
 		}
 		if cc := cs.at(c); cc.in == nil && cc.inArr == nil {
-			cc.inArr = x.Arr
+			cc.inArr, cc.inSrc = x.Arr, e
 		}
 	}
 }

@@ -30,6 +30,9 @@ type LeafNode struct {
 	// lateral: the item is a subquery that reads earlier items of this
 	// level, so the level row is pushed as its outer row while it runs.
 	Lateral bool
+	// Est is the planner's estimate of reading the item once (for the
+	// inner side of a nested loop: once per outer row); EXPLAIN shows it
+	Est pathCost
 }
 
 func (l *LeafNode) mask() uint64     { return 1 << uint(l.item) }
@@ -58,6 +61,8 @@ type JoinNode struct {
 	KeyTypes    []types.Type
 	Filters     []expr.Expr // conditions applied to the join's output
 	Rescan      bool        // the right side depends on the left row
+	HashLeft    bool        // an inner hash join hashes its left side, streams its right
+	Est         pathCost    // the planner's estimate of the join's output
 }
 
 func (j *JoinNode) mask() uint64 { return j.Left.mask() | j.Right.mask() }

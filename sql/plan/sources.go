@@ -114,6 +114,7 @@ type TableSource struct {
 	// partial (decode.go): the query reads none after them
 	partial bool
 	decodeN int
+	need    []bool // the columns the query reads
 	// conds are the conditions on the table's columns the index choice
 	// saw (indexpath.go), kept for choosing an index by the order it
 	// gives (ordered.go)

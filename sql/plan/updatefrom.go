@@ -72,7 +72,7 @@ func (s *Planner) compileJoinModify(rv *pg.RangeVar, from []*pg.Node, where *pg.
 	a := NewAnalyzer(&s.Backend, params)
 	sc := analyze.NewScope(nil)
 	la := a.Level(sc)
-	fb := &fromBuilder{a: la, sc: sc}
+	fb := &fromBuilder{a: la, sc: sc, keepSides: true}
 	p := &JoinModifyPlan{T: t, Delete: del, Leaves: map[uint32]*joinLeaf{}}
 
 	// A plain target goes last, on the inner side of its join, so that
