@@ -51,7 +51,7 @@ func (s *Session) compileExplain(x *pg.ExplainStmt, text string, params *[]types
 			case "xml", "yaml":
 				return pgerr.NotSupported("EXPLAIN (FORMAT %s) is not supported by lockd; TEXT and JSON are", strings.ToUpper(f))
 			default:
-				return pgerr.New(pgerr.InvalidParameterValue, "unrecognized value for EXPLAIN option \"format\": \"%s\"", f)
+				return pgerr.New(pgerr.InvalidParameterValue, "unrecognized value for EXPLAIN option \"format\": \"%s\"", f).WithPosition(de.Location + 1)
 			}
 		default:
 			return pgerr.New(pgerr.SyntaxError, "unrecognized EXPLAIN option \"%s\"", name).WithPosition(de.Location + 1)

@@ -121,8 +121,12 @@ func limitDecoding(fb *fromBuilder, p *SelectPlan) {
 				n = c + 1
 			}
 		}
-		if ts, ok := l.Src.(*TableSource); ok {
-			ts.need = need[l.Off : l.Off+ncols]
+		switch src := l.Src.(type) {
+		case *TableSource:
+			src.need = need[l.Off : l.Off+ncols]
+		case *PartitionedSource:
+			src.need = need[l.Off : l.Off+ncols]
+			src.Tree.setNeed(src.need)
 		}
 		if n == ncols {
 			continue
@@ -148,5 +152,19 @@ func (n *PartNode) limitDecoding(cols int) {
 	}
 	for _, k := range n.Kids {
 		k.limitDecoding(cols)
+	}
+}
+
+// setNeed gives the partitions' scans under n the columns the query
+// reads.
+func (n *PartNode) setNeed(need []bool) {
+	if n == nil {
+		return
+	}
+	if n.Ts != nil {
+		n.Ts.need = need
+	}
+	for _, k := range n.Kids {
+		k.setNeed(need)
 	}
 }

@@ -186,10 +186,11 @@ func ExplainSelect(b *expr.Backend, ec *expr.EvalCtx, p *SelectPlan, opts Explai
 
 // level is the naming of one query level's row.
 type level struct {
-	p     *SelectPlan
-	d     *deparser
-	leafs []*LeafNode
-	refs  map[int]string // item → relation name
+	p      *SelectPlan
+	d      *deparser
+	leafs  []*LeafNode
+	refs   map[int]string // item → relation name
+	single map[int]bool   // partitioned items scanned in one partition, without an Append
 }
 
 // query explains one query level: its FROM tree under its grouping,
@@ -339,11 +340,20 @@ func (ex *explainer) newLevel(p *SelectPlan) *level {
 	nrels := 0
 	for _, l := range leaves {
 		alias := leafAlias(l)
-		lv.refs[l.item] = ex.refName(alias)
 		nrels++
 		if ps, ok := l.Src.(*PartitionedSource); ok && !ps.Only {
 			nrels++ // its partitions are relations of the plan too
+			if ex.singlePartition(ps) {
+				// no Append reads the table itself: the one partition
+				// scanned takes its name (set_rtable_names names only
+				// the relations the plan reads)
+				lv.refs[l.item] = alias
+				lv.single = map[int]bool{l.item: true}
+				goto cols
+			}
 		}
+		lv.refs[l.item] = ex.refName(alias)
+	cols:
 		for len(d.cols) < l.Off+l.N {
 			d.cols = append(d.cols, colName{})
 		}
@@ -465,7 +475,7 @@ func (ex *explainer) leaf(lv *level, l *LeafNode) *exNode {
 	ref := lv.refs[l.item]
 	switch src := l.Src.(type) {
 	case *TableSource:
-		return ex.tableScan(lv, l, src, ref, lv.d)
+		return ex.tableScan(lv, l, src, ref, lv.d, nil)
 	case *PartitionedSource:
 		return ex.appendNode(lv, l, src)
 	}
@@ -518,7 +528,13 @@ func functionName(f *FuncSource) string {
 // tableScan explains the scan of one table (or partition) ref, with its
 // index conditions, and the leaf's filters that are not index conditions
 // as its Filter.
-func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref string, d *deparser) *exNode {
+func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref string, d *deparser, origOf map[expr.Expr]expr.Expr) *exNode {
+	orig := func(e expr.Expr) expr.Expr {
+		if o, ok := origOf[e]; ok {
+			return o
+		}
+		return e
+	}
 	n := &exNode{typ: "Seq Scan", rel: ts.T.Name, ref: ref, width: ts.width()}
 	var filters []expr.Expr
 	indexConds := map[expr.Expr]bool{}
@@ -538,7 +554,7 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 				conds = append(conds, "("+name+" = "+d.print(ts.KeyArgs[i])+")")
 			}
 			if cc := ts.conds[c]; cc != nil && cc.eqSrc != nil {
-				indexConds[cc.eqSrc] = true
+				indexConds[orig(cc.eqSrc)] = true
 			}
 		}
 		if ts.InArgs != nil || ts.InArr != nil || ts.Lo != nil || ts.Hi != nil || ts.NotNull {
@@ -575,7 +591,7 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 			if cc != nil {
 				for _, s := range []expr.Expr{cc.inSrc, cc.loSrc, cc.hiSrc, cc.notNullSrc} {
 					if s != nil {
-						indexConds[s] = true
+						indexConds[orig(s)] = true
 					}
 				}
 			}
@@ -637,14 +653,14 @@ func (ex *explainer) appendNode(lv *level, l *LeafNode, ps *PartitionedSource) *
 	var parts []*PartNode
 	ex.keptPartitions(ps.Tree, &parts)
 	for _, pn := range parts {
-		ref := ex.refName(ps.alias)
+		ref := ex.refName(ps.alias) // after the other relations of the level: the partitions come last
 		// the partition's columns under its own name
 		d := *lv.d
 		d.cols = append([]colName(nil), lv.d.cols...)
 		for j, c := range ps.cols {
 			d.cols[l.Off+j] = colName{rel: ref, col: c.Name}
 		}
-		child := ex.tableScan(lv, &LeafNode{item: l.item, Src: pn.Ts, Off: l.Off, N: l.N, Filters: l.Filters}, pn.Ts, ref, &d)
+		child := ex.tableScan(lv, &LeafNode{item: l.item, Src: pn.Ts, Off: l.Off, N: l.N, Filters: l.Filters}, pn.Ts, ref, &d, ps.origOf)
 		child.stats = ex.stat(pn)
 		n.kids = append(n.kids, child)
 		n.cost.startup = math.Min(n.cost.startup, child.cost.startup)
@@ -666,6 +682,22 @@ func (ex *explainer) appendNode(lv *level, l *LeafNode, ps *PartitionedSource) *
 		return r
 	}
 	return n
+}
+
+// singlePartition reports whether a scan of ps reads one partition
+// without an Append (pruning keeps one, and no per-row pruning needs the
+// Append).
+func (ex *explainer) singlePartition(ps *PartitionedSource) bool {
+	if ps.level {
+		return false
+	}
+	cat := ex.b.Cat()
+	if ps.Tree == nil || ps.Gen != cat.Gen {
+		ps.Build(cat)
+	}
+	var parts []*PartNode
+	ex.keptPartitions(ps.Tree, &parts)
+	return len(parts) == 1
 }
 
 // keptPartitions collects the leaf partitions under n that pruning on

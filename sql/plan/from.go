@@ -590,6 +590,10 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr, out
 			}
 			if sc, ok := shiftColumns(f, -l.Off); ok {
 				conds = append(conds, sc)
+				if src.origOf == nil {
+					src.origOf = map[expr.Expr]expr.Expr{}
+				}
+				src.origOf[sc] = f
 			}
 		}
 		// and, when a nested loop is cheaper, with the join's keys read

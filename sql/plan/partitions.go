@@ -51,7 +51,10 @@ type PartitionedSource struct {
 	cols  []types.Column
 	Mode  locks.LockMode
 	where expr.Expr
-	Only  bool // FROM ONLY t: the partitioned table alone, which holds no rows
+	// origOf maps the conditions of where to the filters of the FROM
+	// item they were shifted from (EXPLAIN's Index Cond versus Filter)
+	origOf map[expr.Expr]expr.Expr
+	Only   bool // FROM ONLY t: the partitioned table alone, which holds no rows
 
 	Gen  uint64    // catalog generation tree was built for
 	Tree *PartNode // the partition tree with per-partition plans
@@ -62,6 +65,7 @@ type PartitionedSource struct {
 	// decodeN columns (decode.go)
 	partial bool
 	decodeN int
+	need    []bool
 	// ExecPrune: some pruning step needs values only the executor has
 	// (outer rows, subqueries, the level row): it runs at every scan, on
 	// the partitions opened for the execution
@@ -135,7 +139,7 @@ func (ps *PartitionedSource) node(cat *catalog.CatalogState, t *catalog.TableDef
 	n := &PartNode{T: t}
 	if !t.Partitioned() {
 		n.Ts = NewTableSource(t, ps.alias)
-		n.Ts.partial, n.Ts.decodeN = ps.partial, ps.decodeN
+		n.Ts.partial, n.Ts.decodeN, n.Ts.need = ps.partial, ps.decodeN, ps.need
 		n.Ts.useIndex(cat, ps.where)
 		n.Idx = cat.TableIndexes(t)
 		return n
