@@ -21,6 +21,7 @@ type colName struct{ rel, col string }
 type deparser struct {
 	cols    []colName
 	prefix  bool           // qualify columns
+	force   bool           // qualify them anyway (a reference to another relation's row)
 	outer   []*deparser    // enclosing levels, innermost last
 	aggs    []*expr.AggRef // for AggResult
 	groups  []expr.Expr    // for GroupRef
@@ -34,7 +35,7 @@ func (d *deparser) col(i int, bare bool) string {
 		return "?column?"
 	}
 	c := d.cols[i]
-	if d.prefix && !bare && c.rel != "" {
+	if (d.prefix || d.force) && !bare && c.rel != "" {
 		return quoteIdent(c.rel) + "." + quoteIdent(c.col)
 	}
 	return quoteIdent(c.col)
@@ -67,10 +68,19 @@ func (d *deparser) write(b *strings.Builder, e expr.Expr) {
 	case *expr.ColExpr:
 		b.WriteString(d.col(x.I, false))
 	case *expr.LevelExpr:
+		// the outer row of a nested loop: PostgreSQL prints the
+		// parameter's referent qualified
+		saved := d.force
+		d.force = true
 		d.write(b, x.E)
+		d.force = saved
 	case *expr.OuterExpr:
 		if n := len(d.outer) - x.Depth; n >= 0 && n < len(d.outer) {
-			d.outer[n].write(b, x.E)
+			o := d.outer[n]
+			saved := o.force
+			o.force = true
+			o.write(b, x.E)
+			o.force = saved
 			return
 		}
 		b.WriteString("?outer?")

@@ -157,6 +157,72 @@ type explainer struct {
 	subs   map[*expr.SublinkExpr]*exSub
 	stats  map[any]*expr.NodeStats
 	outer  []*deparser
+	nrels  int // relations in the statement's plan (PostgreSQL's range table)
+}
+
+// countRels counts the relations p's plan reads, in every query level:
+// what decides whether PostgreSQL qualifies column names in the
+// conditions of joins and upper nodes (its range table's length).
+func (ex *explainer) countRels(p *SelectPlan) int {
+	n := 0
+	var exprs func(e expr.Expr)
+	exprs = func(e expr.Expr) {
+		expr.WalkExpr(e, func(x expr.Expr) bool {
+			if s, ok := x.(*expr.SublinkExpr); ok {
+				if sp, ok := s.Plan.(*SelectPlan); ok {
+					n += ex.countRels(sp)
+				}
+			}
+			return true
+		})
+	}
+	var tree func(t PlanNode)
+	tree = func(t PlanNode) {
+		switch x := t.(type) {
+		case *LeafNode:
+			switch src := x.Src.(type) {
+			case *TableSource:
+				n++
+			case *PartitionedSource:
+				n++
+				if !src.Only {
+					cat := ex.b.Cat()
+					if src.Tree == nil || src.Gen != cat.Gen {
+						src.Build(cat)
+					}
+					var parts []*PartNode
+					ex.keptPartitions(src.Tree, &parts)
+					n += len(parts)
+				}
+			case *SubquerySource:
+				n += ex.countRels(src.Plan)
+			case *SetopSource:
+				n += ex.countRels(src.Left) + ex.countRels(src.Right)
+			default:
+				n++
+			}
+			for _, f := range x.Filters {
+				exprs(f)
+			}
+		case *JoinNode:
+			tree(x.Left)
+			tree(x.Right)
+			for _, c := range x.Cond {
+				exprs(c)
+			}
+		}
+	}
+	if p.From != nil {
+		tree(p.From)
+	}
+	for _, t := range p.Targets {
+		exprs(t)
+	}
+	for _, e := range p.OneTime {
+		exprs(e)
+	}
+	exprs(p.Having)
+	return n
 }
 
 // refName gives a relation its name in the plan: its alias, made
@@ -175,6 +241,7 @@ func (ex *explainer) refName(alias string) string {
 // EXPLAIN ANALYZE run gathered, by plan node.
 func ExplainSelect(b *expr.Backend, ec *expr.EvalCtx, p *SelectPlan, opts ExplainOptions, stats map[any]*expr.NodeStats) []string {
 	ex := &explainer{b: b, c: costsOf(b), ec: ec, opts: &opts, used: map[string]bool{}, subs: map[*expr.SublinkExpr]*exSub{}, stats: stats}
+	ex.nrels = ex.countRels(p)
 	root := ex.query(p)
 	if opts.JSON {
 		return []string{root.json(&opts)}
@@ -337,12 +404,9 @@ func (ex *explainer) newLevel(p *SelectPlan) *level {
 	lv.leafs = leaves
 	d := &deparser{aggs: p.Aggs, groups: p.GroupBy, targets: p.Targets, fc: &ex.b.Format, outer: append([]*deparser(nil), ex.outer...)}
 	d.subplan = ex.subplanRef
-	nrels := 0
 	for _, l := range leaves {
 		alias := leafAlias(l)
-		nrels++
 		if ps, ok := l.Src.(*PartitionedSource); ok && !ps.Only {
-			nrels++ // its partitions are relations of the plan too
 			if ex.singlePartition(ps) {
 				// no Append reads the table itself: the one partition
 				// scanned takes its name (set_rtable_names names only
@@ -361,7 +425,7 @@ func (ex *explainer) newLevel(p *SelectPlan) *level {
 			d.cols[l.Off+j] = colName{rel: lv.refs[l.item], col: c.Name}
 		}
 	}
-	d.prefix = nrels > 1 || ex.opts.Verbose || len(ex.outer) > 0
+	d.prefix = ex.nrels > 1 || ex.opts.Verbose
 	lv.d = d
 	return lv
 }
@@ -528,7 +592,12 @@ func functionName(f *FuncSource) string {
 // tableScan explains the scan of one table (or partition) ref, with its
 // index conditions, and the leaf's filters that are not index conditions
 // as its Filter.
-func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref string, d *deparser, origOf map[expr.Expr]expr.Expr) *exNode {
+func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref string, ld *deparser, origOf map[expr.Expr]expr.Expr) *exNode {
+	// a scan's conditions name its own columns bare (show_scan_qual),
+	// other relations' qualified
+	sd := *ld
+	sd.prefix = ex.opts.Verbose
+	d := &sd
 	orig := func(e expr.Expr) expr.Expr {
 		if o, ok := origOf[e]; ok {
 			return o
@@ -778,7 +847,7 @@ func (ex *explainer) sub(s *expr.SublinkExpr) *exSub {
 		return es
 	}
 	ex.nsub++
-	es := &exSub{init: !s.Correlated}
+	es := &exSub{init: !s.Correlated && !(s.Kind == expr.SublinkAny && s.Hashable)}
 	if es.init {
 		es.name = fmt.Sprintf("InitPlan %d (returns $%d)", ex.nsub, ex.nparam)
 		ex.nparam++
@@ -794,10 +863,16 @@ func (ex *explainer) sub(s *expr.SublinkExpr) *exSub {
 	return es
 }
 
-// subplanRef prints a subquery's reference in an expression.
+// subplanRef prints a subquery's reference in an expression: an
+// InitPlan's output parameter, a SubPlan by its number — for x IN (...)
+// over a hashable type PostgreSQL's hashed SubPlan, which lockd's set
+// of the subquery's values is.
 func (ex *explainer) subplanRef(s *expr.SublinkExpr) string {
 	es := ex.sub(s)
-	if es.init {
+	switch {
+	case s.Kind == expr.SublinkAny && s.Hashable && !s.Correlated:
+		return "(hashed " + es.name + ")"
+	case es.init:
 		// "InitPlan 1 (returns $0)": the expression reads $0
 		return es.name[strings.Index(es.name, "$") : len(es.name)-1]
 	}
