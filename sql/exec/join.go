@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"lockd/sql/expr"
@@ -120,7 +121,16 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 	var rows []*matRow
 	var table map[string][]*matRow
 	hashed := len(innerKeys) > 0
-	if hashed {
+	// one integer key (the common case: a key column joined to another
+	// table's key) is hashed as a number, and a probe outside the range
+	// of the hashed keys misses without a lookup
+	var ints map[int64][]*matRow
+	intKey := len(innerKeys) == 1 && types.CategoryOf(j.KeyTypes[0]) == types.CatInt
+	lowKey, highKey := int64(math.MaxInt64), int64(math.MinInt64)
+	switch {
+	case intKey:
+		ints = map[int64][]*matRow{}
+	case hashed:
 		table = map[string][]*matRow{}
 	}
 	var key []byte
@@ -131,6 +141,18 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 	}
 	err := x.runNode(ec, inner, buf, func() error {
 		r := &matRow{vals: append([]types.Datum(nil), buf[ilo:ihi]...)}
+		if intKey {
+			v, err := innerKeys[0].Eval(ec, buf)
+			if err != nil {
+				return err
+			}
+			if !v.Null {
+				ints[v.I] = append(ints[v.I], r)
+				lowKey, highKey = min(lowKey, v.I), max(highKey, v.I)
+			}
+			rows = append(rows, r)
+			return nil
+		}
 		if hashed {
 			var ok bool
 			var err error
@@ -158,7 +180,17 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 	}
 	err = x.runNode(ec, outer, buf, func() error {
 		candidates := rows
-		if hashed {
+		switch {
+		case intKey:
+			v, err := outerKeys[0].Eval(ec, buf)
+			if err != nil {
+				return err
+			}
+			candidates = nil
+			if !v.Null && v.I >= lowKey && v.I <= highKey {
+				candidates = ints[v.I]
+			}
+		case hashed:
 			var ok bool
 			var err error
 			key, ok, err = x.joinHashKey(ec, j, key[:0], outerKeys, buf)
