@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -88,33 +89,72 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 	}
 	nt := s.Cat().Tables[t.OID]
 	src := plan.NewTableSource(nt, nt.Name)
+	src.DecodeOnly(cols) // the key columns are all the build reads
+	// the entries, then sorted: duplicates of a unique index meet, and the
+	// B-tree is filled in key order
 	type entry struct {
-		tid storage.TID
-		row []types.Datum
+		key  []byte
+		tid  storage.TID
+		null bool
 	}
-	var rows []entry
+	var entries []entry
+	var nullErr error
 	if err := s.ScanTableTIDs(ec, src, func(tid storage.TID, row []types.Datum) error {
-		rows = append(rows, entry{tid, append([]types.Datum(nil), row...)})
+		key, null := s.IndexKey(nt, ix, row)
+		if primary && null && nullErr == nil {
+			for _, c := range cols { // a primary key's SET NOT NULL, checked as ATRewriteTables does
+				if row[c].Null {
+					name := nt.Cols[c].Name
+					nullErr = pgerr.New(pgerr.NotNullViolation, "column \"%s\" of relation \"%s\" contains null values", name, nt.Name).OnColumn(nt.Name, name)
+					break
+				}
+			}
+		}
+		entries = append(entries, entry{key, tid, null})
 		return nil
 	}); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
-	for _, r := range rows {
-		for _, c := range cols { // a primary key's SET NOT NULL, checked as ATRewriteTables does
-			if primary && r.row[c].Null {
-				name := nt.Cols[c].Name
-				return pgerr.New(pgerr.NotNullViolation, "column \"%s\" of relation \"%s\" contains null values", name, nt.Name).OnColumn(nt.Name, name)
-			}
+	if nullErr != nil {
+		return nullErr
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-		key, null := s.IndexKey(nt, ix, r.row)
-		if unique && !null && seen[string(key)] { // a NULL key is never a duplicate
-			return pgerr.New(pgerr.UniqueViolation, "could not create unique index \"%s\"", name).
-				WithDetail(strings.TrimSuffix(s.UniqueViolation(nt, ix, r.row).(*pgerr.Error).Detail, " already exists.")+" is duplicated.").
-				OnConstraint(nt.Name, name)
+		switch {
+		case tidLess(a.tid, b.tid):
+			return -1
+		case tidLess(b.tid, a.tid):
+			return 1
 		}
-		seen[string(key)] = true
-		if err := s.Store.IndexInsert(s.Proc, storage.RelID(ix.RelFile), key, r.tid); err != nil {
+		return 0
+	})
+	// a duplicate is reported for the key whose second row comes first
+	// in the table, as a build that checked row by row would meet it
+	dup := -1
+	for i := 1; unique && i < len(entries); i++ {
+		e := &entries[i]
+		if e.null || !bytes.Equal(entries[i-1].key, e.key) || i > 1 && bytes.Equal(entries[i-2].key, e.key) {
+			continue // a NULL key is never a duplicate; only a group's second row counts
+		}
+		if dup < 0 || tidLess(e.tid, entries[dup].tid) {
+			dup = i
+		}
+	}
+	if dup >= 0 {
+		row := make([]types.Datum, len(nt.Cols)+plan.NumSysCols)
+		if _, err := s.Store.Fetch(s.Proc, &s.Txn, storage.RelID(nt.RelFile), entries[dup].tid, func(_ *plan.TxnHeader, data []byte) {
+			_ = catalog.DecodeRow(data, nt, row)
+		}); err != nil {
+			return err
+		}
+		return pgerr.New(pgerr.UniqueViolation, "could not create unique index \"%s\"", name).
+			WithDetail(strings.TrimSuffix(s.UniqueViolation(nt, ix, row).(*pgerr.Error).Detail, " already exists.")+" is duplicated.").
+			OnConstraint(nt.Name, name)
+	}
+	for _, e := range entries {
+		if err := s.Store.IndexInsert(s.Proc, storage.RelID(ix.RelFile), e.key, e.tid); err != nil {
 			return err
 		}
 	}
@@ -396,4 +436,9 @@ func (s *Utility) childIndexes(pix *catalog.IndexDef) []*catalog.IndexDef {
 		}
 	}
 	return out
+}
+
+// tidLess orders heap tuple ids by block, then line pointer.
+func tidLess(a, b storage.TID) bool {
+	return a.Block < b.Block || a.Block == b.Block && a.Offset < b.Offset
 }

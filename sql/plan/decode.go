@@ -168,3 +168,13 @@ func (n *PartNode) setNeed(need []bool) {
 		k.setNeed(need)
 	}
 }
+
+// DecodeOnly limits ts's scan to decoding the columns up to the last of
+// cols, for a reader of those columns alone (an index build).
+func (ts *TableSource) DecodeOnly(cols []int) {
+	n := 0
+	for _, c := range cols {
+		n = max(n, c+1)
+	}
+	ts.partial, ts.decodeN = n < len(ts.Defs), n
+}
