@@ -70,7 +70,13 @@ func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 	}
 	deferred := p.PostponedTargets()
 	start := time.Now()
-	results, err := x.collectRows(ec, p, scan, buf, out, deferred)
+	// ORDER BY ... LIMIT keeps only the rows that can still make the
+	// limit while it reads (PostgreSQL's top-N heapsort)
+	topN := int64(-1)
+	if lim.limit >= 0 && len(p.Sort) > 0 && !p.Grouped && !p.Distinct && len(p.DistinctOn) == 0 && p.RowLocks == nil {
+		topN = lim.limit + lim.offset
+	}
+	results, err := x.collectRows(ec, p, scan, buf, out, deferred, topN)
 	if err != nil {
 		return err
 	}
@@ -153,8 +159,19 @@ type outRow struct {
 
 // collectRows runs the scan (grouped when the query is) and gathers the
 // projected rows with their sort keys.
-func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(func() error) error, buf, out []types.Datum, deferred []bool) ([]outRow, error) {
+func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(func() error) error, buf, out []types.Datum, deferred []bool, topN int64) ([]outRow, error) {
 	var results []outRow
+	var sortErr error
+	// with topN >= 0 only the first topN rows in sort order are wanted:
+	// whenever twice as many are held, the others are dropped
+	trim := func() {
+		if topN < 0 || int64(len(results)) < 2*topN+64 {
+			return
+		}
+		sortOut(p, results, &sortErr)
+		clear(results[topN:])
+		results = results[:topN]
+	}
 	collect := func(row []types.Datum) error {
 		project := func(ec *expr.EvalCtx, row, out []types.Datum, fn func([]types.Datum) error) error {
 			return x.project(ec, p, row, out, fn)
@@ -192,7 +209,8 @@ func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(f
 				r.level = append([]types.Datum(nil), row...)
 			}
 			results = append(results, r)
-			return nil
+			trim()
+			return sortErr
 		})
 	}
 	if p.Grouped {
@@ -214,6 +232,18 @@ func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(f
 	return results, nil
 }
 
+// sortOut sorts rows by p's ORDER BY keys, stably (rows that compare
+// equal keep the order they were read in).
+func sortOut(p *plan.SelectPlan, rows []outRow, sortErr *error) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		c, err := expr.CompareKeys(p.Sort, rows[i].keys, rows[j].keys)
+		if err != nil && *sortErr == nil {
+			*sortErr = err
+		}
+		return c < 0
+	})
+}
+
 // orderRows applies DISTINCT, ORDER BY and DISTINCT ON to gathered rows.
 func orderRows(p *plan.SelectPlan, results []outRow) ([]outRow, error) {
 	if p.Distinct {
@@ -230,14 +260,7 @@ func orderRows(p *plan.SelectPlan, results []outRow) ([]outRow, error) {
 	}
 	if len(p.Sort) > 0 {
 		var sortErr error
-		sort.SliceStable(results, func(i, j int) bool {
-			c, err := expr.CompareKeys(p.Sort, results[i].keys, results[j].keys)
-			if err != nil {
-				sortErr = err
-			}
-			return c < 0
-		})
-		if sortErr != nil {
+		if sortOut(p, results, &sortErr); sortErr != nil {
 			return nil, sortErr
 		}
 	}
