@@ -38,3 +38,32 @@ func TestTrimBlanks(t *testing.T) {
 		}
 	}
 }
+
+// The executor's other per-row paths over the same table: a filter and
+// an aggregate, a hash join with a ten-row table, a GROUP BY, an index
+// range. One op is one query; allocations per op stay a small constant
+// whatever the rows (none per row):
+//
+//	go test ./sql -run XXX -bench 'Executor' -benchmem
+func BenchmarkExecutor(b *testing.B) {
+	_, s := testEngine(b, -1)
+	mustRun(b, s, "create table acc (aid int primary key, bid int, abalance int, filler char(84))",
+		"insert into acc select g, (g - 1) / 10000 + 1, g % 7, '' from generate_series(1, 100000) g",
+		"create table br (bid int primary key, bbalance int)",
+		"insert into br select g, 0 from generate_series(1, 10) g")
+	for _, q := range []struct{ name, sql, want string }{
+		{"filter-sum", "select sum(abalance) from acc where abalance > 2", "257142"},
+		{"hash-join", "select count(*) from acc a join br b on a.bid = b.bid", "100000"},
+		{"group-by", "select count(*) from (select bid, sum(abalance) from acc group by bid) g", "10"},
+		{"index-range", "select count(*) from acc where aid between 1000 and 1999", "1000"},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := queryString(b, s, q.sql); got != q.want {
+					b.Fatalf("%s: %s, want %s", q.sql, got, q.want)
+				}
+			}
+		})
+	}
+}

@@ -257,6 +257,25 @@ func ArithFn(op string, t types.Type) func(ec *EvalCtx, a, b types.Datum) (types
 }
 
 func CmpFn(op string, t types.Type) func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) {
+	switch types.CategoryOf(t) {
+	case types.CatInt, types.CatBool, types.CatDatetime:
+		// integer-valued types compare their int64s, the operator chosen
+		// once rather than per row
+		switch op {
+		case "=":
+			return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) { return types.BoolDatum(a.I == b.I), nil }
+		case "<>", "!=":
+			return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) { return types.BoolDatum(a.I != b.I), nil }
+		case "<":
+			return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) { return types.BoolDatum(a.I < b.I), nil }
+		case ">":
+			return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) { return types.BoolDatum(a.I > b.I), nil }
+		case "<=":
+			return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) { return types.BoolDatum(a.I <= b.I), nil }
+		case ">=":
+			return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) { return types.BoolDatum(a.I >= b.I), nil }
+		}
+	}
 	c := types.Comparator(t)
 	return func(_ *EvalCtx, a, b types.Datum) (types.Datum, error) {
 		v, err := c(a, b)
