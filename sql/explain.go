@@ -69,14 +69,35 @@ func (s *Session) compileExplain(x *pg.ExplainStmt, text string, params *[]types
 		return err
 	}
 	planMs := float64(time.Since(planning).Microseconds()) / 1000
-	p, ok := inner.Plan.(*plan.SelectPlan)
-	if !ok {
-		return pgerr.NotSupported("EXPLAIN of %s is not supported by lockd yet", analyze.CommandName(x.Query))
+	var explain func(ec *expr.EvalCtx, stats map[any]*expr.NodeStats) []string
+	switch p := inner.Plan.(type) {
+	case *plan.SelectPlan:
+		explain = func(ec *expr.EvalCtx, stats map[any]*expr.NodeStats) []string {
+			return plan.ExplainSelect(&s.Backend, ec, p, opts, stats)
+		}
+	case *plan.ModifyPlan:
+		if p.Parts == nil {
+			explain = func(ec *expr.EvalCtx, stats map[any]*expr.NodeStats) []string {
+				return plan.ExplainModify(&s.Backend, ec, p, opts, stats)
+			}
+		}
+	case *plan.InsertPlan:
+		explain = func(ec *expr.EvalCtx, stats map[any]*expr.NodeStats) []string {
+			return plan.ExplainInsert(&s.Backend, ec, p, opts, stats)
+		}
+	}
+	if explain == nil {
+		return pgerr.NotSupported("EXPLAIN of this form of %s is not supported by lockd yet", analyze.CommandName(x.Query))
 	}
 	st.Tag = "EXPLAIN"
 	// lockd has no json type: FORMAT JSON's column is text
 	st.Cols = []types.Column{{Name: "QUERY PLAN", Type: types.TypeText}}
 	st.Rels = inner.Rels
+	if opts.Analyze {
+		// EXPLAIN ANALYZE runs the statement: it writes as the statement
+		// does (and is refused where the statement would be)
+		st.Writes = inner.Writes
+	}
 	s.FoldedVolatile = true // planned afresh each time, as PostgreSQL plans EXPLAIN
 	st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
 		var stats map[any]*expr.NodeStats
@@ -92,7 +113,7 @@ func (s *Session) compileExplain(x *pg.ExplainStmt, text string, params *[]types
 				return "", err
 			}
 		}
-		lines := plan.ExplainSelect(&s.Backend, ec, p, opts, stats)
+		lines := explain(ec, stats)
 		if opts.Summary && !opts.JSON {
 			lines = append(lines, fmt.Sprintf("Planning Time: %.3f ms", planMs))
 			if opts.Analyze {

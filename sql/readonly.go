@@ -39,6 +39,9 @@ func readOnlyName(n *pg.Node, st *plan.Stmt) string {
 			}
 		}
 		return ""
+	case n.GetExplainStmt() != nil && st.Writes:
+		// EXPLAIN ANALYZE runs its statement (sql/explain.go)
+		return readOnlyName(n.GetExplainStmt().Query, st)
 	case n.GetCopyStmt() != nil:
 		if n.GetCopyStmt().IsFrom {
 			return "COPY FROM"

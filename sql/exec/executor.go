@@ -26,11 +26,30 @@ func (x *Executor) RunPlan(ec *expr.EvalCtx, st *plan.Stmt, emit func([]types.Da
 			return emit(row)
 		})
 	case *plan.InsertPlan:
-		if n, err = x.execInsert(ec, p, emit); err != nil {
+		if st := ec.Stats(plan.StatInsert{P: p}); st != nil {
+			err = timed(st, func(count func(func() error) error) error {
+				var err error
+				n, err = x.execInsert(ec, p, emit)
+				st.Rows += float64(n)
+				return err
+			})
+		} else {
+			n, err = x.execInsert(ec, p, emit)
+		}
+		if err != nil {
 			return "", err
 		}
 		return "INSERT 0 " + strconv.FormatInt(n, 10), nil
 	case *plan.ModifyPlan:
+		if st := ec.Stats(plan.StatModify{P: p}); st != nil {
+			err = timed(st, func(count func(func() error) error) error {
+				var err error
+				n, err = x.execModify(ec, p, emit)
+				st.Rows += float64(n)
+				return err
+			})
+			break
+		}
 		n, err = x.execModify(ec, p, emit)
 	case *plan.JoinModifyPlan:
 		n, err = x.execJoinModify(ec, p, emit)

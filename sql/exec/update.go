@@ -59,14 +59,27 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 		return s.execModifyPartitioned(ec, p, emit)
 	}
 	var targets []plan.Target
-	err := s.ScanTableTIDs(ec, p.Src, func(tid storage.TID, row []types.Datum) error {
-		ok, err := s.modifyMatches(ec, p, row)
-		if err != nil || !ok {
-			return err
-		}
-		targets = append(targets, plan.Target{Tid: tid, Row: append([]types.Datum(nil), row...)})
-		return nil
-	})
+	find := func(count func(func() error) error) error {
+		return s.ScanTableTIDs(ec, p.Src, func(tid storage.TID, row []types.Datum) error {
+			ok, err := s.modifyMatches(ec, p, row)
+			if err != nil || !ok {
+				if st := ec.Stats(p.Src); st != nil && err == nil {
+					st.Removed++
+				}
+				return err
+			}
+			return count(func() error {
+				targets = append(targets, plan.Target{Tid: tid, Row: append([]types.Datum(nil), row...)})
+				return nil
+			})
+		})
+	}
+	var err error
+	if st := ec.Stats(p.Src); st != nil {
+		err = timed(st, find) // EXPLAIN ANALYZE: the scan's counts
+	} else {
+		err = find(func(f func() error) error { return f() })
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -242,13 +242,7 @@ func (ex *explainer) refName(alias string) string {
 func ExplainSelect(b *expr.Backend, ec *expr.EvalCtx, p *SelectPlan, opts ExplainOptions, stats map[any]*expr.NodeStats) []string {
 	ex := &explainer{b: b, c: costsOf(b), ec: ec, opts: &opts, used: map[string]bool{}, subs: map[*expr.SublinkExpr]*exSub{}, stats: stats}
 	ex.nrels = ex.countRels(p)
-	root := ex.query(p)
-	if opts.JSON {
-		return []string{root.json(&opts)}
-	}
-	var out []string
-	root.text(&out, 0, false, &opts)
-	return out
+	return ex.render(ex.query(p))
 }
 
 // level is the naming of one query level's row.

@@ -53,3 +53,16 @@ explain (costs off) select p.v, count(*) from p join q on p.k = q.k group by p.v
 explain (costs off) select * from p where k = 1500;
 explain (costs off) select count(*) from p where k between 900 and 1100;
 explain (costs off) select count(*) from p;
+-- INSERT, UPDATE, DELETE
+create table hist (tid int, bid int, aid int, delta int);
+explain (costs off) update accounts set abalance = abalance + 1 where aid = 5;
+explain (costs off) update accounts set abalance = 0 where abalance > 100;
+explain (costs off) delete from hist where tid = 3;
+explain (costs off) insert into hist values (1, 1, 1, 1);
+explain (costs off) insert into hist values (1, 1, 1, 1), (2, 2, 2, 2);
+explain (costs off) insert into hist select aid, bid, 1, 1 from accounts where aid between 1 and 3;
+explain (costs off) insert into branches values (1, 0, '') on conflict (bid) do update set bbalance = excluded.bbalance;
+explain (costs off) insert into branches values (1, 0, '') on conflict do nothing;
+begin;
+explain (analyze, costs off, timing off, summary off) update accounts set abalance = abalance + 1 where aid between 5 and 9;
+rollback;
