@@ -31,9 +31,31 @@ func (x *Executor) runNodeOnce(ec *expr.EvalCtx, n plan.PlanNode, buf []types.Da
 	panic(fmt.Sprintf("sql: runNode of %T", n))
 }
 
-func setNull(buf []types.Datum, lo, hi int) {
-	for i := lo; i < hi; i++ {
-		buf[i] = types.NullDatum
+func setNulls(buf []types.Datum, spans []plan.Span) {
+	for _, sp := range spans {
+		for i := sp.Lo; i < sp.Hi; i++ {
+			buf[i] = types.NullDatum
+		}
+	}
+}
+
+// saveSpans copies the columns of spans out of the level row.
+func saveSpans(buf []types.Datum, spans []plan.Span) []types.Datum {
+	n := 0
+	for _, sp := range spans {
+		n += sp.Hi - sp.Lo
+	}
+	out := make([]types.Datum, 0, n)
+	for _, sp := range spans {
+		out = append(out, buf[sp.Lo:sp.Hi]...)
+	}
+	return out
+}
+
+// restoreSpans puts columns saveSpans saved back in the level row.
+func restoreSpans(buf []types.Datum, spans []plan.Span, vals []types.Datum) {
+	for _, sp := range spans {
+		vals = vals[copy(buf[sp.Lo:sp.Hi], vals):]
 	}
 }
 
@@ -54,7 +76,7 @@ func (x *Executor) runJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum
 // runNested re-runs the right side for each left row (inner and left
 // joins only; the planner never builds a rescanned right or full join).
 func (x *Executor) runNestedLoop(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
-	rlo, rhi := j.Right.Span()
+	rspans := j.Right.Spans()
 	return x.runNode(ec, j.Left, buf, func() error {
 		matched := false
 		err := x.runNode(ec, j.Right, buf, func() error {
@@ -71,7 +93,7 @@ func (x *Executor) runNestedLoop(ec *expr.EvalCtx, j *plan.JoinNode, buf []types
 			return err
 		}
 		if !matched && j.Kind == plan.JoinLeft {
-			setNull(buf, rlo, rhi)
+			setNulls(buf, rspans)
 			return x.emitJoin(ec, j, buf, fn)
 		}
 		return nil
@@ -116,8 +138,7 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 		outer, inner = j.Right, j.Left
 		outerKeys, innerKeys = j.Rkeys, j.Lkeys
 	}
-	ilo, ihi := inner.Span()
-	olo, ohi := outer.Span()
+	ispans, ospans := inner.Spans(), outer.Spans()
 	var rows []*matRow
 	var table map[string][]*matRow
 	hashed := len(innerKeys) > 0
@@ -140,7 +161,7 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 		hashStart = time.Now()
 	}
 	err := x.runNode(ec, inner, buf, func() error {
-		r := &matRow{vals: append([]types.Datum(nil), buf[ilo:ihi]...)}
+		r := &matRow{vals: saveSpans(buf, ispans)}
 		if intKey {
 			v, err := innerKeys[0].Eval(ec, buf)
 			if err != nil {
@@ -204,7 +225,7 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 		}
 		matched := false
 		for _, r := range candidates {
-			copy(buf[ilo:ihi], r.vals)
+			restoreSpans(buf, ispans, r.vals)
 			if ok, err := passes(ec, j.Cond, buf); err != nil {
 				return err
 			} else if !ok {
@@ -217,7 +238,7 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 			}
 		}
 		if !matched && j.Kind != plan.JoinInner {
-			setNull(buf, ilo, ihi)
+			setNulls(buf, ispans)
 			return x.emitJoin(ec, j, buf, fn)
 		}
 		return nil
@@ -225,12 +246,12 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 	if err != nil || j.Kind != plan.JoinFull {
 		return err
 	}
-	setNull(buf, olo, ohi)
+	setNulls(buf, ospans)
 	for _, r := range rows {
 		if r.matched {
 			continue
 		}
-		copy(buf[ilo:ihi], r.vals)
+		restoreSpans(buf, ispans, r.vals)
 		if err := x.emitJoin(ec, j, buf, fn); err != nil {
 			return err
 		}

@@ -35,9 +35,10 @@ type fromBuilder struct {
 	rels   []expr.RelLock
 	ons    []onCond // ON conditions, placed after WHERE is known
 	// planning by cost (estimate.go)
-	keepSides bool // hash joins hash their right side (UPDATE/DELETE ... FROM read the target's side in order)
-	cost      *costs
-	infos     map[int]*relInfo // by item
+	keepSides  bool       // hash joins hash their right side (UPDATE/DELETE ... FROM read the target's side in order)
+	orderConds []joinCond // the conditions join order search weighs (joinorder.go)
+	cost       *costs
+	infos      map[int]*relInfo // by item
 }
 
 type onCond struct {

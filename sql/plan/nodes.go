@@ -17,9 +17,14 @@ import (
 type PlanNode interface {
 	// mask is the set of FROM items the node covers (bit i = item i).
 	mask() uint64
-	// span is the range of the level row the node writes.
-	Span() (lo, hi int)
+	// Spans are the ranges of the level row the node writes, one per
+	// FROM item under it (not adjacent when the join order is not the
+	// FROM clause's).
+	Spans() []Span
 }
+
+// Span is a range [Lo, Hi) of the level row.
+type Span struct{ Lo, Hi int }
 
 // leafNode scans one FROM item.
 type LeafNode struct {
@@ -35,8 +40,8 @@ type LeafNode struct {
 	Est pathCost
 }
 
-func (l *LeafNode) mask() uint64     { return 1 << uint(l.item) }
-func (l *LeafNode) Span() (int, int) { return l.Off, l.Off + l.N }
+func (l *LeafNode) mask() uint64  { return 1 << uint(l.item) }
+func (l *LeafNode) Spans() []Span { return []Span{{l.Off, l.Off + l.N}} }
 
 type joinKind uint8
 
@@ -66,8 +71,6 @@ type JoinNode struct {
 }
 
 func (j *JoinNode) mask() uint64 { return j.Left.mask() | j.Right.mask() }
-func (j *JoinNode) Span() (int, int) {
-	lo, _ := j.Left.Span()
-	_, hi := j.Right.Span()
-	return lo, hi
+func (j *JoinNode) Spans() []Span {
+	return append(j.Left.Spans(), j.Right.Spans()...)
 }

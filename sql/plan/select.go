@@ -158,6 +158,10 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 			return nil, err
 		}
 	}
+	if p.RowLocks == nil {
+		root, where = fb.reorder(root, where) // joinorder.go
+		p.From = root
+	}
 	if p.OneTime, err = fb.place(root, where); err != nil {
 		return nil, err
 	}
