@@ -125,12 +125,14 @@ func typeWidth(t types.Type) int {
 		return 16
 	case types.OIDVarchar, types.OIDBpchar:
 		if t.Mod > 4 {
-			max := int(t.Mod) - 4 + 4 // characters of one byte, plus the varlena header
-			if max <= 32 {
-				return max
+			// the longest value: its characters at UTF-8's four bytes
+			// each, and the varlena header (type_maximum_size)
+			longest := (int(t.Mod)-4)*4 + 4
+			if longest <= 32 {
+				return longest
 			}
-			if max < 1000 {
-				return 32 + (max-32)/2
+			if longest < 1000 {
+				return 32 + (longest-32)/2
 			}
 		}
 	}
