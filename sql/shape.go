@@ -237,7 +237,10 @@ func (sh *shaper) word(i int) int {
 	switch sh.prevWord {
 	case "by":
 		sh.byList = sh.lastWord == "order" || sh.lastWord == "group"
-	case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where", "from":
+	case "from":
+		// IS [NOT] DISTINCT FROM is an operator, not a FROM clause
+		sh.byList = sh.byList && sh.lastWord == "distinct"
+	case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where":
 		sh.byList = false
 	}
 	sh.b.WriteString(q[i:j])
