@@ -101,6 +101,11 @@ func compare(m meta, lockd, pg *result) (outcome, string) {
 		}
 		return different, fmt.Sprintf("lockd: %s\nPostgreSQL: %s", lockd, pg)
 	}
+	if len(lockd.rows) != len(pg.rows) {
+		// first: without rows, a prepared statement's execution has no
+		// column descriptions to compare
+		return different, compareRows(m, lockd.rows, pg.rows)
+	}
 	if len(lockd.names) != len(pg.names) {
 		return different, fmt.Sprintf("columns: lockd %q, PostgreSQL %q", lockd.names, pg.names)
 	}

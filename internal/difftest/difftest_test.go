@@ -19,6 +19,7 @@ var (
 	queryFlag    = flag.Int("difftest.query", -1, "run only this query number of the seed (as a failure prints it)")
 	minimizeFlag = flag.Bool("difftest.minimize", false, "shrink each differing query by dropping clauses")
 	maxDiffsFlag = flag.Int("difftest.maxdiffs", 20, "stop after this many differences (0: never)")
+	verboseFlag  = flag.Bool("difftest.verbose", false, "log every statement and both servers' outcomes")
 	dumpFlag     = flag.String("difftest.dump", "", "write each round's schema as an SQL script into this directory")
 )
 
@@ -67,6 +68,7 @@ func TestDifferential(t *testing.T) {
 		Exclusions: Known,
 		Logf:       t.Logf,
 		DumpDir:    *dumpFlag,
+		Verbose:    *verboseFlag,
 	}
 	rep, err := Run(ctx, cfg, connect(inst.ConnString()), connect(pg.ConnString()))
 	t.Log(rep.Summary())

@@ -52,6 +52,7 @@ func (g *gen) alias() string {
 type scope struct {
 	rels  []*rel
 	outer *scope
+	rows  float64 // estimated rows of its FROM (0: not known)
 }
 
 func (sc *scope) cols(ok func(*rcol) bool) []cref {
@@ -248,6 +249,7 @@ func (g *gen) genFrom(n int) (*selectQ, *scope) {
 		}
 		q.from[len(q.from)-1].joins = append(q.from[len(q.from)-1].joins, joinStep{kind: kind, rel: nr, on: on})
 	}
+	sc.rows = est
 	return q, sc
 }
 
@@ -279,13 +281,16 @@ func (g *gen) joinEquality(partners []*rel, nr *rel, est float64, eqOnly bool) (
 			return 0
 		})
 	}
+	op := "="
+	if !eqOnly && g.chance(0.05) {
+		op = g.cmpOp()
+	}
 	for _, p := range pairs {
 		e := est * float64(max(nr.rows, 1)) / float64(max(p.a.c.ndv, p.b.c.ndv, 1))
+		if op != "=" {
+			e = est * float64(max(nr.rows, 1)) / 3 // PostgreSQL's guess for an inequality
+		}
 		if e <= maxRows {
-			op := "="
-			if !eqOnly && g.chance(0.05) {
-				op = g.cmpOp()
-			}
 			if g.chance(0.5) {
 				return fmt.Sprintf("%s %s %s", p.a.sql(), op, p.b.sql()), max(e, est), true
 			}

@@ -135,8 +135,11 @@ func (g *gen) pred(sc *scope, depth int) string {
 		nest = 1
 	}
 	switch g.pickW(20, 8, 7, 8, 6, 6, 3, 3*nest, 8*nest, 5*sub, 5*sub, 2*sub, 4*sub, 3, 3, 3, 1, 2, 2) {
-	case 0: // column op literal
+	case 0: // column op literal, or literal op column
 		c, _ := g.col(sc, anyCol)
+		if !g.ex.ValueFirstComparison && g.chance(0.25) {
+			return fmt.Sprintf("%s %s %s", g.lit(c), g.cmpOp(), c.sql())
+		}
 		return fmt.Sprintf("%s %s %s", c.sql(), g.cmpOp(), g.lit(c))
 	case 1: // column op column (another one: c op c is dull)
 		c, _ := g.col(sc, anyCol)
@@ -272,17 +275,42 @@ func (g *gen) pred(sc *scope, depth int) string {
 // subScope is the scope of a subquery over one table (sometimes two,
 // joined on an equality), nested in sc.
 func (g *gen) subScope(sc *scope) (string, *scope) {
-	r := g.tableRel(g.randomTable())
+	r := g.tableRel(g.subqueryTable())
 	inner := &scope{rels: []*rel{r}, outer: sc}
 	from := r.ref()
 	if g.chance(0.15) {
-		r2 := g.tableRel(g.randomTable())
-		if eq, _, ok := g.joinEquality([]*rel{r}, r2, float64(max(r.rows, 1)), false); ok {
+		// a join, if a small one: it runs for every row around it
+		r2 := g.tableRel(g.subqueryTable())
+		if eq, _, ok := g.joinEquality([]*rel{r}, r2, float64(max(r.rows, 1)), false); ok && r.rows*r2.rows <= maxRows {
 			from += " join " + r2.ref() + " on " + eq
 			inner.rels = append(inner.rels, r2)
 		}
 	}
 	return from, inner
+}
+
+// maxSubqueryRows bounds the tables a subquery reads: a correlated one
+// runs once per row around it.
+const maxSubqueryRows = 250
+
+// maxCorrelatedWork bounds the rows a correlated subquery reads over all
+// the rows of the query around it, so that no query takes long (lockd
+// runs it once per row, without turning it into a join).
+const maxCorrelatedWork = 150_000
+
+// subqueryTable is a table of at most maxSubqueryRows rows, if there is
+// one.
+func (g *gen) subqueryTable() *table {
+	var small []*table
+	for _, t := range g.s.tables {
+		if len(t.rows) <= maxSubqueryRows {
+			small = append(small, t)
+		}
+	}
+	if len(small) == 0 {
+		return g.randomTable()
+	}
+	return small[g.intn(len(small))]
 }
 
 // corr correlates a subquery with the query around it: a column of the
@@ -307,6 +335,16 @@ func (g *gen) corr(inner, outer *scope) (string, bool) {
 // subWhere is the WHERE of a subquery: usually a correlation, and
 // sometimes conditions of its own.
 func (g *gen) subWhere(inner, outer *scope, depth int, correlate float64) string {
+	if outer.outer != nil && g.ex.NestedCorrelation {
+		correlate = 0 // outer is itself a subquery
+	}
+	innerRows := 1.0
+	for _, r := range inner.rels {
+		innerRows *= float64(max(r.rows, 1))
+	}
+	if outer.rows*innerRows > maxCorrelatedWork {
+		correlate = 0 // it would run for each of many rows
+	}
 	var conds []string
 	if g.chance(correlate) {
 		if c, ok := g.corr(inner, outer); ok {
@@ -407,7 +445,7 @@ func (g *gen) scalarSubPred(sc *scope, depth int) string {
 	if !ok {
 		return g.pred(sc, depth)
 	}
-	if g.chance(0.5) {
+	if !g.ex.ValueFirstComparison && g.chance(0.5) {
 		return fmt.Sprintf("%s %s %s", s, g.cmpOp(), c.sql())
 	}
 	return fmt.Sprintf("%s %s %s", c.sql(), g.cmpOp(), s)

@@ -31,6 +31,8 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Timeout bounds each statement on each server.
 	Timeout time.Duration
+	// Verbose logs every statement with both outcomes.
+	Verbose bool
 	// DumpDir, if set, receives each round's schema as an SQL script
 	// (seed-S-round-R.sql), to load into psql when studying a difference.
 	DumpDir string
@@ -336,8 +338,8 @@ func (r *runner) runQuery(ctx context.Context, s *schema, i int) error {
 	if l.other != nil || p.other != nil {
 		return r.broken(i, sql, l, p)
 	}
-	if os.Getenv("DIFFTEST_EMPTY") != "" && p.err == nil && len(p.rows) == 0 {
-		r.cfg.Logf("EMPTY %s", sql)
+	if r.cfg.Verbose {
+		r.cfg.Logf("query %d: %s\n  lockd %s, PostgreSQL %s", i, sql, l, p)
 	}
 	switch o, detail := r.judge(q.meta(), l, p); o {
 	case different:
@@ -367,9 +369,6 @@ func (r *runner) judge(m meta, l, p *result) (outcome, string) {
 		}
 		if p.err != nil {
 			r.rep.BothFailed[p.err.Code]++
-			if os.Getenv("DIFFTEST_DEBUG") != "" {
-				r.cfg.Logf("both failed: %s / %s", l, p)
-			}
 		}
 	case unsupported:
 		r.rep.Unsupported[l.err.Message]++
@@ -379,6 +378,9 @@ func (r *runner) judge(m meta, l, p *result) (outcome, string) {
 
 func (r *runner) runPrepared(ctx context.Context, q *query) error {
 	sql := q.sql()
+	if r.cfg.Verbose {
+		r.cfg.Logf("query %d (prepared): %s", q.num, sql)
+	}
 	const name = "difftest"
 	var lDesc, pDesc *pgconn.StatementDescription
 	var lErr, pErr error
@@ -428,8 +430,8 @@ func (r *runner) runPrepared(ctx context.Context, q *query) error {
 			rr := r.pg.ExecPrepared(ctx, name, args, formats, nil).Read()
 			p = newResult(rr.FieldDescriptions, rr.Rows, rr.CommandTag, rr.Err)
 		})
-		if os.Getenv("DIFFTEST_DEBUG") != "" {
-			r.cfg.Logf("exec %d: %v %v lockd %s pg %s (total pg %v)", k, shown, formats, l, p, r.rep.PGTime)
+		if r.cfg.Verbose {
+			r.cfg.Logf("query %d, execution %d (%s): lockd %s, PostgreSQL %s", q.num, k+1, strings.Join(shown, ", "), l, p)
 		}
 		if l.other != nil || p.other != nil {
 			return r.broken(q.num, sql, l, p)

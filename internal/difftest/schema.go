@@ -407,7 +407,8 @@ func addIndexes(r *rand.Rand, t *table, n int) {
 	}
 }
 
-// genRows fills t with 0–110 rows.
+// genRows fills t with rows: usually 10–110, sometimes none or a few,
+// sometimes up to 2,000.
 func genRows(r *rand.Rand, t *table) {
 	n := 10 + r.IntN(100)
 	switch r.IntN(20) {
@@ -415,6 +416,9 @@ func genRows(r *rand.Rand, t *table) {
 		n = r.IntN(4) // (nearly) empty
 	case 1:
 		n = 150 + r.IntN(100)
+	case 2, 3:
+		// large enough that index scans win on cost
+		n = 600 + r.IntN(1400)
 	}
 	ids := r.Perm(n * 2)
 	for i := range n {
