@@ -82,7 +82,7 @@ func anyCol(*rcol) bool { return true }
 func (g *gen) tableRel(t *table) *rel {
 	r := &rel{alias: g.alias(), from: t.name, rows: len(t.rows), tab: t}
 	for _, c := range t.cols {
-		r.cols = append(r.cols, &rcol{name: c.name, t: c.t, dom: c.dom, ndv: c.ndv, unique: c.unique, vals: c.vals})
+		r.cols = append(r.cols, &rcol{name: c.name, t: c.t, dom: c.dom, ndv: c.ndv, unique: c.unique, vals: c.vals, src: c})
 	}
 	return r
 }
@@ -197,6 +197,7 @@ func (g *gen) genFrom(n int) (*selectQ, *scope) {
 	chain := []*rel{first} // the relations of the last FROM item
 	est := float64(max(first.rows, 1))
 	for range n - 1 {
+		mark := len(g.params)
 		nr := g.randomRel(0)
 		comma := g.chance(0.2)
 		kind := []string{"join", "left join", "right join", "full join", "cross join"}[g.pickW(45, 25, 12, 10, 8)]
@@ -224,6 +225,7 @@ func (g *gen) genFrom(n int) (*selectQ, *scope) {
 		}
 		eq, newEst, ok := g.joinEquality(partners, nr, est, kind == "full join" && g.ex.FullJoinNonEquiOn)
 		if !ok {
+			g.params = g.params[:mark] // nr's, if a derived table had any
 			break
 		}
 		est = newEst
@@ -638,18 +640,33 @@ func (g *gen) armSelect(types []typ) *selectQ {
 // overlap reports whether two columns hold a value in common (as far as
 // the generator knows their values).
 func overlap(a, b *rcol) bool {
-	seen := map[string]bool{}
-	for _, v := range a.vals {
-		if !v.null {
-			seen[canonical(a.t, v.text)] = true
-		}
+	if a.src == nil || b.src == nil {
+		return false
 	}
-	for _, v := range b.vals {
-		if !v.null && seen[canonical(b.t, v.text)] {
+	x, y := a.src.canonicalValues(), b.src.canonicalValues()
+	if len(y) < len(x) {
+		x, y = y, x
+	}
+	for v := range x {
+		if y[v] {
 			return true
 		}
 	}
 	return false
+}
+
+// canonicalValues is the set of c's non-null values as canonical
+// writes them (computed once).
+func (c *column) canonicalValues() map[string]bool {
+	if c.canon == nil {
+		c.canon = map[string]bool{}
+		for _, v := range c.vals {
+			if !v.null {
+				c.canon[canonical(c.t, v.text)] = true
+			}
+		}
+	}
+	return c.canon
 }
 
 // canonical is a value's text as equal values of its family share it.

@@ -238,6 +238,7 @@ type rcol struct {
 	ndv    int
 	unique bool
 	vals   []value // the table's values, to pick literals that match rows
+	src    *column // the table column it shows (nil for a count)
 }
 
 // cref is a column of a rel in scope.

@@ -178,6 +178,7 @@ type column struct {
 	unique  bool    // no two rows share a non-null value (ids)
 	ndv     int     // distinct non-null values in the generated rows
 	vals    []value // the generated rows' values
+	canon   map[string]bool
 }
 
 // table is a generated table with its rows.
