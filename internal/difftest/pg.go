@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,11 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // PostgreSQL is a throwaway PostgreSQL 15 cluster on a loopback port, as
@@ -23,6 +29,9 @@ type PostgreSQL struct {
 	OSUser string // the user it runs as when the caller is root
 	Dir    string
 	Port   int
+
+	cmd    *exec.Cmd  // the running postmaster (or runuser around it)
+	exited chan error // receives cmd.Wait's result
 }
 
 // ErrNoPostgreSQL is returned by StartPostgreSQL when the server binaries
@@ -72,29 +81,69 @@ func StartPostgreSQL(bin, osUser string) (*PostgreSQL, error) {
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	for attempt := 0; ; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			p.Stop()
-			return nil, err
-		}
-		p.Port = port
-		opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -c unix_socket_directories=%s -c TimeZone=UTC -c fsync=off -c jit=off", port, dir)
-		out, err := p.run(filepath.Join(bin, "pg_ctl"), "-D", p.data(), "-l", filepath.Join(dir, "postgres.log"), "-w", "-o", opts, "start")
+		err := p.start()
 		if err == nil {
 			return p, nil
 		}
 		if attempt == 2 {
-			log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
 			p.Stop()
-			return nil, fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+			return nil, err
+		}
+	}
+}
+
+// start runs the postmaster in the foreground as a child of this process
+// (not through pg_ctl, which detaches it): if the test dies, the child
+// is told to stop (setParentDeath) rather than left running.
+func (p *PostgreSQL) start() error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	p.Port = port
+	log, err := os.Create(filepath.Join(p.Dir, "postgres.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := p.command(filepath.Join(p.Bin, "postgres"), "-D", p.data(), "-c", "listen_addresses=127.0.0.1",
+		"-p", strconv.Itoa(port), "-c", "unix_socket_directories="+p.Dir, "-c", "TimeZone=UTC",
+		"-c", "fsync=off", "-c", "jit=off")
+	cmd.Stdout, cmd.Stderr = log, log
+	setParentDeath(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := pgconn.Connect(ctx, p.ConnString())
+		cancel()
+		if err == nil {
+			c.Close(context.Background())
+			p.cmd, p.exited = cmd, exited
+			return nil
+		}
+		select {
+		case werr := <-exited:
+			text, _ := os.ReadFile(filepath.Join(p.Dir, "postgres.log"))
+			return fmt.Errorf("postgres exited (%v):\n%s", werr, text)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.cmd, p.exited = cmd, exited
+			return fmt.Errorf("postgres did not accept connections within 30 s")
 		}
 	}
 }
 
 func (p *PostgreSQL) data() string { return filepath.Join(p.Dir, "data") }
 
-// run runs a PostgreSQL program, as OSUser when the caller is root.
-func (p *PostgreSQL) run(prog string, args ...string) ([]byte, error) {
+// command is a PostgreSQL program to run as OSUser when the caller is
+// root (runuser passes a SIGTERM on to it).
+func (p *PostgreSQL) command(prog string, args ...string) *exec.Cmd {
 	var cmd *exec.Cmd
 	if os.Geteuid() == 0 {
 		cmd = exec.Command("runuser", append([]string{"-u", p.OSUser, "--", prog}, args...)...)
@@ -103,6 +152,12 @@ func (p *PostgreSQL) run(prog string, args ...string) ([]byte, error) {
 	}
 	cmd.Dir = p.Dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	return cmd
+}
+
+// run runs a PostgreSQL program to its end and returns its output.
+func (p *PostgreSQL) run(prog string, args ...string) ([]byte, error) {
+	cmd := p.command(prog, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -114,14 +169,28 @@ func (p *PostgreSQL) ConnString() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
 }
 
-// Stop stops the server (immediately: the cluster is thrown away) and
-// removes its directory.
+// Stop stops the server (an immediate shutdown: the cluster is thrown
+// away) and removes its directory.
 func (p *PostgreSQL) Stop() {
 	if p.Dir == "" {
 		return
 	}
-	if _, err := os.Stat(filepath.Join(p.data(), "postmaster.pid")); err == nil {
-		p.run(filepath.Join(p.Bin, "pg_ctl"), "-D", p.data(), "-m", "immediate", "-w", "stop")
+	if p.cmd != nil {
+		// the postmaster's pid is the first line of postmaster.pid (under
+		// runuser it is not our child's)
+		if b, err := os.ReadFile(filepath.Join(p.data(), "postmaster.pid")); err == nil {
+			line, _, _ := strings.Cut(string(b), "\n")
+			if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil {
+				syscall.Kill(pid, syscall.SIGQUIT)
+			}
+		}
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+		p.cmd = nil
 	}
 	os.RemoveAll(p.Dir)
 	p.Dir = ""
