@@ -91,7 +91,7 @@ func (b *backend) bind(m *pgproto3.Bind) {
 			return
 		}
 	}
-	params, err := b.sess.BindParams(st, m.Parameters, m.ParameterFormatCodes)
+	params, err := b.sess.BindParams(st, m.PreparedStatement, m.Parameters, m.ParameterFormatCodes)
 	if err != nil {
 		b.extendedError(err)
 		return

@@ -100,14 +100,18 @@ func shapeOf(q string) (key string, lits []literal, ok bool) {
 // shaper is shapeOf's scan of one query: the key written so far, the
 // literals taken out, and what the last tokens were.
 type shaper struct {
-	q            string
-	b            strings.Builder
-	lits         []literal
-	prevWord     string // the last identifier or keyword, lower case
-	lastWord     string // the identifier or keyword before prevWord
-	byList       bool   // inside ORDER BY / GROUP BY, where 1 means column 1
-	lastTok      byte   // last significant character
-	typmodDepth  int    // >0 inside the parentheses of a type modifier
+	q        string
+	b        strings.Builder
+	lits     []literal
+	prevWord string // the last identifier or keyword, lower case
+	lastWord string // the identifier or keyword before prevWord
+	byList   bool   // inside ORDER BY / GROUP BY, where 1 means column 1
+	// byOuter saves byList at each open parenthesis: a subquery's FROM
+	// ends its own lists, not the ORDER BY it sits in, as in
+	// ORDER BY x IN (SELECT y FROM t), 2
+	byOuter      []bool
+	lastTok      byte // last significant character
+	typmodDepth  int  // >0 inside the parentheses of a type modifier
 	sawSemicolon bool
 }
 
@@ -191,8 +195,11 @@ func (sh *shaper) number(i int) int {
 	if j < len(q) && isIdentChar(q[j]) {
 		return -1 // 123abc: let the parser judge
 	}
-	if sh.byList && (sh.prevWord == "by" || sh.lastTok == ',') {
-		return -1 // ORDER BY 1 names an output column
+	if sh.byList && (sh.prevWord == "by" || sh.lastTok == ',' || sh.lastTok == '(') {
+		// ORDER BY 1 names an output column (also written (1)); in
+		// ORDER BY f(1) the 1 is a value, but the ordinary path sorts
+		// that out
+		return -1
 	}
 	if sh.lastTok == '-' && (q[i:j] == "2147483648" || q[i:j] == "9223372036854775808") {
 		return -1 // -2147483648 is an integer, not -(bigint)
@@ -230,7 +237,10 @@ func (sh *shaper) word(i int) int {
 	switch sh.prevWord {
 	case "by":
 		sh.byList = sh.lastWord == "order" || sh.lastWord == "group"
-	case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where", "from":
+	case "from":
+		// IS [NOT] DISTINCT FROM is an operator, not a FROM clause
+		sh.byList = sh.byList && sh.lastWord == "distinct"
+	case "limit", "offset", "having", "for", "union", "intersect", "except", "fetch", "window", "where":
 		sh.byList = false
 	}
 	sh.b.WriteString(q[i:j])
@@ -246,9 +256,13 @@ func (sh *shaper) punct(c byte) bool {
 		if typeModWords[sh.prevWord] || sh.typmodDepth > 0 {
 			sh.typmodDepth++
 		}
+		sh.byOuter = append(sh.byOuter, sh.byList)
 	case ')':
 		if sh.typmodDepth > 0 {
 			sh.typmodDepth--
+		}
+		if n := len(sh.byOuter); n > 0 {
+			sh.byList, sh.byOuter = sh.byOuter[n-1], sh.byOuter[:n-1]
 		}
 	}
 	if sh.sawSemicolon {

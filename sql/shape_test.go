@@ -25,6 +25,14 @@ func TestShapeOf(t *testing.T) {
 		{"select a, count(*) from t group by 1", "", 0, false},
 		{"select a from t order by a, 2", "", 0, false},
 		{"select a from t where a = 5 order by a limit 10", "ii|select a from t where a = $1 order by a limit $2", 2, true},
+		// a subquery's FROM inside ORDER BY does not end the ORDER BY
+		{"select a in (select b from u), a from t order by a in (select b from u), 2", "", 0, false},
+		{"select a from t group by a, (select max(b) from u where b > 1), 2", "", 0, false},
+		{"select a from t order by (1)", "", 0, false},
+		{"select a from t order by a is distinct from 3, 1", "", 0, false},
+		{"select a from t group by a is not distinct from 3 order by a limit 1", "ii|select a from t group by a is not distinct from $1 order by a limit $2", 2, true},
+		{"select a from t where a in (select b from u order by 1) and a > 2", "", 0, false},
+		{"select a from t where a in (select b from u where b > 1) order by a limit 3", "ii|select a from t where a in (select b from u where b > $1) order by a limit $2", 2, true},
 	}
 	for _, c := range cases {
 		key, lits, ok := shapeOf(c.q)

@@ -15,14 +15,16 @@ func (s *Session) AppendValue(buf []byte, t types.Type, d types.Datum, format in
 	return types.AppendBinary(buf, t, d)
 }
 
-// BindParams converts the client's parameter values for st. formats
+// BindParams converts the client's parameter values for st, the
+// prepared statement named name ("" for the unnamed one). formats
 // follows the Bind message rules: none = all text, one = applies to all.
-func (s *Session) BindParams(st *plan.Stmt, values [][]byte, formats []int16) ([]types.Datum, error) {
-	if len(values) != len(st.Params) {
-		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement \"\" requires %d", len(values), len(st.Params))
-	}
+func (s *Session) BindParams(st *plan.Stmt, name string, values [][]byte, formats []int16) ([]types.Datum, error) {
+	// the checks in the order of PostgreSQL's exec_bind_message
 	if len(formats) > 1 && len(formats) != len(values) {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message has %d parameter formats but %d parameters", len(formats), len(values))
+	}
+	if len(values) != len(st.Params) {
+		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(values), name, len(st.Params))
 	}
 	out := make([]types.Datum, len(values))
 	for i, v := range values {

@@ -78,6 +78,9 @@ var allowed = map[string][]string{
 	// sqlscript runs SQL scripts against a lockd that lockdtest starts.
 	"lockd/internal/sqlscript": {"lockd/internal/lockdtest"},
 	"lockd/e2e":                {"lockd/internal/lockdtest"},
+	// difftest generates queries and compares servers over the wire; its
+	// test starts lockd through lockdtest.
+	"lockd/internal/difftest": {"lockd/internal/lockdtest"},
 }
 
 func init() {

@@ -21,6 +21,9 @@ func (a *Analyzer) aexpr(x *pg.A_Expr) (expr.Expr, error) {
 		if x.Lexpr == nil {
 			return a.prefixAExpr(op, x)
 		}
+		if lr, rr := x.Lexpr.GetRowExpr(), x.Rexpr.GetRowExpr(); lr != nil && rr != nil && isComparison(op) {
+			return a.rowComparison(op, lr, rr, x.Location)
+		}
 		l, r, err := a.operands(x)
 		if err != nil {
 			return nil, err

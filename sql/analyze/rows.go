@@ -23,6 +23,34 @@ func (a *Analyzer) rowExpr(r *pg.RowExpr) (expr.Expr, error) {
 	return re, nil
 }
 
+// rowComparison compiles ROW(...) op ROW(...). The fields are compiled
+// without resolving unknown literals and parameters, so each pair is
+// resolved as the operator between them would be (PostgreSQL's
+// make_row_comparison_op): ('2024-01-01', $1) < (d, n) compares a date
+// and a numeric, where a row built for output would make them text.
+func (a *Analyzer) rowComparison(op string, l, r *pg.RowExpr, loc int32) (expr.Expr, error) {
+	fields := func(row *pg.RowExpr) (*expr.RowExpr, error) {
+		re := &expr.RowExpr{}
+		for _, n := range row.Args {
+			e, err := a.Expr(n)
+			if err != nil {
+				return nil, err
+			}
+			re.Args = append(re.Args, e)
+		}
+		return re, nil
+	}
+	lr, err := fields(l)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := fields(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.rowCompare(op, lr, rr, loc)
+}
+
 // rowCompare compiles a comparison between two row constructors.
 func (a *Analyzer) rowCompare(op string, l, r *expr.RowExpr, loc int32) (expr.Expr, error) {
 	if len(l.Args) != len(r.Args) {

@@ -31,7 +31,13 @@ type SublinkExpr struct {
 	Correlated bool
 	Test       Expr                                                     // ANY/ALL: left operand
 	Cmp        func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) // ANY/ALL: test op column
-	T          types.Type
+	// Row: Test is a RowExpr compared with the subquery's rows (Cmp from
+	// RowCmp), as (a, b) IN (SELECT x, y ...) does
+	Row bool
+	T   types.Type
+	// Key identifies the subquery's text (without positions), so that
+	// ExprKey matches the same subquery written twice; "" never matches.
+	Key string
 	// hashable: ANY with "=" over a hashable type is answered by a set
 	Hashable bool
 	KeyType  types.Type
@@ -119,6 +125,9 @@ func (s *SublinkExpr) result(ec *EvalCtx, row []types.Datum) (*subResult, error)
 			}
 		}
 		v := out[0]
+		if s.Row {
+			v = types.Datum{A: append([]types.Datum(nil), out[:len(s.Test.(*RowExpr).Args)]...)}
+		}
 		res.vals = append(res.vals, v)
 		if v.Null {
 			res.hasNull = true
@@ -144,6 +153,46 @@ func (s *SublinkExpr) result(ec *EvalCtx, row []types.Datum) (*subResult, error)
 		ec.subCache[s] = res
 	}
 	return res, nil
+}
+
+// RowCmp compares two rows (Datums holding their fields in A) with op
+// as SQL's row comparisons do: = and <> field by field, a NULL field
+// making the result NULL unless another field decides it; <, <=, >, >=
+// by the first pair of fields that differ, NULL if a NULL comes first.
+// eq and ord compare the fields with = and with op.
+func RowCmp(op string, eq, ord []func(ec *EvalCtx, a, b types.Datum) (types.Datum, error)) func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) {
+	ordering := op != "=" && op != "<>" && op != "!="
+	return func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) {
+		sawNull := false
+		for i := range eq {
+			x, y := a.A[i], b.A[i]
+			if x.Null || y.Null {
+				if ordering {
+					return types.NullDatum, nil
+				}
+				sawNull = true
+				continue
+			}
+			r, err := eq[i](ec, x, y)
+			if err != nil {
+				return types.Datum{}, err
+			}
+			if r.I != 0 {
+				continue
+			}
+			switch op {
+			case "=":
+				return types.BoolDatum(false), nil
+			case "<>", "!=":
+				return types.BoolDatum(true), nil
+			}
+			return ord[i](ec, x, y)
+		}
+		if sawNull {
+			return types.NullDatum, nil
+		}
+		return types.BoolDatum(op == "=" || op == "<=" || op == ">="), nil
+	}
 }
 
 // slotExpr reads one operand of a comparison compiled once and applied to

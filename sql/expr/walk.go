@@ -187,6 +187,23 @@ func appendExprKey(b *strings.Builder, e Expr) bool {
 			args = append(args, x.Def)
 		}
 		return list("case"+strconv.Itoa(len(x.Whens)), args)
+	case *BoolTestExpr:
+		return list("btest"+strconv.Itoa(int(x.Kind)), []Expr{x.Arg})
+	case *InExpr:
+		return list("in"+strconv.FormatBool(x.Not), append([]Expr{x.Arg}, x.List...))
+	case *AnyExpr:
+		return list("any"+x.Op+strconv.FormatBool(x.All), []Expr{x.Arg, x.Arr})
+	case *RowExpr:
+		return list("row", x.Args)
+	case *SublinkExpr:
+		if x.Key == "" {
+			return false
+		}
+		args := []Expr{}
+		if x.Test != nil {
+			args = append(args, x.Test)
+		}
+		return list("sub"+strconv.Itoa(int(x.Kind))+":"+strconv.Quote(x.Key), args)
 	default:
 		return false
 	}

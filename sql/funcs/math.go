@@ -82,9 +82,17 @@ var mathFuncs = map[string][]Builtin{
 	"power": {{args: []types.Type{types.TypeFloat8, types.TypeFloat8}, Result: fixed(types.TypeFloat8), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 		return types.FloatDatum(math.Pow(a[0].F, a[1].F)), nil
 	}}},
-	"trunc": {{args: []types.Type{types.TypeFloat8}, Result: fixed(types.TypeFloat8), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
-		return types.FloatDatum(math.Trunc(a[0].F)), nil
-	}}},
+	"trunc": {
+		{args: []types.Type{types.TypeFloat8}, Result: fixed(types.TypeFloat8), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+			return types.FloatDatum(math.Trunc(a[0].F)), nil
+		}},
+		{args: []types.Type{types.TypeNumeric}, Result: fixed(types.TypeNumeric), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+			return types.TextDatum(types.MustNumeric(a[0].S).Trunc(0).String()), nil
+		}},
+		{args: []types.Type{types.TypeNumeric, types.TypeInt4}, Result: fixed(types.TypeNumeric), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+			return types.TextDatum(types.MustNumeric(a[0].S).Trunc(int32(a[1].I)).String()), nil
+		}},
+	},
 	"round": {
 		{args: []types.Type{types.TypeFloat8}, Result: fixed(types.TypeFloat8), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 			return types.FloatDatum(math.RoundToEven(a[0].F)), nil

@@ -230,6 +230,21 @@ func (n *Numeric) Round(s int32) *Numeric {
 	return n.divScale(one, s)
 }
 
+// Trunc returns n truncated toward zero to scale s, as PostgreSQL's
+// trunc(numeric, int): a larger scale pads with zeros, a negative one
+// zeroes digits left of the point and leaves no fraction.
+func (n *Numeric) Trunc(s int32) *Numeric {
+	if s >= n.scale {
+		return n.Round(s)
+	}
+	r := &Numeric{scale: max(s, 0)}
+	r.Coef.Quo(&n.Coef, pow10(int(n.scale-s)))
+	if s < 0 {
+		r.Coef.Mul(&r.Coef, pow10(int(-s)))
+	}
+	return r
+}
+
 func (n *Numeric) Mod(b *Numeric) (*Numeric, error) {
 	if b.Coef.Sign() == 0 {
 		return nil, pgerr.New(pgerr.DivisionByZero, "division by zero")
