@@ -57,7 +57,8 @@ func treeCPU(pid int) (float64, bool) {
 }
 
 // machineCPU reads /proc/stat: busy and total CPU seconds of the machine
-// since boot, over all CPUs.
+// since boot, over all CPUs. Busy is user, nice and system time: interrupt
+// handling and stolen time are not any process's.
 func machineCPU() (busy, total float64) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -74,11 +75,29 @@ func machineCPU() (busy, total float64) {
 			break
 		}
 		total += v
-		if i != 3 && i != 4 { // idle, iowait
+		if i <= 2 { // user, nice, system
 			busy += v
 		}
 	}
 	return busy / clockTicks, total / clockTicks
+}
+
+// kernelThreadsCPU is the CPU used so far by the kernel's threads (the
+// children of kthreadd, pid 2): writeback and other work the servers'
+// I/O causes, which is not other users' load.
+func kernelThreadsCPU() float64 {
+	var total float64
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, self, _, ok := procStat(pid); ok && (ppid == 2 || pid == 2) {
+			total += self
+		}
+	}
+	return total
 }
 
 // selfCPU is the runner's own CPU (sampler, scrapes, log parsing).

@@ -393,7 +393,7 @@ func (r *runner) measure(ctx context.Context, run *Run) {
 	cpu0, cpuOK0 := t.CPU()
 	others0 := r.otherServersCPU(run.Target)
 	busy0, total0 := machineCPU()
-	self0 := selfCPU()
+	self0, kernel0 := selfCPU(), kernelThreadsCPU()
 	run.Load1 = loadAvg()
 	start := time.Now()
 	stopSampler := startSampler(ctx, t.ConnInfo())
@@ -403,14 +403,14 @@ func (r *runner) measure(ctx context.Context, run *Run) {
 	busy1, total1 := machineCPU()
 	cpu1, cpuOK1 := t.CPU()
 	others1 := r.otherServersCPU(run.Target)
-	self1 := selfCPU()
+	self1, kernel1 := selfCPU(), kernelThreadsCPU()
 	after, mErr2 := t.Metrics(ctx)
 	_ = os.WriteFile(filepath.Join(r.cfg.OutDir, run.Log), []byte("$ pgbench "+strings.Join(args, " ")+"\n"+out), 0o644)
 	run.ElapsedS = elapsed
 	run.PgbenchCPU = pgbenchCPU
 	if cpuOK0 && cpuOK1 {
 		run.ServerCPU = cpu1 - cpu0
-		other := (busy1 - busy0) - run.ServerCPU - pgbenchCPU - (self1 - self0) - (others1 - others0)
+		other := (busy1 - busy0) - run.ServerCPU - pgbenchCPU - (self1 - self0) - (others1 - others0) - (kernel1 - kernel0)
 		run.OtherCPU = max(0, other)
 		if total1 > total0 {
 			run.OtherCPUShare = run.OtherCPU / (total1 - total0)

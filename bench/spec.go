@@ -196,6 +196,8 @@ var (
 	builtins = []string{"tpcb-like", "simple-update", "select-only"}
 	modes    = []string{"simple", "extended", "prepared"}
 	nameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+	decodeErrRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
 )
 
 // runnerOwned settings are set by the runner itself (where lockd listens,
@@ -225,6 +227,11 @@ func ParseSpec(file, text string) (*Spec, error) {
 		if errors.As(err, &pe) {
 			field := pe.LastKey
 			return nil, SpecErrors{{File: file, Line: pe.Position.Line, Field: field, Msg: pe.Message}}
+		}
+		// type mismatches: "toml: line N (last key "k"): message"
+		if m := decodeErrRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, SpecErrors{{File: file, Line: line, Field: m[2], Msg: m[3]}}
 		}
 		return nil, SpecErrors{{File: file, Msg: err.Error()}}
 	}

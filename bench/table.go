@@ -59,7 +59,7 @@ func (res *Results) Table() string {
 	if res.Partial {
 		b.WriteString("; PARTIAL: interrupted before the sweep ended")
 	}
-	fmt.Fprintf(&b, "; %s CPUs; lockd %s", res.Machine["cpus"], res.Versions["lockd"])
+	fmt.Fprintf(&b, "; %s CPUs; %s", res.Machine["cpus"], res.Versions["lockd"])
 	if v := res.Versions["postgres_server"]; v != "" {
 		fmt.Fprintf(&b, ", PostgreSQL %s", v)
 	}

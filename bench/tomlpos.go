@@ -49,7 +49,7 @@ func locateKeys(data string) keyPositions {
 			if !ok {
 				continue
 			}
-			name := withIndices(parts, arrays)
+			name := join(withIndices(parts[:len(parts)-1], arrays), parts[len(parts)-1])
 			idx := arrays[name]
 			arrays[name] = idx + 1
 			prefix = name + "." + strconv.Itoa(idx)

@@ -105,8 +105,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockd bench: %v\n", err)
 		return 1
 	}
-	fmt.Fprint(stdout, res.Table())
-	fmt.Fprintf(stdout, "\nResults in %s: table.txt, results.csv, results.json, plots (PNG and SVG), logs/\n", out)
+	if len(res.Runs) > 0 {
+		fmt.Fprint(stdout, res.Table())
+		fmt.Fprintf(stdout, "\nResults in %s: table.txt, results.csv, results.json, plots (PNG and SVG), logs/\n", out)
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "lockd bench: interrupted; the runs measured so far are in %s (flagged partial)\n", out)
