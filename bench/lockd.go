@@ -92,17 +92,40 @@ func (t *lockdTarget) ConnInfo() string {
 	return fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", t.port)
 }
 
+// Alive reports whether lockd runs and accepts connections. A process
+// that was killed can take a moment to be reaped (a large heap to unmap),
+// so a failed connection waits a little for the exit before calling the
+// server hung.
 func (t *lockdTarget) Alive() error {
+	if t.hasExited() {
+		return t.exitErr()
+	}
+	if err := waitReady(context.Background(), t.ConnInfo(), t.exited, 3*time.Second); err == nil {
+		return nil
+	}
 	select {
 	case <-t.exited:
-		return fmt.Errorf("lockd exited (%v); its log (%s) ends:\n%s", t.werr, t.log, tail(t.log, 10))
-	default:
-		return nil
+		return t.exitErr()
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("lockd runs but accepts no connections; its log (%s) ends:\n%s", t.log, tail(t.log, 10))
 	}
 }
 
+func (t *lockdTarget) hasExited() bool {
+	select {
+	case <-t.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (t *lockdTarget) exitErr() error {
+	return fmt.Errorf("lockd exited (%v); its log (%s) ends:\n%s", t.werr, t.log, tail(t.log, 10))
+}
+
 func (t *lockdTarget) CPU() (float64, bool) {
-	if t.Alive() != nil {
+	if t.hasExited() {
 		return 0, false
 	}
 	return treeCPU(t.cmd.Process.Pid)

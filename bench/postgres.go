@@ -74,9 +74,12 @@ func startPostgres(ctx context.Context, bindir, workDir string, settings map[str
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		for _, d := range []string{workDir, filepath.Dir(workDir)} {
-			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o011 == 0 {
-				_ = os.Chmod(d, st.Mode().Perm()|0o011)
+		for d := workDir; ; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+				return nil, fmt.Errorf("PostgreSQL runs as %s, who cannot reach %s: %s is not searchable by others (set TMPDIR to a directory it can reach)", t.osUser, t.dir, d)
+			}
+			if d == "/" || d == "." {
+				break
 			}
 		}
 		if err := os.Chown(t.dir, uid, gid); err != nil {

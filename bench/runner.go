@@ -307,16 +307,14 @@ func (r *runner) setup(ctx context.Context, t target) error {
 
 // prepare puts the run's arm in force on its target.
 func (r *runner) prepare(ctx context.Context, run *Run, t target) error {
-	if err := t.Alive(); err != nil {
+	down := t.Alive()
+	if down != nil {
 		r.prog.warn(fmt.Sprintf("%s is down before run %d; restarting it and setting up the data again", t.Kind(), run.Index))
 		if err := t.Restart(ctx); err != nil {
 			return err
 		}
 		run.Restarted = true
 		r.current = ""
-		if err := r.setup(ctx, t); err != nil {
-			return err
-		}
 	}
 	if run.Target == "lockd" && r.current != run.Variant {
 		a := r.arm(run.Variant)
@@ -327,6 +325,13 @@ func (r *runner) prepare(ctx context.Context, run *Run, t target) error {
 			return err
 		}
 		r.current = run.Variant
+	}
+	if down != nil {
+		// after the variant's settings, so none left from the run that
+		// crashed (a statement_timeout, say) gets in setup's way
+		if err := r.setup(ctx, t); err != nil {
+			return err
+		}
 	}
 	if _, ok := r.res.Settings[run.Variant]; !ok {
 		if s, err := settingsInForce(ctx, t.ConnInfo()); err == nil {
@@ -361,7 +366,11 @@ func (r *runner) measure(ctx context.Context, run *Run) {
 		if aerr := t.Alive(); aerr != nil && !strings.Contains(run.Error, aerr.Error()) {
 			run.Error += "; " + aerr.Error()
 		}
-		_ = os.WriteFile(filepath.Join(r.cfg.OutDir, run.Log), []byte(run.Error+"\n"), 0o644)
+		// after pgbench's own output, if it got that far
+		if f, err := os.OpenFile(filepath.Join(r.cfg.OutDir, run.Log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintf(f, "\n--- lockd bench: run %d failed:\n%s\n", run.Index, run.Error)
+			f.Close()
+		}
 	}
 	if err := r.prepare(ctx, run, t); err != nil {
 		fail(err)
@@ -370,7 +379,7 @@ func (r *runner) measure(ctx context.Context, run *Run) {
 	if r.spec.Warmup.Duration > 0 {
 		args := r.spec.pgbenchArgs(w, run.Clients, r.spec.Warmup.Duration, r.scale[run.Target], "", t.ConnInfo())
 		if out, _, err := runPgbench(ctx, r.pgbench, args); err != nil {
-			fail(fmt.Errorf("warm-up: %v\n%s", err, lastLines(out, 8)))
+			fail(fmt.Errorf("warm-up: pgbench: %v\n%s", err, pgbenchErrors(out)))
 			return
 		}
 		if len(w.Reset) > 0 {
@@ -422,12 +431,12 @@ func (r *runner) measure(ctx context.Context, run *Run) {
 	run.Samples = sampler.samples
 	run.WaitShares = sampler.shares()
 	if err != nil {
-		fail(fmt.Errorf("pgbench: %v\n%s", err, lastLines(out, 8)))
+		fail(fmt.Errorf("pgbench: %v\n%s", err, pgbenchErrors(out)))
 		return
 	}
 	rep, perr := parsePgbench(out)
 	if perr != nil {
-		fail(fmt.Errorf("%v\n%s", perr, lastLines(out, 8)))
+		fail(fmt.Errorf("%v\n%s", perr, pgbenchErrors(out)))
 		return
 	}
 	run.TPS, run.Transactions, run.Failed, run.Retried = rep.TPS, rep.Transactions, rep.Failed, rep.Retried
@@ -493,12 +502,17 @@ func runPgbench(ctx context.Context, bin string, args []string) (string, float64
 	return buf.String(), cpu, err
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// pgbenchErrors picks pgbench's error lines (at most three) and its last
+// line from its output, for a failed run's error.
+func pgbenchErrors(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var keep []string
+	for _, l := range lines[:len(lines)-1] {
+		if len(keep) < 3 && (strings.Contains(l, "error") || strings.Contains(l, "ERROR") || strings.Contains(l, "FATAL")) {
+			keep = append(keep, l)
+		}
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(append(keep, lines[len(lines)-1]), "\n")
 }
 
 // buildArms lists the table's columns: the spec's variants, then the
