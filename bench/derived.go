@@ -100,12 +100,16 @@ func derive(d scrape, clients int, elapsed float64) map[string]float64 {
 	} {
 		for tr, v := range d.sum(metric, nil, "tranche") {
 			out[fam+":"+tr] = v
+			out[fam+":all"] += v
 		}
 	}
 	for tr, w := range d.sum("lockd_lwlock_waits_total", nil, "tranche") {
 		if w > 0 {
 			out["wakeups_per_wait:"+tr] = out["lwlock_wakeups:"+tr] / w
 		}
+	}
+	if w := out["lwlock_waits:all"]; w > 0 {
+		out["wakeups_per_wait:all"] = out["lwlock_wakeups:all"] / w
 	}
 	for lt, v := range d.sum("lockd_lock_waits_total", nil, "locktype") {
 		out["lock_waits:"+lt] = v

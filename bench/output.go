@@ -176,3 +176,79 @@ func jsonSafe(v reflect.Value) any {
 	}
 	return v.Interface()
 }
+
+// UnmarshalJSON reads a run written by MarshalJSON (null figures become NaN).
+func (r *Run) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	v := reflect.ValueOf(r).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := m[name]
+		if name == "" || name == "-" {
+			continue
+		}
+		fv := v.Field(i)
+		if f.Type.Kind() == reflect.Float64 && (!ok || string(raw) == "null") {
+			fv.SetFloat(math.NaN())
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Float64 {
+			var mm map[string]*float64
+			if err := json.Unmarshal(raw, &mm); err != nil {
+				return fmt.Errorf("run field %s: %w", name, err)
+			}
+			out := make(map[string]float64, len(mm))
+			for k, p := range mm {
+				if p == nil {
+					out[k] = math.NaN()
+				} else {
+					out[k] = *p
+				}
+			}
+			fv.Set(reflect.ValueOf(out))
+			continue
+		}
+		if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
+			return fmt.Errorf("run field %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Replot writes the table, the plots and the CSV again from dir's
+// results.json, with spec's tables and plots (the same experiment, its
+// [[plot]] and table_metrics perhaps changed since the run).
+func Replot(spec *Spec, dir string) (*Results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	if res.Quick {
+		spec = spec.ApplyQuick()
+	}
+	res.Spec = spec
+	res.armTitles = map[string]string{}
+	for _, v := range spec.Variants {
+		res.armTitles[v.Name] = v.Title
+	}
+	if spec.Postgres != nil {
+		res.armTitles[PostgresArm] = spec.Postgres.Title
+	}
+	for _, a := range res.Arms {
+		if _, ok := res.armTitles[a]; !ok {
+			return nil, fmt.Errorf("%s has column %q, which the spec does not define", dir, a)
+		}
+	}
+	return &res, writeOutputs(dir, &res)
+}

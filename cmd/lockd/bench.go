@@ -33,6 +33,8 @@ Options:
                       "none"; default: the spec's bindir, skipped with a warning
                       when PostgreSQL is not installed there
   --keep              keep the work directory (data directories, PostgreSQL's files)
+  --replot DIR        draw the table and plots again from DIR/results.json, with
+                      FILE's [[plot]] and table_metrics (nothing is run)
 
 Ctrl-C stops the current run and the servers, and writes what was
 measured so far, flagged partial. Exit codes: 0 done, 1 failed or
@@ -41,7 +43,7 @@ interrupted, 2 usage error or invalid spec.
 
 // runBench is `lockd bench`.
 func runBench(args []string, stdout, stderr io.Writer) int {
-	var out, only, postgres string
+	var out, only, postgres, replot string
 	var quick, keep, help bool
 	fs := flag.NewFlagSet("lockd bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -51,6 +53,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&postgres, "postgres", "", "PostgreSQL bindir, DSN or none")
 	fs.BoolVar(&keep, "keep", false, "keep the work directory")
 	fs.BoolVar(&help, "help", false, "help")
+	fs.StringVar(&replot, "replot", "", "redraw from DIR/results.json")
 	// The spec file may come before, between or after the options.
 	var files []string
 	for rest := args; ; {
@@ -76,6 +79,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "lockd bench: invalid spec, nothing was run:\n%v\n", err)
 		return 2
+	}
+	if replot != "" {
+		res, err := bench.Replot(spec, replot)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockd bench: %v\n", err)
+			return 1
+		}
+		fmt.Fprint(stdout, res.Table())
+		return 0
 	}
 	if out == "" {
 		name := strings.TrimSuffix(filepath.Base(files[0]), filepath.Ext(files[0]))
