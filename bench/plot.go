@@ -340,8 +340,29 @@ var eventPalette = []color.Color{
 
 func eventColor(i int) color.Color { return eventPalette[i%len(eventPalette)] }
 
+// tidyTicks are gonum's default ticks labelled as the tables print
+// numbers (25,000 rather than 25000.00).
+type tidyTicks struct{}
+
+func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			v := ticks[i].Value
+			switch {
+			case math.Abs(v) >= 1000:
+				ticks[i].Label = groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
+			default:
+				ticks[i].Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+		}
+	}
+	return ticks
+}
+
 func newPanel(title, xlabel, ylabel string) *plot.Plot {
 	p := plot.New()
+	p.Y.Tick.Marker = tidyTicks{}
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = xlabel

@@ -146,6 +146,16 @@ func (r *runner) sweep(ctx context.Context, pgMode, pgWhere string) (err error) 
 	_ = os.Chmod(workDir, 0o711)
 	r.targets = map[string]target{}
 	defer func() {
+		if lt := r.targets["lockd"]; lt != nil && r.spec.Lockd.DataDir != "" && lt.Alive() == nil {
+			// an existing data directory keeps no variant's ALTER SYSTEM
+			var resets []string
+			for _, n := range r.names {
+				resets = append(resets, "alter system reset "+n)
+			}
+			if err := execSQL(context.Background(), lt.ConnInfo(), resets...); err != nil {
+				r.prog.warn("resetting the variants' settings in " + r.spec.Lockd.DataDir + ": " + err.Error())
+			}
+		}
 		for _, k := range []string{"lockd", "postgres"} {
 			if t := r.targets[k]; t != nil {
 				if serr := t.Stop(); serr != nil {

@@ -91,11 +91,31 @@ func (res *Results) Table() string {
 	if failed > 0 {
 		fmt.Fprintf(&b, "\n%d run(s) failed or were interrupted; see results.csv (status, error, log).\n", failed)
 	}
-	if len(res.Warnings) > 0 {
-		b.WriteString("\nWarnings:\n")
-		for _, w := range res.Warnings {
-			fmt.Fprintf(&b, "  %s\n", oneLine(w))
+	noisy := 0
+	var others []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "other processes used") {
+			noisy++
+		} else {
+			others = append(others, w)
 		}
+	}
+	if noisy > 0 || len(others) > 0 {
+		b.WriteString("\nWarnings:\n")
+	}
+	if noisy > 0 {
+		var shares []float64
+		for _, r := range res.Runs {
+			if !math.IsNaN(r.OtherCPUShare) {
+				shares = append(shares, r.OtherCPUShare)
+			}
+		}
+		slices.Sort(shares)
+		fmt.Fprintf(&b, "  %d of %d runs: other processes used more than %.0f%% of the machine's CPU (median over all runs %.0f%%, highest %.0f%%); those figures are noisy (results.csv: warning, other_cpu_share)\n",
+			noisy, len(res.Runs), 100*noiseShare, 100*quantile(shares, 0.5), 100*shares[len(shares)-1])
+	}
+	for _, w := range others {
+		fmt.Fprintf(&b, "  %s\n", oneLine(w))
 	}
 	return b.String()
 }
