@@ -33,7 +33,7 @@ var paramFamilies = []string{
 	"lwlock_acquisitions", "lwlock_waits", "lwlock_wait_s", "lwlock_wakeups", "lwlock_futile_wakeups", "wakeups_per_wait",
 	"lock_waits", "lock_wait_s",
 	"wait_share",       // sampled from pg_stat_activity, both targets: share of backend samples
-	"lockd_wait_share", // lockd's exact counters: wait time / (clients × elapsed), LWLock:<tranche> or Lock:<locktype>
+	"wait_time_share", // lockd's exact counters: wait time / (clients × elapsed), LWLock:<tranche> or Lock:<locktype>
 }
 
 func checkMetricName(name string) error {
@@ -120,12 +120,12 @@ func derive(d scrape, clients int, elapsed float64) map[string]float64 {
 	if backendTime := float64(clients) * elapsed; backendTime > 0 {
 		for tr, v := range d.sum("lockd_lwlock_wait_seconds_sum", nil, "tranche") {
 			if v > 0 {
-				out["lockd_wait_share:LWLock:"+tr] = v / backendTime
+				out["wait_time_share:LWLock:"+tr] = v / backendTime
 			}
 		}
 		for lt, v := range d.sum("lockd_lock_wait_seconds_sum", nil, "locktype") {
 			if v > 0 {
-				out["lockd_wait_share:Lock:"+lt] = v / backendTime
+				out["wait_time_share:Lock:"+lt] = v / backendTime
 			}
 		}
 	}

@@ -238,6 +238,11 @@ func Replot(spec *Spec, dir string) (*Results, error) {
 		spec = spec.ApplyQuick()
 	}
 	res.Spec = spec
+	for _, r := range res.Runs {
+		if r.Counters != nil {
+			r.Derived = derive(r.Counters, r.Clients, r.ElapsedS) // as this version derives them
+		}
+	}
 	res.armTitles = map[string]string{}
 	for _, v := range spec.Variants {
 		res.armTitles[v.Name] = v.Title

@@ -158,7 +158,7 @@ func metricLabel(m string) string {
 		"lwlock_wakeups": param + " wake-ups", "lwlock_futile_wakeups": param + " futile wake-ups",
 		"lwlock_acquisitions": param + " acquisitions", "wakeups_per_wait": param + " wake-ups per wait",
 		"lock_waits": param + " lock waits", "lock_wait_s": param + " lock wait (s)",
-		"wait_share": "share of backend time in " + param, "lockd_wait_share": "share of backend time in " + param,
+		"wait_share": "share of backend time in " + param, "wait_time_share": "share of backend time in " + param,
 		"server_cpu_s": "server CPU (s)", "pgbench_cpu_s": "pgbench CPU (s)", "latency_p99_ms": "p99 latency (ms)",
 		"latency_p50_ms": "median latency (ms)", "latency_mean_ms": "mean latency (ms)", "tps": "tps",
 	}[fam]

@@ -68,7 +68,7 @@ func TestMetricsDeltaAndDerived(t *testing.T) {
 		"lwlock_wakeups:LockManager":          45,
 		"wakeups_per_wait:LockManager":        1.5,
 		"lwlock_wait_s:LockManager":           2,
-		"lockd_wait_share:LWLock:LockManager": 0.25,
+		"wait_time_share:LWLock:LockManager": 0.25,
 		"fastpath_hits":                       16,
 		"fastpath_fallbacks":                  184,
 		"fastpath_hit_ratio":                  0.08,
@@ -222,7 +222,7 @@ func fakeResults(t *testing.T) *Results {
 					Status: StatusOK, TPS: v, Transactions: int64(v * 2), LatP99Ms: 1000 / v, ServerCPU: nan, Samples: 8,
 					WaitShares: map[string]float64{"CPU": 0.75, "LWLock:LockManager": 0.25},
 					Counters:   map[string]float64{`lockd_lwlock_waits_total{mode="exclusive",tranche="LockManager"}`: v},
-					Derived:    map[string]float64{"fastpath_hit_ratio": 0.5, "lwlock_waits:LockManager": v}})
+					Derived:    map[string]float64{"fastpath_hit_ratio": 0.5, "lwlock_waits:LockManager": v, "wait_time_share:LWLock:LockManager": 0.2}})
 			}
 		}
 	}
@@ -266,6 +266,11 @@ func TestWriteOutputs(t *testing.T) {
 	for _, col := range []string{"tps", "latency_p99_ms", "lwlock_waits:LockManager", "wait_share:LWLock:LockManager", `lockd_lwlock_waits_total{mode="exclusive",tranche="LockManager"}`} {
 		if !strings.Contains(header, col) {
 			t.Errorf("CSV header lacks %s", col)
+		}
+	}
+	for i, h := range rows[0] {
+		if h == "wait_time_share:LWLock:LockManager" && rows[1][i] != "0.2" {
+			t.Errorf("column %s = %q, want 0.2", h, rows[1][i])
 		}
 	}
 	if rows[len(rows)-1][9] != "failed" || rows[len(rows)-1][11] != "logs/x.log" {
