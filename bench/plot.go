@@ -353,7 +353,7 @@ func (tidyTicks) Ticks(lo, hi float64) []plot.Tick {
 			case math.Abs(v) >= 1000:
 				ticks[i].Label = groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
 			default:
-				ticks[i].Label = strconv.FormatFloat(v, 'f', -1, 64)
+				ticks[i].Label = strconv.FormatFloat(v, 'g', 6, 64)
 			}
 		}
 	}
