@@ -32,7 +32,7 @@ var lockdFamilies = []string{
 var paramFamilies = []string{
 	"lwlock_acquisitions", "lwlock_waits", "lwlock_wait_s", "lwlock_wakeups", "lwlock_futile_wakeups", "wakeups_per_wait",
 	"lock_waits", "lock_wait_s",
-	"wait_share",       // sampled from pg_stat_activity, both targets: share of backend samples
+	"wait_share",      // sampled from pg_stat_activity, both targets: share of backend samples
 	"wait_time_share", // lockd's exact counters: wait time / (clients × elapsed), LWLock:<tranche> or Lock:<locktype>
 }
 

@@ -63,17 +63,17 @@ func TestMetricsDeltaAndDerived(t *testing.T) {
 	d := after.delta(before)
 	got := derive(d, 4, 2) // 4 clients, 2 s: 8 backend-seconds
 	want := map[string]float64{
-		"lwlock_waits:LockManager":            30,
-		"lwlock_waits:ProcArray":              2,
-		"lwlock_wakeups:LockManager":          45,
-		"wakeups_per_wait:LockManager":        1.5,
-		"lwlock_wait_s:LockManager":           2,
+		"lwlock_waits:LockManager":           30,
+		"lwlock_waits:ProcArray":             2,
+		"lwlock_wakeups:LockManager":         45,
+		"wakeups_per_wait:LockManager":       1.5,
+		"lwlock_wait_s:LockManager":          2,
 		"wait_time_share:LWLock:LockManager": 0.25,
-		"fastpath_hits":                       16,
-		"fastpath_fallbacks":                  184,
-		"fastpath_hit_ratio":                  0.08,
-		"ext_pages_per_extension":             20,
-		"group_clear_batch_mean":              3,
+		"fastpath_hits":                      16,
+		"fastpath_fallbacks":                 184,
+		"fastpath_hit_ratio":                 0.08,
+		"ext_pages_per_extension":            20,
+		"group_clear_batch_mean":             3,
 	}
 	for k, w := range want {
 		if math.Abs(got[k]-w) > 1e-9 {
