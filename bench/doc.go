@@ -17,8 +17,9 @@
 // command lines and reads its output and transaction logs; scrape.go reads
 // /metrics and derives the named metrics (derived.go); sample.go samples
 // pg_stat_activity; cpu.go accounts CPU from /proc; runner.go orders and
-// runs the sweep; stats.go, table.go, output.go and plot.go turn runs into
-// results; progress.go reports on a terminal or a log.
+// runs the sweep, run.go is one run's record; table.go, output.go and
+// plot.go turn runs into results (and Replot draws them again from
+// results.json); progress.go reports on a terminal or a log.
 //
 // # What it must not do
 //
