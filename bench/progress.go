@@ -22,7 +22,8 @@ type progress struct {
 	perRun   time.Duration // planned length of a run (warm-up + duration)
 	started  time.Time
 	current  string
-	stopTick chan struct{}
+	stopTick chan struct{} // closed by finish; set and read by the caller's goroutine only
+	tickDone chan struct{} // closed when the redrawing goroutine has returned
 }
 
 func newProgress(w io.Writer, terminal bool) *progress {
@@ -62,13 +63,15 @@ func (p *progress) start(total int, perRun time.Duration) {
 		fmt.Fprintf(p.w, "%d runs planned, about %s\n", total, fmtDur(time.Duration(total)*(perRun+2*time.Second)))
 		return
 	}
-	p.stopTick = make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	p.stopTick, p.tickDone = stop, done
 	go func() {
+		defer close(done)
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
 			select {
-			case <-p.stopTick:
+			case <-stop:
 				return
 			case <-t.C:
 				p.mu.Lock()
@@ -138,6 +141,7 @@ func (p *progress) etaLocked() time.Duration {
 func (p *progress) finish() {
 	if p.stopTick != nil {
 		close(p.stopTick)
+		<-p.tickDone
 		p.stopTick = nil
 	}
 	p.mu.Lock()
