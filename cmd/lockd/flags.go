@@ -13,6 +13,8 @@ locking subsystem so its scalability tunables can be studied live.
 Usage:
   lockd [OPTION]...
   lockd version
+  lockd bench FILE.toml [--out DIR] [--quick] [--only VARIANT] [--postgres BINDIR | DSN]
+                      run an experiment (lockd bench --help)
 
 Options:
   -D DATADIR          data directory (default ./lockd-data)

@@ -22,6 +22,9 @@ func main() {
 // run is lockd with its arguments; it returns the exit code: 0 clean
 // shutdown, 1 runtime failure, 2 usage error.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "bench" {
+		return runBench(args[1:], stdout, stderr)
+	}
 	if len(args) == 1 {
 		switch args[0] {
 		case "version", "--version", "-V":

@@ -1,0 +1,2 @@
+-- count(*) over the empty 100-partition table pempty.
+select count(*) from pempty;
