@@ -118,6 +118,7 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 			return err
 		}
 	}
+	s.indexBuilt(nt, ix, len(rows)) // analyze.go
 	return nil
 }
 
