@@ -63,6 +63,7 @@ func (s *Session) Close() {
 	s.stats.addTo(&s.eng.closedStmts)
 	delete(s.eng.live, s.PID)
 	s.eng.mu.Unlock()
+	s.Activity.Close()
 	s.Proc.Close()
 }
 
