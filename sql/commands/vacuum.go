@@ -144,6 +144,13 @@ func (s *Utility) skipNonTable(rv *pg.RangeVar, opts vacuumOpts) bool {
 	return true
 }
 
+// AutoAnalyzeTable is autovacuum's ANALYZE of table oid: every column,
+// locks taken only if free at once, the table given up (with
+// ErrAutovacuumCanceled) when a backend comes to wait for it.
+func (s *Utility) AutoAnalyzeTable(ec *expr.EvalCtx, oid uint32) error {
+	return s.analyzeRel(ec, oid, nil, vacuumOpts{analyze: true, auto: true})
+}
+
 // Vacuum runs VACUUM and/or ANALYZE over list, in order.
 func (s *Utility) Vacuum(ec *expr.EvalCtx, list []vacuumRel, opts vacuumOpts) error {
 	// PostgreSQL runs each relation in a transaction of its own unless
@@ -161,8 +168,12 @@ func (s *Utility) Vacuum(ec *expr.EvalCtx, list []vacuumRel, opts vacuumOpts) er
 	for _, vr := range list {
 		oid := vr.t.OID
 		if opts.vacuum {
-			if err := step(func() error { return s.vacuumRel(ec, oid, opts) }); err != nil {
+			skipped := false
+			if err := step(func() (err error) { skipped, err = s.vacuumRel(ec, oid, opts); return err }); err != nil {
 				return err
+			}
+			if skipped { // not analysed either
+				continue
 			}
 		}
 		if opts.analyze {
@@ -218,13 +229,16 @@ func (s *Utility) lockIndexes(ec *expr.EvalCtx, t *catalog.TableDef, mode locks.
 // activity counts get what it found (vac_update_relstats,
 // pgstat_report_vacuum). Its indexes' counts change only when entries
 // were removed from them, as btree's cleanup scans only then.
-func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) error {
+func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skipped bool, err error) {
 	t, err := s.openForVacuum(ec, oid, "vacuum", opts)
-	if t == nil || err != nil || t.Partitioned() {
-		return err
+	if t == nil || err != nil {
+		return t == nil, err
+	}
+	if t.Partitioned() {
+		return false, nil
 	}
 	if ok, err := s.lockIndexes(ec, t, locks.RowExclusiveLock, opts); !ok || err != nil {
-		return err
+		return !ok, err
 	}
 	var idx []storage.RelID
 	ixs := s.Cat().TableIndexes(t)
@@ -234,11 +248,11 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) error
 	rel := storage.RelID(t.RelFile)
 	vs, err := s.Store.Vacuum(ec.Ctx, s.Proc, rel, s.Txns.OldestXmin(), idx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	pages, err := s.Store.RelationPages(rel)
 	if err != nil {
-		return err
+		return false, err
 	}
 	st := s.Catalog.Stats()
 	tuples := estimateRelTuples(st.Table(oid), float64(pages), float64(vs.PagesScanned), float64(vs.TuplesLive))
@@ -247,13 +261,13 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) error
 		for _, ix := range ixs {
 			n, err := s.Store.IndexEntries(storage.RelID(ix.RelFile))
 			if err != nil {
-				return err
+				return false, err
 			}
 			st.SetSize(ix.OID, float64(n), float64(s.Store.IndexPages(storage.RelID(ix.RelFile))))
 		}
 	}
 	st.ReportVacuum(oid, int64(tuples), int64(vs.TuplesRecentlyDead), time.Now())
-	return nil
+	return false, nil
 }
 
 // estimateRelTuples is vac_estimate_reltuples: the live rows VACUUM
