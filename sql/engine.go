@@ -115,6 +115,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.stateChange = now
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
+	s.backendType = info.BackendType
 	s.act.app = info.Settings.String("application_name")
 	s.Format.Names = &s.Backend
 	s.RefreshFormat()

@@ -30,6 +30,10 @@ import (
 // waits for a lock on it (PostgreSQL's "canceling autovacuum task").
 var ErrAutovacuumCanceled = errors.New("canceling autovacuum task")
 
+// SampleBlockHook, when set (by tests, before the server starts), is
+// called before ANALYZE reads each sampled block.
+var SampleBlockHook func()
+
 // analyzeCol is one column to analyse: its position and target.
 type analyzeCol struct {
 	pos, target int
@@ -279,6 +283,9 @@ func (s *Utility) sampleTable(ec *expr.EvalCtx, t *catalog.TableDef, targRows in
 		}
 		if opts.auto && bs.Chosen()%32 == 0 && s.Locks.HasWaiters(tag) {
 			return nil, ErrAutovacuumCanceled
+		}
+		if SampleBlockHook != nil {
+			SampleBlockHook()
 		}
 		l, d, err := s.Store.AnalyzeBlock(s.Proc, &s.Txn, rel, uint32(blk), oldestXmin, func(tid storage.TID, data []byte) {
 			k := res.Offer()
