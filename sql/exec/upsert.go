@@ -272,7 +272,7 @@ func (s *Executor) insertSpeculative(ec *expr.EvalCtx, t *catalog.TableDef, inde
 	if tid, err = st.InsertSpeculative(ec.Ctx, s.Proc, &s.Txn, rel, s.rowBuf, plan.Fillfactor(t), token); err != nil {
 		return tid, false, err
 	}
-	s.TabStats.Inserted(t.OID, 1) // counted as heap_insert counts it, kept or not
+	s.TabStats.Inserted(t.OID, 1) // as heap_insert counts it, kept or not
 	if plan.SpecHook != nil {
 		plan.SpecHook("heap")
 	}
@@ -305,6 +305,7 @@ func (s *Executor) insertSpeculative(ec *expr.EvalCtx, t *catalog.TableDef, inde
 	}
 	if conflict {
 		err = st.AbortSpeculative(s.Proc, &s.Txn, rel, tid)
+		s.TabStats.Deleted(t.OID, 1) // as heap_abort_speculative: the insertion was counted
 	} else {
 		err = st.FinishSpeculative(s.Proc, rel, tid)
 	}
