@@ -16,6 +16,7 @@ const (
 	catPlanner      = "Query Tuning / Other Planner Options"
 	catPlanMethod   = "Query Tuning / Planner Method Configuration"
 	catPlanCost     = "Query Tuning / Planner Cost Constants"
+	catAutovacuum   = "Autovacuum"
 	catLocale       = "Client Connection Defaults / Locale and Formatting"
 	catConnSettings = "Connections and Authentication / Connection Settings"
 	catAuth         = "Connections and Authentication / Authentication"
@@ -136,6 +137,20 @@ var Table = []Def{
 	{Name: "plan_cache_mode", Type: Enum, Boot: "auto", EnumValues: []string{"auto", "force_generic_plan", "force_custom_plan"}, Context: User, Category: catPlanner,
 		Short: "Controls the planner's selection of custom or generic plan.",
 		Extra: "lockd runs the same plan either way; the setting decides which relations a prepared statement's executions lock, as PostgreSQL's cached generic plans lock fewer than custom plans."},
+	{Name: "default_statistics_target", Type: Int, Boot: "100", Min: 1, Max: 10000, Context: User, Category: catPlanner,
+		Short: "Sets the default statistics target.",
+		Extra: "This applies to table columns that have not had a column-specific target set via ALTER TABLE SET STATISTICS."},
+
+	// --- Autovacuum
+	{Name: "autovacuum", Type: Bool, Boot: "on", Context: Sighup, Category: catAutovacuum,
+		Short: "Starts the autovacuum subprocess.",
+		Extra: "lockd's autovacuum analyzes tables (ANALYZE) when autovacuum_analyze_threshold and autovacuum_analyze_scale_factor say so; it does not vacuum."},
+	{Name: "autovacuum_naptime", Type: Int, Unit: "s", Boot: "60", Min: 1, Max: 2147483, Context: Sighup, Category: catAutovacuum,
+		Short: "Time to sleep between autovacuum runs."},
+	{Name: "autovacuum_analyze_threshold", Type: Int, Boot: "50", Min: 0, Max: intMax, Context: Sighup, Category: catAutovacuum,
+		Short: "Minimum number of tuple inserts, updates, or deletes prior to analyze."},
+	{Name: "autovacuum_analyze_scale_factor", Type: Real, Boot: "0.1", Min: 0, Max: 100, Context: Sighup, Category: catAutovacuum,
+		Short: "Number of tuple inserts, updates, or deletes prior to analyze as a fraction of reltuples."},
 
 	// --- Locale and formatting
 	{Name: "client_encoding", Type: String, Boot: "UTF8", Context: User, Category: catLocale, Reported: true,

@@ -242,3 +242,18 @@ func (m *Manager) WaiterCount(tag LockTag) int {
 	part.lock.Release(nil)
 	return n
 }
+
+// HasWaiters reports whether some request for tag waits in the shared
+// lock table (PostgreSQL's autovacuum gives up a table when a backend
+// waits behind its lock). It reads the lock object under its partition's
+// LockManager LWLock in shared mode.
+func (m *Manager) HasWaiters(tag LockTag) bool {
+	part := m.part(tag.hash())
+	part.lock.Acquire(nil, LWShared)
+	n := int32(0)
+	if lock := part.locks[tag]; lock != nil {
+		n = lock.nWaiting
+	}
+	part.lock.Release(nil)
+	return n > 0
+}

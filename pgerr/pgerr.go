@@ -21,6 +21,7 @@ const (
 	SeverityFatal   = "FATAL"
 	SeverityWarning = "WARNING"
 	SeverityNotice  = "NOTICE"
+	SeverityInfo    = "INFO"
 	SeverityLog     = "LOG"
 )
 

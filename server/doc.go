@@ -10,7 +10,7 @@
 // the data directory's lock file (postmaster.pid, datadir.go), builds the
 // lock manager, the transaction manager, the store and the SQL engine,
 // attaches the settings' assign hooks (settings.go) and starts the
-// checkpointer; Shutdown (smart), ShutdownFast (fast) and Close
+// checkpointer and the autovacuum launcher (autovacuum.go); Shutdown (smart), ShutdownFast (fast) and Close
 // (immediate) end it, and Done reports when it has ended. No other
 // package builds the subsystems of a running lockd.
 //

@@ -23,10 +23,11 @@ import (
 // transaction manager, the store and the SQL engine, each over the ones
 // before it, attaches every reloadable setting's assign hook to the part it
 // tunes as soon as that part exists (settings.go), and starts the
-// checkpointer. close undoes it in reverse order, once: the checkpointer
-// stops, a clean close writes a last checkpoint and closes the store and
-// the commit log, and the lock file goes last, so no second server can
-// open the directory while this one may still write to it.
+// checkpointer and autovacuum. close undoes it in reverse order, once:
+// autovacuum and the checkpointer stop, a clean close writes a last
+// checkpoint and closes the store and the commit log, and the lock file
+// goes last, so no second server can open the directory while this one
+// may still write to it.
 //
 // The fields other than ckptMu and the channels are set by openInstance
 // and read-only afterwards; an instance is safe for concurrent use.
@@ -48,6 +49,14 @@ type instance struct {
 	ckptStop    chan struct{}
 	ckptDone    chan struct{}
 
+	// autovacuum (autovacuum.go): its settings, set by their hooks, and
+	// the launcher's lifetime; cancelling avCtx ends a running round
+	avOn      atomic.Bool
+	avNaptime atomic.Int64 // autovacuum_naptime in seconds
+	avWake    chan struct{}
+	avCancel  func()
+	avDone    chan struct{}
+
 	closeOnce sync.Once
 	stopped   chan struct{} // closed when close has finished
 }
@@ -56,7 +65,7 @@ type instance struct {
 // SQL functions such as pg_cancel_backend reach the server through. On an
 // error, whatever was opened is closed again as an immediate shutdown
 // would, and the lock file is released.
-func openInstance(cfg Config, host sql.Host) (_ *instance, err error) {
+func openInstance(cfg Config, host sql.Host, newPID func() int32) (_ *instance, err error) {
 	reg := cfg.Settings
 	in := &instance{log: cfg.Logger, settings: reg, stopped: make(chan struct{}),
 		maxConnections: int(reg.Value("max_connections").Int)}
@@ -99,6 +108,7 @@ func openInstance(cfg Config, host sql.Host) (_ *instance, err error) {
 	reg.OnChange("checkpoint_timeout", func(v guc.Value) { in.ckptTimeout.Store(v.Int) })
 	in.ckptStop, in.ckptDone = make(chan struct{}), make(chan struct{})
 	go in.checkpointer()
+	in.startAutovacuum(newPID)
 	return in, nil
 }
 
@@ -150,6 +160,7 @@ func (in *instance) checkpoint() error {
 // background writes. Later calls do nothing.
 func (in *instance) close(clean bool) {
 	in.closeOnce.Do(func() {
+		in.stopAutovacuum()
 		close(in.ckptStop)
 		<-in.ckptDone
 		if clean {

@@ -92,7 +92,7 @@ func New(cfg Config) (*Server, error) {
 	// Backend pids start above the range of real process ids so that
 	// pg_cancel_backend on a real pid never matches by accident.
 	s.nextPID.Store(int32(100000 + randUint32()%100000))
-	inst, err := openInstance(cfg, s)
+	inst, err := openInstance(cfg, s, func() int32 { return s.nextPID.Add(1) })
 	if err != nil {
 		return nil, err
 	}

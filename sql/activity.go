@@ -62,6 +62,25 @@ func (s *Session) Idle() {
 	a.mu.Unlock()
 }
 
+// workerActivity is the pg_stat_activity row of a background worker
+// (autovacuum's): no user, client or application, its task as query.
+func (s *Session) workerActivity() []types.Datum {
+	a := &s.act
+	a.mu.Lock()
+	state, query := a.state, a.query
+	qs, xs, sc, bs := a.queryStart, a.xactStart, a.stateChange, a.backendStart
+	a.mu.Unlock()
+	wt, wn := s.Proc.WaitEvent()
+	return []types.Datum{
+		types.IntDatum(catalog.DatabaseOID), types.TextDatum(s.Database), types.IntDatum(int64(s.PID)), types.NullDatum,
+		types.NullDatum, types.NullDatum, types.TextDatum(""), types.NullDatum,
+		types.NullDatum, types.NullDatum, funcs.TsDatum(bs),
+		funcs.TsDatum(xs), funcs.TsDatum(qs), funcs.TsDatum(sc),
+		funcs.TextOrNull(wt), funcs.TextOrNull(wn), funcs.TextOrNull(state), types.NullDatum,
+		types.NullDatum, types.NullDatum, types.TextDatum(query), types.TextDatum(s.backendType),
+	}
+}
+
 func (e *Engine) statActivityView() *expr.View {
 	return &expr.View{
 		Name: "pg_stat_activity",
@@ -75,6 +94,12 @@ func (e *Engine) statActivityView() *expr.View {
 			"backend_xmin", types.TypeXid, "query_id", types.TypeInt8, "query", types.TypeText, "backend_type", types.TypeText),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			for _, s := range e.sessions() {
+				if s.backendType != "" {
+					if err := emit(s.workerActivity()); err != nil {
+						return err
+					}
+					continue
+				}
 				a := &s.act
 				a.mu.Lock()
 				state, query := a.state, a.query

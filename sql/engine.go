@@ -78,16 +78,21 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
 	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	views = append(views, sysviews.StatisticsViews()...)
 	for _, v := range append(views, sysviews.SequenceViews()...) {
 		e.views[v.Name] = v
 	}
 	return e, nil
 }
 
-// Checkpoint persists the catalog and the sequences' values (the store
-// and the commit log are checkpointed by their owners).
+// Checkpoint persists the catalog, the planner statistics and activity
+// counters, and the sequences' values (the store and the commit log are
+// checkpointed by their owners).
 func (e *Engine) Checkpoint() error {
 	if err := e.cat.Flush(); err != nil {
+		return err
+	}
+	if err := e.cat.Stats().Flush(); err != nil {
 		return err
 	}
 	return e.seqs.Checkpoint(e.cat.State())
@@ -102,13 +107,15 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	}
 	s := &Session{eng: e, cache: map[string][]*plan.Stmt{}, prepCache: map[string]*plan.Stmt{}, shapeCache: map[string]*plan.Stmt{}, noShape: map[string]bool{}}
 	s.Backend = expr.Backend{Settings: info.Settings, PID: info.PID, User: info.User, Database: info.Database, Proc: proc,
-		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started}
+		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started,
+		Activity: e.cat.Stats().NewBackend()}
 	s.Spi = s.analyze
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
+	s.backendType = info.BackendType
 	s.act.app = info.Settings.String("application_name")
 	s.Format.Names = &s.Backend
 	s.RefreshFormat()

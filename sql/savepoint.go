@@ -7,6 +7,7 @@ import (
 	"lockd/pgerr"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
+	"lockd/sql/stats"
 	"lockd/sql/types"
 )
 
@@ -37,6 +38,7 @@ type savepoint struct {
 	name     string
 	lockMark locks.LockMark // locks taken since belong to this level
 	catMark  int            // len(s.catOps) when it began
+	statMark stats.XactMark // the transaction's row counts when it began
 	aborted  bool           // an error already rolled its subtransaction back
 }
 
@@ -115,6 +117,7 @@ func (s *Session) beginSavepoint(name string) {
 		name:     name,
 		lockMark: s.Locks.Mark(s.Proc),
 		catMark:  len(s.CatOps),
+		statMark: s.TabStats.Mark(),
 	})
 }
 
@@ -161,6 +164,7 @@ func (s *Session) abortSubxact(sp *savepoint) {
 	s.Locks.ReleaseSince(s.Proc, sp.lockMark)
 	s.Settings.AbortSub()
 	s.rollbackCatalog(sp.catMark)
+	s.TabStats.RollbackTo(sp.statMark)
 	s.RefreshFormat()
 	sp.aborted = true
 }

@@ -36,7 +36,9 @@ type Session struct {
 	noShape    map[string]bool         // shapes that could not be planned
 	act        activity
 	stats      sessionStats // statement counters (stats.go)
-
+	// backendType is pg_stat_activity.backend_type: "" for a client
+	// backend, "autovacuum worker" for autovacuum's (autovacuum.go)
+	backendType string
 }
 
 // SessionInfo identifies a new backend.
@@ -46,6 +48,9 @@ type SessionInfo struct {
 	Database   string
 	Settings   *guc.Session
 	ClientAddr net.Addr
+	// BackendType is pg_stat_activity.backend_type for a background
+	// worker ("autovacuum worker"); "" is a client backend.
+	BackendType string
 }
 
 // TakeNotices returns and clears the notices raised since the last call.
@@ -63,6 +68,7 @@ func (s *Session) Close() {
 	s.stats.addTo(&s.eng.closedStmts)
 	delete(s.eng.live, s.PID)
 	s.eng.mu.Unlock()
+	s.Activity.Close()
 	s.Proc.Close()
 }
 

@@ -59,6 +59,7 @@ func (s *Session) failStatement() {
 		// in a failed block; the block itself lasts until ROLLBACK.
 		s.AbortCatalog()
 		s.Txn.Abort()
+		s.TabStats.End(s.Activity, false)
 		s.Settings.AbortTxn()
 		s.Locks.ReleaseTransactionLocks(s.Proc)
 		s.RefreshFormat()
@@ -105,10 +106,12 @@ func (s *Session) endTxn(commit bool) {
 		if err := s.Txn.Commit(); err != nil {
 			s.Notice(pgerr.SeverityWarning, pgerr.InternalError, "commit: "+err.Error())
 		}
+		s.TabStats.End(s.Activity, true)
 		s.Settings.CommitTxn()
 	} else {
 		s.AbortCatalog()
 		s.Txn.Abort()
+		s.TabStats.End(s.Activity, false)
 		s.Settings.AbortTxn()
 	}
 	s.Locks.ReleaseTransactionLocks(s.Proc)

@@ -1,6 +1,9 @@
 package storage
 
-import "bytes"
+import (
+	"bytes"
+	"sync/atomic"
+)
 
 // btree is an in-memory B+tree of (key, TID) entries, ordered by key
 // (bytes.Compare) then TID, so duplicate keys are allowed and every entry
@@ -10,10 +13,13 @@ import "bytes"
 // on delete (it deletes whole empty pages in VACUUM).
 //
 // A btree is not safe for concurrent use; index guards it with an LWLock.
+// nbytes alone may be read without it.
 type btree struct {
-	root   *btNode
-	count  int
-	nbytes int64 // key bytes + per-entry overhead, for IndexPages
+	root  *btNode
+	count int
+	// nbytes is key bytes + per-entry overhead, for IndexPages: written
+	// under the index's lock, read by anyone (a planner asking the size)
+	nbytes atomic.Int64
 }
 
 const (
@@ -99,7 +105,7 @@ func (t *btree) insert(key []byte, tid TID) bool {
 		t.root = &btNode{entries: []btEntry{sep}, children: []*btNode{t.root, right}}
 	}
 	t.count++
-	t.nbytes += int64(len(key) + btEntryCost)
+	t.nbytes.Add(int64(len(key) + btEntryCost))
 	return true
 }
 
@@ -167,7 +173,7 @@ func (t *btree) delete(key []byte, tid TID) bool {
 }
 
 func (t *btree) removeAt(n *btNode, i int) {
-	t.nbytes -= int64(len(n.entries[i].key) + btEntryCost)
+	t.nbytes.Add(-int64(len(n.entries[i].key) + btEntryCost))
 	copy(n.entries[i:], n.entries[i+1:])
 	n.entries[len(n.entries)-1] = btEntry{}
 	n.entries = n.entries[:len(n.entries)-1]
@@ -211,7 +217,7 @@ func buildBtree(entries []btEntry) *btree {
 		n := &btNode{leaf: true, entries: make([]btEntry, j-i, btMaxEntries+1)}
 		copy(n.entries, entries[i:j])
 		for _, e := range n.entries {
-			t.nbytes += int64(len(e.key) + btEntryCost)
+			t.nbytes.Add(int64(len(e.key) + btEntryCost))
 		}
 		if prev != nil {
 			prev.next = n

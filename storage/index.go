@@ -157,7 +157,7 @@ func (s *Store) saveIndex(p *locks.Proc, ix *index) error {
 		return nil
 	}
 	changes := ix.changes
-	buf.Grow(int(ix.tree.nbytes) + 64)
+	buf.Grow(int(ix.tree.nbytes.Load()) + 64)
 	ix.serialize(&buf)
 	ix.lock.Release(p)
 	if err := writeFileAtomic(ix.path, buf.Bytes()); err != nil {
@@ -372,17 +372,20 @@ func (s *Store) IndexRange(p *locks.Proc, idx RelID, lo, hi []byte, loIncl, hiIn
 }
 
 // IndexPages estimates the index size in 8 kB pages (for
-// pg_relation_size): entry bytes at PostgreSQL's ~70% leaf fill, plus a
-// metapage. 0 for an unknown index.
+// pg_relation_size and pg_class.relpages): a metapage, and for entries
+// their bytes at PostgreSQL's ~70% leaf fill, in at least one page (a
+// btree that holds anything has a root page). 0 for an unknown index.
+// It takes no lock: a planner may ask it per plan.
 func (s *Store) IndexPages(idx RelID) uint32 {
 	ix, err := s.index(idx)
 	if err != nil {
 		return 0
 	}
-	ix.lock.Acquire(nil, locks.LWShared)
-	n := ix.tree.nbytes
-	ix.lock.Release(nil)
-	return uint32(n*10/7/PageSize) + 1
+	n := ix.tree.nbytes.Load()
+	if n == 0 {
+		return 1
+	}
+	return uint32((n*10/7+PageSize-1)/PageSize) + 1
 }
 
 // IndexEntries returns the number of entries in idx (for tests and

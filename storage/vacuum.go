@@ -15,6 +15,8 @@ type VacuumStats struct {
 	PagesSkipped        uint32 // pages whose cleanup lock stayed unavailable (left for the next vacuum)
 	TuplesRemoved       uint64 // dead tuple versions removed
 	TuplesRemaining     uint64 // live, recently dead and in-progress versions kept
+	TuplesLive          uint64 // of those, live ones (and ones being deleted): lazy_scan_prune's live_tuples
+	TuplesRecentlyDead  uint64 // of those, dead ones some snapshot may still see
 	IndexEntriesRemoved uint64 // index entries pointing at removed tuples
 	MultisResolved      uint64 // multixact xmaxes replaced by their updater or cleared
 }
@@ -174,6 +176,12 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 			continue
 		}
 		vs.TuplesRemaining++
+		switch res {
+		case txn.HeapTupleLive, txn.HeapTupleDeleteInProgress:
+			vs.TuplesLive++
+		case txn.HeapTupleRecentlyDead:
+			vs.TuplesRecentlyDead++
+		}
 		if h.XmaxIsMulti() && h.Flags&txn.XmaxInvalid == 0 {
 			// Resolve a multixact whose members all ended, so no tuple
 			// names one that TruncateMultis may forget.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"lockd/sql/stats"
 )
 
 // The catalog: tables, their columns and indexes. It is copy-on-write: a
@@ -54,9 +56,16 @@ func OpenCatalog(dataDir string) (*Catalog, error) {
 		}
 		st.reindexNames()
 	}
+	if st.stats, err = stats.Open(dataDir); err != nil {
+		return nil, err
+	}
+	st.stats.Prune(func(oid uint32) bool { return st.Tables[oid] != nil || st.Indexes[oid] != nil })
 	c.cur.Store(st)
 	return c, nil
 }
+
+// Stats returns the instance's planner statistics and activity counters.
+func (c *Catalog) Stats() *stats.Store { return c.cur.Load().stats }
 
 func (c *Catalog) State() *CatalogState { return c.cur.Load() }
 
@@ -76,7 +85,18 @@ func (c *Catalog) Commit(ops []*CatOp) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.cur.Load().Clone()
+	var forget, truncated []uint32
 	for _, op := range ops {
+		switch op.Kind {
+		case "drop":
+			if t := st.Tables[op.Oid]; t != nil {
+				forget = append(append(forget, t.OID), t.Indexes...)
+			}
+		case "dropindex":
+			forget = append(forget, op.Oid)
+		case "truncate":
+			truncated = append(truncated, op.Oid)
+		}
 		st.Apply(op)
 	}
 	st.Version++
@@ -84,6 +104,14 @@ func (c *Catalog) Commit(ops []*CatOp) error {
 		return err
 	}
 	c.cur.Store(st)
+	for _, oid := range truncated {
+		if t := st.Tables[oid]; t != nil {
+			st.stats.Truncated(oid, t.Indexes)
+		}
+	}
+	if len(forget) > 0 {
+		st.stats.Forget(forget...)
+	}
 	return nil
 }
 

@@ -22,6 +22,10 @@ type ColumnDef struct {
 	// (rowlayout.go).
 	Attnum  int16  `json:"attnum,omitempty"`
 	Missing []byte `json:"missing,omitempty"`
+	// StatTarget is pg_attribute.attstattarget as ALTER COLUMN SET
+	// STATISTICS set it (0: not analysed); nil is -1,
+	// default_statistics_target. Never changed in place.
+	StatTarget *int16 `json:"stattarget,omitempty"`
 }
 
 // Type returns the column's SQL type.

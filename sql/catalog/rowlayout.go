@@ -19,6 +19,9 @@ type AttrRow struct {
 	Missing *types.Datum // attmissingval, atthasmissing
 
 	Identity byte // attidentity
+	// StatTarget is attstattarget as ALTER COLUMN SET STATISTICS set
+	// it; nil is -1 (default_statistics_target)
+	StatTarget *int16
 }
 
 // A table's columns as the SQL layer sees them (TableDef.Cols, in column
@@ -140,7 +143,7 @@ func TableAttributes(t *TableDef) []AttrRow {
 	out := make([]AttrRow, 0, len(t.Cols)+len(t.Dropped)+2)
 	for i := range t.Cols {
 		c := &t.Cols[i]
-		a := AttrRow{Rel: t.OID, Name: c.Name, T: c.Type(), Num: t.Attnum(i), NotNull: c.NotNull, HasDef: c.Default != ""}
+		a := AttrRow{Rel: t.OID, Name: c.Name, T: c.Type(), Num: t.Attnum(i), NotNull: c.NotNull, HasDef: c.Default != "", StatTarget: c.StatTarget}
 		if c.Identity != "" { // an identity column's default is not a default (sequence.go)
 			a.HasDef, a.Identity = false, c.Identity[0]
 		}

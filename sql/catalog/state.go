@@ -3,6 +3,8 @@ package catalog
 import (
 	"maps"
 	"sort"
+
+	"lockd/sql/stats"
 )
 
 type CatalogState struct {
@@ -22,6 +24,10 @@ type CatalogState struct {
 
 	// Sequences (sequence.go); a published SequenceDef is never changed
 	Sequences map[uint32]*SequenceDef `json:"sequences,omitempty"`
+
+	// stats is the instance's planner statistics (statistics.go), shared
+	// by every state: they are not versioned with the catalog.
+	stats *stats.Store
 }
 
 func newCatalogState() *CatalogState {
@@ -32,7 +38,7 @@ func (c *CatalogState) Clone() *CatalogState {
 	n := &CatalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
 		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), ByName: make(map[string]uint32, len(c.ByName)),
 		parts: c.parts, Gen: c.Gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons,
-		Sequences: maps.Clone(c.Sequences)}
+		Sequences: maps.Clone(c.Sequences), stats: c.stats}
 	for k, v := range c.Tables {
 		t := *v
 		t.Cols = append([]ColumnDef(nil), v.Cols...)

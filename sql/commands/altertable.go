@@ -102,6 +102,21 @@ func (s *Utility) compileAlterColumn(at *pg.AlterTableStmt, cmd *pg.AlterTableCm
 		return []alterCmd{{pass: passMisc, run: func(ec *expr.EvalCtx, t *catalog.TableDef, _ *alterState) error {
 			return s.setFillfactor(t, ff)
 		}}}, locks.ShareUpdateExclusiveLock, nil
+	case pg.AlterTableType_AT_SetStatistics:
+		if cmd.Name == "" {
+			return nil, 0, pgerr.NotSupported("ALTER TABLE ... ALTER COLUMN number ... SET STATISTICS is not supported")
+		}
+		n := cmd.GetDef().GetInteger()
+		if n == nil {
+			return nil, 0, pgerr.NotSupported("this form of SET STATISTICS is not supported")
+		}
+		name, target := cmd.Name, int(n.Ival)
+		if target < -1 {
+			return nil, 0, pgerr.New(pgerr.InvalidParameterValue, "statistics target %d is too low", target)
+		}
+		return []alterCmd{{pass: passMisc, run: func(ec *expr.EvalCtx, t *catalog.TableDef, _ *alterState) error {
+			return s.setStatistics(ec, t, name, target, recurse)
+		}}}, locks.ShareUpdateExclusiveLock, nil
 	case pg.AlterTableType_AT_SetLogged, pg.AlterTableType_AT_SetUnLogged:
 		unlogged := cmd.Subtype == pg.AlterTableType_AT_SetUnLogged
 		return []alterCmd{{pass: passMisc, run: func(ec *expr.EvalCtx, t *catalog.TableDef, _ *alterState) error {
@@ -634,6 +649,44 @@ func (s *Utility) setColumnDefault(ec *expr.EvalCtx, t *catalog.TableDef, name, 
 			return err
 		}
 		if err := s.setColumnDefault(ec, s.Cat().Tables[k.OID], name, text, set, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setStatistics is ALTER COLUMN SET STATISTICS (ATExecSetStatistics):
+// the column's pg_attribute.attstattarget, which ANALYZE samples and
+// keeps statistics for (-1: default_statistics_target, 0: none), on t
+// and, unless ONLY, its partitions.
+func (s *Utility) setStatistics(ec *expr.EvalCtx, t *catalog.TableDef, name string, target int, recurse bool) error {
+	if plan.IsSystemColumn(name) {
+		return pgerr.NotSupported("cannot alter system column \"%s\"", name)
+	}
+	i := t.ColIndex(name)
+	if i < 0 {
+		return pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", name, t.Name)
+	}
+	if target > 10000 {
+		target = 10000
+		s.Notice(pgerr.SeverityWarning, pgerr.InvalidParameterValue, "lowering statistics target to 10000")
+	}
+	nt := *t
+	nt.Cols = append([]catalog.ColumnDef(nil), t.Cols...)
+	nt.Cols[i].StatTarget = nil
+	if target >= 0 {
+		v := int16(target)
+		nt.Cols[i].StatTarget = &v
+	}
+	s.AddCatOp(&catalog.CatOp{Kind: "settable", Table: &nt})
+	if !recurse {
+		return nil
+	}
+	for _, k := range s.Cat().PartitionChildren(s.Cat().Tables[t.OID]) {
+		if err := s.LockNow(ec, k.OID, locks.ShareUpdateExclusiveLock); err != nil {
+			return err
+		}
+		if err := s.setStatistics(ec, s.Cat().Tables[k.OID], name, target, true); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,9 @@
 // and identity columns), CREATE / DROP INDEX, ALTER TABLE in all its
 // forms (columns, types, constraints, partitions, RENAME), constraints
 // and foreign keys with partitioned tables, CREATE / ALTER / DROP
-// SEQUENCE, CREATE TABLE AS, DROP, TRUNCATE, LOCK TABLE and VACUUM —
-// with the locks PostgreSQL takes for each.
+// SEQUENCE, CREATE TABLE AS, DROP, TRUNCATE, LOCK TABLE, VACUUM and
+// ANALYZE (the statistics of sql/stats, and autovacuum's analyze of a
+// table) — with the locks PostgreSQL takes for each.
 //
 // DDL is transactional: a command records CatOps in its transaction
 // (expr.Backend.AddCatOp), which the session publishes at commit and

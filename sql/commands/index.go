@@ -158,6 +158,7 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 			return err
 		}
 	}
+	s.indexBuilt(nt, ix, len(entries)) // analyze.go
 	return nil
 }
 

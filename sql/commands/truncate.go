@@ -138,6 +138,7 @@ func (s *Utility) CompileTruncate(tr *pg.TruncateStmt, st *plan.Stmt) error {
 				op.NewIdx[ix.OID] = f
 			}
 			s.AddCatOp(op)
+			s.TabStats.Truncated(t.OID) // pgstat_count_truncate
 		}
 		if restart {
 			if err := s.restartIdentity(ec, rvs, tabs); err != nil { // columnsequences.go

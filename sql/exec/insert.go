@@ -143,6 +143,7 @@ func (s *Executor) InsertRow(ec *expr.EvalCtx, t *catalog.TableDef, indexes []*c
 	if err != nil {
 		return storage.TID{}, err
 	}
+	s.TabStats.Inserted(t.OID, 1) // pg_stat_all_tables (sql/stats)
 	if err := s.insertIndexEntries(ec, t, indexes, row, tid); err != nil {
 		return storage.TID{}, err
 	}

@@ -195,6 +195,7 @@ func (s *Executor) partitionUpdate(ec *expr.EvalCtx, p *plan.ModifyPlan, tid sto
 	if err != nil || out.Result != txn.TMOk {
 		return true, out, err
 	}
+	s.TabStats.Deleted(p.T.OID, 1)
 	if err := s.Store.MarkMovedPartitions(s.Proc, &s.Txn, rel, tid); err != nil {
 		return true, out, err
 	}

@@ -134,6 +134,12 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 			switch out.Result {
 			case txn.TMOk:
 				n++
+				switch {
+				case p.Delete:
+					s.TabStats.Deleted(p.T.OID, 1)
+				case !moved: // a moved row's delete and insert count themselves
+					s.TabStats.Updated(p.T.OID, 1)
+				}
 				if !p.Delete && !moved {
 					if err := s.insertIndexEntries(ec, p.T, p.Indexes, newRow, out.NewTID); err != nil {
 						return 0, err

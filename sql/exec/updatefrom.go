@@ -115,6 +115,12 @@ func (s *Executor) joinModifyRow(ec *expr.EvalCtx, p *plan.JoinModifyPlan, level
 		case txn.TMOk:
 			switch {
 			case p.Delete:
+				s.TabStats.Deleted(t.OID, 1)
+			case !moved:
+				s.TabStats.Updated(t.OID, 1)
+			}
+			switch {
+			case p.Delete:
 				if err := s.afterDeleteRow(t, level[p.Off:p.Off+nc]); err != nil { // foreign keys (ri.go)
 					return false, err
 				}
@@ -182,6 +188,7 @@ func (s *Executor) moveRow(ec *expr.EvalCtx, mp *plan.ModifyPlan, tid storage.TI
 	if err != nil || out.Result != txn.TMOk {
 		return true, out, movedTID, nil, err
 	}
+	s.TabStats.Deleted(mp.T.OID, 1)
 	if err := s.Store.MarkMovedPartitions(s.Proc, &s.Txn, rel, tid); err != nil {
 		return true, out, movedTID, nil, err
 	}

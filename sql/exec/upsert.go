@@ -233,6 +233,7 @@ func (s *Executor) conflictUpdate(ec *expr.EvalCtx, p *plan.InsertPlan, t *catal
 	}
 	switch out.Result {
 	case txn.TMOk:
+		s.TabStats.Updated(t.OID, 1)
 	case txn.TMSelfModified:
 		return false, false, nil
 	default:
@@ -271,6 +272,7 @@ func (s *Executor) insertSpeculative(ec *expr.EvalCtx, t *catalog.TableDef, inde
 	if tid, err = st.InsertSpeculative(ec.Ctx, s.Proc, &s.Txn, rel, s.rowBuf, plan.Fillfactor(t), token); err != nil {
 		return tid, false, err
 	}
+	s.TabStats.Inserted(t.OID, 1) // as heap_insert counts it, kept or not
 	if plan.SpecHook != nil {
 		plan.SpecHook("heap")
 	}
@@ -303,6 +305,7 @@ func (s *Executor) insertSpeculative(ec *expr.EvalCtx, t *catalog.TableDef, inde
 	}
 	if conflict {
 		err = st.AbortSpeculative(s.Proc, &s.Txn, rel, tid)
+		s.TabStats.Deleted(t.OID, 1) // as heap_abort_speculative: the insertion was counted
 	} else {
 		err = st.FinishSpeculative(s.Proc, rel, tid)
 	}

@@ -8,6 +8,7 @@ import (
 	"lockd/locks"
 	"lockd/pgerr"
 	"lockd/sql/catalog"
+	"lockd/sql/stats"
 	"lockd/sql/types"
 	"lockd/storage"
 	"lockd/txn"
@@ -64,6 +65,12 @@ type Backend struct {
 	// expressions (sublinks) of the statement being analysed, which the
 	// statement takes with its own (PostgreSQL's parser opens them)
 	SublinkRels []RelLock
+
+	// TabStats counts the rows this transaction inserts, updates and
+	// deletes per table; at its end they go to Activity, this backend's
+	// totals, which pg_stat_all_tables and autovacuum sum (sql/stats).
+	TabStats stats.Xact
+	Activity *stats.Backend
 }
 
 func (s *Backend) Notice(severity, code, msg string) {

@@ -201,6 +201,9 @@ func (s *Backend) RegName(t types.Type, oid uint32) (string, bool) {
 		}
 		return types.QuoteIdent(r.Name), true
 	case types.OIDRegtype:
+		if oid == types.OIDAnyArray {
+			return types.TypeAnyArray.Name, true
+		}
 		if _, ok := types.TypeByOID(oid); !ok {
 			if _, ok := types.ArrayTypeByOID(oid); !ok {
 				return "", false

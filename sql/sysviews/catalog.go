@@ -136,8 +136,9 @@ func pgClassView() *expr.View {
 					if !t.Partitioned() {
 						row[6] = types.OIDDatum(amHeap)
 						row[7] = types.OIDDatum(t.RelFile)
-						n, _ := s.Store.RelationPages(storage.RelID(t.RelFile))
-						row[9] = types.IntDatum(int64(n))
+					}
+					if ts := cat.TableStats(t.OID); ts != nil { // as VACUUM, ANALYZE or CREATE INDEX last saw it
+						row[9], row[10] = types.IntDatum(int64(ts.RelPages)), types.FloatDatum(ts.RelTuples)
 					}
 					if t.Unlogged {
 						row[15] = charDatum('u')
@@ -167,9 +168,14 @@ func pgClassView() *expr.View {
 					if r.Kind == 'i' {
 						row[6] = types.OIDDatum(amBtree)
 						row[7] = types.OIDDatum(ix.RelFile)
-						row[9] = types.IntDatum(int64(s.Store.IndexPages(storage.RelID(ix.RelFile))))
+						tuples, pages := cat.IndexStats(ix.OID)
+						if cat.TableStats(ix.OID) == nil { // made before lockd kept statistics
+							pages = float64(s.Store.IndexPages(storage.RelID(ix.RelFile)))
+						}
+						row[9], row[10] = types.IntDatum(int64(pages)), types.FloatDatum(tuples)
 					} else {
 						row[6] = types.OIDDatum(amBtree)
+						row[10] = types.FloatDatum(0) // a partitioned index, as PostgreSQL shows one
 					}
 					if t := cat.Tables[ix.Table]; t != nil && t.Unlogged {
 						row[15] = charDatum('u')
@@ -256,6 +262,9 @@ func pgAttributeView() *expr.View {
 				byval := a.T.Len > 0 && a.T.Len <= 8
 				align, storage := typeAlignStorage(a.T)
 				typ, stattarget := a.T.OID, int64(-1)
+				if a.StatTarget != nil {
+					stattarget = int64(*a.StatTarget)
+				}
 				if a.Dropped { // RemoveAttributeById keeps the storage properties only
 					typ, stattarget = 0, 0
 				}

@@ -89,8 +89,15 @@ func ArrayTypeByOID(oid uint32) (Type, bool) {
 
 func appendArray(buf []byte, t Type, d Datum, fc *FormatCtx) []byte {
 	elem, _ := ElemOf(t)
+	return AppendArrayText(buf, elem, d.A, fc)
+}
+
+// AppendArrayText appends the text form of a one-dimensional array of
+// elements of type elem (array_out): {a,b,NULL}, elements quoted where
+// they would otherwise read differently.
+func AppendArrayText(buf []byte, elem Type, elems []Datum, fc *FormatCtx) []byte {
 	buf = append(buf, '{')
-	for i, e := range d.A {
+	for i, e := range elems {
 		if i > 0 {
 			buf = append(buf, ',')
 		}

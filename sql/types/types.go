@@ -99,6 +99,7 @@ const (
 	OIDInterval    = 1186
 	OIDNumeric     = 1700
 	OIDVoid        = 2278
+	OIDAnyArray    = 2277
 	OIDRegproc     = 24
 	OIDRegclass    = 2205
 	OIDRegtype     = 2206
@@ -127,15 +128,20 @@ var (
 	TypeTimestamptz = Type{OIDTimestamptz, 8, -1, "timestamp with time zone"}
 	TypeInterval    = Type{OIDInterval, 16, -1, "interval"}
 	TypeVoid        = Type{OIDVoid, 4, -1, "void"}
-	TypeTextArray   = Type{OIDTextArray, -1, -1, "text[]"}
-	TypeInt4Array   = Type{OIDInt4Array, -1, -1, "integer[]"}
-	TypeTid         = Type{OIDTid, 6, -1, "tid"}
-	TypeNodeTree    = Type{OIDNodeTree, -1, -1, "pg_node_tree"}
-	TypeRegproc     = Type{OIDRegproc, 4, -1, "regproc"}
-	TypeRegclass    = Type{OIDRegclass, 4, -1, "regclass"}
-	TypeRegtype     = Type{OIDRegtype, 4, -1, "regtype"}
-	TypeRegrole     = Type{OIDRegrole, 4, -1, "regrole"}
-	TypeRegnsp      = Type{OIDRegnsp, 4, -1, "regnamespace"}
+	// TypeAnyArray is a catalog column holding arrays of varying element
+	// types (pg_statistic.stavaluesN, pg_stats.most_common_vals): its
+	// Datum carries the array's text form in S, made with the element
+	// type (AppendArrayText), and prints as that.
+	TypeAnyArray  = Type{OIDAnyArray, -1, -1, "anyarray"}
+	TypeTextArray = Type{OIDTextArray, -1, -1, "text[]"}
+	TypeInt4Array = Type{OIDInt4Array, -1, -1, "integer[]"}
+	TypeTid       = Type{OIDTid, 6, -1, "tid"}
+	TypeNodeTree  = Type{OIDNodeTree, -1, -1, "pg_node_tree"}
+	TypeRegproc   = Type{OIDRegproc, 4, -1, "regproc"}
+	TypeRegclass  = Type{OIDRegclass, 4, -1, "regclass"}
+	TypeRegtype   = Type{OIDRegtype, 4, -1, "regtype"}
+	TypeRegrole   = Type{OIDRegrole, 4, -1, "regrole"}
+	TypeRegnsp    = Type{OIDRegnsp, 4, -1, "regnamespace"}
 )
 
 // isOidLike reports whether t is oid or one of its reg* aliases, which
