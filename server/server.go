@@ -12,6 +12,8 @@ import (
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/sql"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // Config is what a Server needs.
@@ -28,6 +30,14 @@ type Config struct {
 	// DataDir holds the lock file (postmaster.pid), the relation files, the
 	// commit log and the catalog. It is created if missing. Required.
 	DataDir string
+	// FS is the file system everything in DataDir is kept through
+	// (vfs.Default if nil); crash tests pass a vfs.FaultFS.
+	FS vfs.FS
+	// Panic is called after a PANIC (an fsync or write failure of the
+	// write-ahead log) has been logged; nil ends the process, as
+	// PostgreSQL's PANIC does, and the next start recovers. The goroutine
+	// that hit it never continues.
+	Panic func(msg string)
 }
 
 // Validate reports a Config that New would refuse.
@@ -115,8 +125,16 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // immediate, data directory unlocked).
 func (s *Server) Done() <-chan struct{} { return s.inst.stopped }
 
-// Checkpoint writes the catalog, dirty pages and the commit log now.
-func (s *Server) Checkpoint() error { return s.inst.checkpoint() }
+// Checkpoint runs an immediate checkpoint and waits for it (CHECKPOINT).
+func (s *Server) Checkpoint() error {
+	return s.inst.requestCheckpoint(wal.CkptImmediate | wal.CkptForce | wal.CkptWait)
+}
+
+// WAL returns the write-ahead log (for metrics and tests).
+func (s *Server) WAL() *wal.WAL { return s.inst.wal }
+
+// Recovery reports what start-up recovery did.
+func (s *Server) Recovery() wal.RecoveryResult { return s.inst.recovery }
 
 // Locks returns the lock manager (for metrics and tests).
 func (s *Server) Locks() *locks.Manager { return s.inst.locks }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lockd/locks"
+	"lockd/vfs"
 )
 
 // Relation extension (PostgreSQL's hio.c RelationGetBufferForTuple and
@@ -285,7 +286,7 @@ const zeroChunkPages = 64
 
 // fallocateFile is fallocate(2) mode 0 on f's descriptor; a variable so
 // that tests can make it fail.
-var fallocateFile = fallocate
+var fallocateFile = func(f vfs.File, off, size int64) error { return f.Allocate(off, size) }
 
 // zeroExtend writes n zeroed pages at block first of r (mdzeroextend):
 // pwrite of zeroes for n ≤ threshold, fallocate above, with a fall-back to

@@ -13,6 +13,7 @@ import (
 
 	"lockd/locks"
 	"lockd/txn"
+	"lockd/vfs"
 )
 
 // extModes are the extension policies the tests run under.
@@ -466,7 +467,7 @@ func TestExtensionFallocateFallback(t *testing.T) {
 	old := fallocateFile
 	t.Cleanup(func() { fallocateFile = old })
 	var calls atomic.Int64
-	fallocateFile = func(*os.File, int64, int64) error { calls.Add(1); return syscall.EOPNOTSUPP }
+	fallocateFile = func(vfs.File, int64, int64) error { calls.Add(1); return syscall.EOPNOTSUPP }
 
 	e := newEnv(t, 64)
 	e.s.SetExtensionPolicy(ExtendFixed, 16, 512, 8)
@@ -485,7 +486,7 @@ func TestExtensionFallocateFallback(t *testing.T) {
 	checkRows(t, e, rel, want)
 
 	// A real error (disk full, I/O) reaches the inserter; nothing moves.
-	fallocateFile = func(*os.File, int64, int64) error { return syscall.ENOSPC }
+	fallocateFile = func(vfs.File, int64, int64) error { return syscall.ENOSPC }
 	e.s.SetExtensionPolicy(ExtendFixed, 16, 512, 8)
 	const rel2 = RelID(45)
 	e.s.CreateRelation(rel2)
