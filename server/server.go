@@ -11,6 +11,7 @@ import (
 
 	"lockd/guc"
 	"lockd/locks"
+	"lockd/pgerr"
 	"lockd/sql"
 	"lockd/vfs"
 	"lockd/wal"
@@ -127,7 +128,12 @@ func (s *Server) Done() <-chan struct{} { return s.inst.stopped }
 
 // Checkpoint runs an immediate checkpoint and waits for it (CHECKPOINT).
 func (s *Server) Checkpoint() error {
-	return s.inst.requestCheckpoint(wal.CkptImmediate | wal.CkptForce | wal.CkptWait)
+	if err := s.inst.requestCheckpoint(wal.CkptImmediate | wal.CkptForce | wal.CkptWait); err != nil {
+		s.log.Error("checkpoint request failed", "err", err)
+		return pgerr.New(pgerr.InternalError, "checkpoint request failed").
+			WithHint("Consult recent messages in the server log for details.")
+	}
+	return nil
 }
 
 // WAL returns the write-ahead log (for metrics and tests).
