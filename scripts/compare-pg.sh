@@ -26,6 +26,8 @@
 #   REPORT_SQL SQL run on lockd after the runs; its output is printed
 #   MODES      query modes (default "simple extended prepared")
 #   WARMUP     seconds of unrecorded warm-up per server (default 2; 0 = none)
+#   ROUNDS     runs per server for each row (default 1), in ABBA order
+#              (A B B A A B ...); the table shows the medians
 #   PGBIN      PostgreSQL server binaries (default /usr/lib/postgresql/15/bin)
 #   PG_OS_USER unprivileged user that runs PostgreSQL when this script runs
 #              as root (default pgbench_cmp; created if missing)
@@ -43,6 +45,7 @@ THREADS=${THREADS:-2}
 SCRIPT=${SCRIPT:-SELECT 1;}
 MODES=${MODES:-simple extended prepared}
 WARMUP=${WARMUP:-2}
+ROUNDS=${ROUNDS:-1}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PG_OS_USER=${PG_OS_USER:-pgbench_cmp}
 
@@ -205,20 +208,28 @@ what="\`$(tr '\n' ' ' <"$work/bench.sql" | sed 's/ *$//')\`"
 echo "script: $what, pgbench -n -c ($CLIENTS) -j $THREADS -T $DURATION; lockd options: ${LOCKD_OPTS:-none}; PostgreSQL options: ${PG_OPTS:-none};" \
 	"$lockd_version vs PostgreSQL $pg_version; $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"
 echo
+[ "$ROUNDS" -gt 1 ] && echo "medians of $ROUNDS runs per server, ABBA order" && echo
 echo "| mode | clients | lockd tps | PostgreSQL tps | ratio (lockd/PG) |"
 echo "|---|---:|---:|---:|---:|"
 i=0
 for mode in $MODES; do
 	for clients in $CLIENTS; do
 		echo "-M $mode -c $clients ..." >&2
-		if [ $((i % 2)) = 0 ]; then
-			l=$(bench "$lockd_port" "$mode" "$DURATION" "$clients")
-			p=$(bench "$pg_port" "$mode" "$DURATION" "$clients")
-		else
-			p=$(bench "$pg_port" "$mode" "$DURATION" "$clients")
-			l=$(bench "$lockd_port" "$mode" "$DURATION" "$clients")
-		fi
+		# ABBA: run k goes to the first server when k mod 4 is 0 or 3;
+		# which server is first alternates from row to row
+		ls=() ps=()
+		for k in $(seq 0 $((2 * ROUNDS - 1))); do
+			first=$(((k % 4 == 0 || k % 4 == 3) ? 1 : 0))
+			if [ $(((first + i) % 2)) = 1 ]; then
+				ls+=("$(bench "$lockd_port" "$mode" "$DURATION" "$clients")")
+			else
+				ps+=("$(bench "$pg_port" "$mode" "$DURATION" "$clients")")
+			fi
+		done
 		i=$((i + 1))
+		l=$(printf '%s\n' "${ls[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+		p=$(printf '%s\n' "${ps[@]}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+		echo "-M $mode -c $clients: lockd ${ls[*]}; PostgreSQL ${ps[*]}" >>"$work/runs.log"
 		awk -v m="$mode" -v c="$clients" -v l="$l" -v p="$p" 'BEGIN { printf "| %s | %s | %.0f | %.0f | %.2f |\n", m, c, l, p, l / p }'
 	done
 done
@@ -226,6 +237,12 @@ if [ -n "${REPORT_SQL:-}" ]; then
 	echo
 	echo '```'
 	PGCONNECT_TIMEOUT=5 psql -X -h 127.0.0.1 -p "$lockd_port" -U postgres -d postgres -c "$REPORT_SQL"
+	echo '```'
+fi
+if [ "$ROUNDS" -gt 1 ]; then
+	echo
+	echo '```'
+	cat "$work/runs.log"
 	echo '```'
 fi
 echo
