@@ -206,6 +206,24 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Kill simulates the death of the server's process, for crash tests whose
+// file system was frozen first (vfs.FaultFS.Crash): connections are
+// dropped and the data directory's lock released at once, without waiting
+// for sessions or writing anything. Goroutines still running stay blocked
+// in the frozen file system for good. The Server is unusable afterwards;
+// a new one on the same directory recovers, as after kill -9.
+func (s *Server) Kill() {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.mu.Lock()
+	s.shutting = true
+	s.closeListeners()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.inst.dirLock.release()
+}
+
 // wait returns once every session has ended, then closes the instance
 // cleanly; or returns ctx's error first.
 func (s *Server) wait(ctx context.Context) error {

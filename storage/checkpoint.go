@@ -2,6 +2,8 @@ package storage
 
 import (
 	"errors"
+	"fmt"
+	"syscall"
 	"time"
 
 	"lockd/locks"
@@ -38,7 +40,10 @@ func (s *Store) CheckpointBuffers(p *locks.Proc, pace func(progress float64)) (w
 }
 
 // SyncFiles fsyncs every relation file and the base directory, and
-// returns how many files it synced and the longest sync.
+// returns how many files it synced and the longest sync. With a log, a
+// failed fsync is a PANIC (PostgreSQL's data_sync_retry = off): the
+// kernel may have dropped the dirty pages, and only recovery from the log
+// can restore them.
 func (s *Store) SyncFiles(p *locks.Proc) (files int, longest time.Duration, err error) {
 	rels := *s.rels.Load()
 	if p != nil {
@@ -46,8 +51,13 @@ func (s *Store) SyncFiles(p *locks.Proc) (files int, longest time.Duration, err 
 	}
 	for _, r := range rels {
 		start := time.Now()
-		if e := r.sync(); e != nil && err == nil {
-			err = e
+		if e := r.sync(); e != nil {
+			if s.wal != nil {
+				s.wal.Panic(fmt.Sprintf("could not fsync file \"base/%d\": %s", r.id, errnoText(e)))
+			}
+			if err == nil {
+				err = e
+			}
 		}
 		longest = max(longest, time.Since(start))
 		files++
@@ -146,4 +156,17 @@ func (s *Store) closeFiles() error {
 	emptyIdx := map[RelID]*index{}
 	s.idxs.Store(&emptyIdx)
 	return err
+}
+
+// errnoText is strerror's text for err's errno (%m), or err.
+func errnoText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		t := errno.Error()
+		if t != "" && t[0] >= 'a' && t[0] <= 'z' {
+			t = string(t[0]-'a'+'A') + t[1:]
+		}
+		return t
+	}
+	return err.Error()
 }

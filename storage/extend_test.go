@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"lockd/locks"
+	"lockd/pgerr"
 	"lockd/txn"
 	"lockd/vfs"
 )
@@ -492,7 +493,9 @@ func TestExtensionFallocateFallback(t *testing.T) {
 	e.s.CreateRelation(rel2)
 	se := e.session()
 	tx := se.begin(txn.ReadCommitted)
-	if _, err := e.s.Insert(bg, se.p, tx, rel2, row(1, 100), 100); !errors.Is(err, syscall.ENOSPC) {
+	var pe *pgerr.Error
+	if _, err := e.s.Insert(bg, se.p, tx, rel2, row(1, 100), 100); !errors.As(err, &pe) || pe.Code != pgerr.DiskFull ||
+		pe.Message != `could not extend file "base/45": No space left on device` {
 		t.Fatalf("insert: %v", err)
 	}
 	se.abort()

@@ -15,8 +15,8 @@ import (
 // atomically (512-byte sectors).
 const SectorSize = 512
 
-// ErrCrashed is returned by every operation on a FaultFS after Crash, as
-// by a machine that has lost power: nothing more reaches the disk.
+// ErrCrashed is returned by operations on a FaultFS after Crash when
+// ErrorAfterCrash is set.
 var ErrCrashed = fmt.Errorf("vfs: simulated crash: %w", syscall.EIO)
 
 // FaultFS wraps another FS (normally Default) and simulates what a power
@@ -27,7 +27,11 @@ var ErrCrashed = fmt.Errorf("vfs: simulated crash: %w", syscall.EIO)
 // the file's last Sync or Datasync (and its size then). Crash stops the
 // file system — every later operation fails with ErrCrashed, so a server
 // still running can no longer change anything — and then decides the fate
-// of every write made since the last sync of its file:
+// of every write made since the last sync of its file (afterwards every
+// operation blocks for good, as on a machine that has stopped, so that a
+// server still running in the same process can neither change the crash
+// image nor notice the crash; with ErrorAfterCrash they fail with
+// ErrCrashed instead):
 //
 //   - with Tear 0 (the default) each is dropped: the sectors it changed get
 //     their synced contents back and the file its synced size;
@@ -53,13 +57,18 @@ type FaultFS struct {
 	// Inject, if set, is called before every write, sync and allocation
 	// with the operation and the file's path; an error it returns is
 	// returned instead of doing the operation (an fsync failure, a full
-	// disk). Set it before use or under no concurrent operation.
+	// disk). It may also block, to hold an operation until the test has
+	// called Crash (it runs outside the lock Crash takes). Set it before
+	// use.
 	Inject func(op Op, path string) error
+	// ErrorAfterCrash makes operations after Crash fail instead of block.
+	ErrorAfterCrash bool
 
 	// op is held shared by every operation and exclusively by Crash, so
 	// that no write runs while the crash image is made.
 	op      sync.RWMutex
-	crashed bool // guarded by op
+	crashed bool          // guarded by op
+	dead    chan struct{} // never closed: what operations after a crash wait on
 
 	mu    sync.Mutex            // guards files
 	files map[string]*faultFile // by cleaned path
@@ -106,7 +115,7 @@ func NewFaultFS(base FS) *FaultFS {
 	if base == nil {
 		base = Default
 	}
-	return &FaultFS{base: base, files: map[string]*faultFile{}}
+	return &FaultFS{base: base, files: map[string]*faultFile{}, dead: make(chan struct{})}
 }
 
 // Crashed reports whether Crash has been called.
@@ -237,6 +246,9 @@ func (f *FaultFS) begin() error {
 	f.op.RLock()
 	if f.crashed {
 		f.op.RUnlock()
+		if !f.ErrorAfterCrash {
+			<-f.dead
+		}
 		return ErrCrashed
 	}
 	return nil
@@ -393,16 +405,17 @@ func (h *faultHandle) Write(p []byte) (int, error) {
 // WriteAt records the synced contents of every sector it is the first to
 // change since the last sync, then writes.
 func (h *faultHandle) WriteAt(p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	// Inject runs outside the crash lock: it may block until a crash.
+	if err := h.fs.inject(OpWrite, h.inner.Name()); err != nil {
+		return 0, &os.PathError{Op: "write", Path: h.inner.Name(), Err: err}
+	}
 	if err := h.fs.begin(); err != nil {
 		return 0, err
 	}
 	defer h.fs.end()
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if err := h.fs.inject(OpWrite, h.inner.Name()); err != nil {
-		return 0, &os.PathError{Op: "write", Path: h.inner.Name(), Err: err}
-	}
 	ff := h.ff
 	ff.mu.Lock()
 	defer ff.mu.Unlock()
@@ -475,13 +488,13 @@ func (h *faultHandle) Sync() error     { return h.doSync(h.inner.Sync) }
 func (h *faultHandle) Datasync() error { return h.doSync(h.inner.Datasync) }
 
 func (h *faultHandle) doSync(fn func() error) error {
+	if err := h.fs.inject(OpSync, h.inner.Name()); err != nil {
+		return &os.PathError{Op: "fsync", Path: h.inner.Name(), Err: err}
+	}
 	if err := h.fs.begin(); err != nil {
 		return err
 	}
 	defer h.fs.end()
-	if err := h.fs.inject(OpSync, h.inner.Name()); err != nil {
-		return &os.PathError{Op: "fsync", Path: h.inner.Name(), Err: err}
-	}
 	ff := h.ff
 	ff.mu.Lock()
 	defer ff.mu.Unlock()

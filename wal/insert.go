@@ -147,10 +147,18 @@ func (w *WAL) acquireInsertLock(p *locks.Proc, sl *procSlot) int {
 
 // acquireAllInsertLocks takes every insertion lock in order
 // (WALInsertLockAcquireExclusive), as a checkpoint does to move the redo
-// pointer.
+// pointer. Each lock but the last is marked as inserting nowhere
+// (insertingAt = the largest position): a backend inserting under a later
+// lock that must write out a buffer page waits for the insertions before
+// that page (waitInsertionsToFinish), and must not wait for this holder,
+// which is itself waiting for that backend's lock.
 func (w *WAL) acquireAllInsertLocks(p *locks.Proc) {
 	for i := range w.insertLocks {
-		w.insertLocks[i].lock.Acquire(p, locks.LWExclusive)
+		l := &w.insertLocks[i]
+		l.lock.Acquire(p, locks.LWExclusive)
+		if i < len(w.insertLocks)-1 {
+			l.lock.UpdateVar(p, &l.insertingAt, ^uint64(0))
+		}
 	}
 }
 

@@ -386,3 +386,7 @@ func (w *WAL) doPanic(msg string) {
 }
 
 func (w *WAL) panicErr(format string, args ...any) { w.doPanic(fmt.Sprintf(format, args...)) }
+
+// Panic reports a PANIC of another subsystem (a data file's fsync failure
+// at a checkpoint) through the same hook; it never returns.
+func (w *WAL) Panic(msg string) { w.doPanic(msg) }

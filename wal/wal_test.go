@@ -367,3 +367,72 @@ func TestGroupCommitCounts(t *testing.T) {
 		float64(s.BatchCommits)/float64(s.BatchFlushes))
 	w.Abandon()
 }
+
+// TestCheckpointsDuringInserts runs checkpoints (every insertion lock
+// taken in turn, then the checkpoint record) while backends insert through
+// a ring of only 4 WAL buffers, so that insertions keep having to write
+// pages out; then a crash, and recovery replays, for each backend, an
+// unbroken run of its records ending with its last.
+func TestCheckpointsDuringInserts(t *testing.T) {
+	e := newTestEnv(t, 64<<10)
+	w, err := Open(Config{FS: e.fs, DataDir: e.dir, SegmentSize: e.seg, Buffers: 4, InsertLocks: 4, MaxProcs: 64,
+		Logger: slog.New(slog.NewTextHandler(e.log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.StartupXLOG([256]RedoFunc{}); err != nil {
+		t.Fatal(err)
+	}
+	w.StartWriter(nil)
+	procs := newProcs(t, 5)
+	const per = 400
+	stop := make(chan struct{})
+	var ckpts sync.WaitGroup
+	ckpts.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c, ok := w.BeginCheckpoint(procs[4], CkptForce|CkptImmediate); ok {
+				w.EndCheckpoint(procs[4], c, CheckpointInfo{})
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for i, p := range procs[:4] {
+		wg.Go(func() {
+			for k := range per {
+				insertTest(w, p, uint64(i)<<32|uint64(k), 100+k%3000)
+			}
+			w.Flush(p, w.InsertPosition())
+		})
+	}
+	wg.Wait()
+	close(stop)
+	ckpts.Wait()
+	if w.CheckpointStats().Completed == 0 {
+		t.Fatal("no checkpoint completed")
+	}
+	w.Abandon()
+	w2 := e.open(t, 4)
+	var ids []uint64
+	if _, err := w2.StartupXLOG(collect(&ids)); err != nil {
+		t.Fatal(err)
+	}
+	next := map[uint64]uint64{}
+	for _, id := range ids {
+		b, k := id>>32, id&0xffffffff
+		if n, ok := next[b]; ok && k != n {
+			t.Fatalf("backend %d: record %d replayed after %d", b, k, n-1)
+		}
+		next[b] = k + 1
+	}
+	for b := range uint64(4) {
+		if n, ok := next[b]; ok && n != per {
+			t.Fatalf("backend %d: replay ends at %d of %d", b, n, per)
+		}
+	}
+	w2.Abandon()
+}

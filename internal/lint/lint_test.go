@@ -76,7 +76,7 @@ var allowed = map[string][]string{
 	"lockd/metrics":            {"lockd/locks", "lockd/txn", "lockd/storage", "lockd/wal", "lockd/server", "lockd/guc"},
 	"lockd/bench":              {},
 	"lockd/cmd/lockd":          {"lockd/server", "lockd/guc", "lockd/metrics", "lockd/internal/buildinfo"},
-	"lockd/internal/lockdtest": {"lockd/server", "lockd/guc", "lockd/locks", "lockd/sql", "lockd/metrics"},
+	"lockd/internal/lockdtest": {"lockd/server", "lockd/guc", "lockd/locks", "lockd/sql", "lockd/metrics", "lockd/vfs"},
 	"lockd/internal/lint":      {},
 	"lockd/internal/buildinfo": {},
 	// sqlscript runs SQL scripts against a lockd that lockdtest starts.

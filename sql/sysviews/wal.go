@@ -13,8 +13,10 @@ const (
 	oidPgStatWal      = 12194
 )
 
-// WALViews returns pg_stat_wal and pg_stat_bgwriter.
-func WALViews() []*expr.View { return []*expr.View{statWALView(), statBgwriterView()} }
+// WALViews returns pg_stat_wal, pg_stat_bgwriter and pg_prepared_xacts.
+func WALViews() []*expr.View {
+	return []*expr.View{statWALView(), statBgwriterView(), PreparedXactsView()}
+}
 
 // statWALView is pg_stat_wal (PostgreSQL 14+): the log's counters, summed
 // over backends. wal_write_time and wal_sync_time (ms) grow only while
@@ -70,5 +72,20 @@ func statBgwriterView() *expr.View {
 				types.IntDatum(int64(st.BufferWrites - st.CheckpointWrites)), types.IntDatum(0),
 				types.IntDatum(int64(st.BufferReads)), types.IntDatum(w.Stats().Reset.UnixMicro())})
 		},
+	}
+}
+
+const oidPgPreparedXacts = 12094
+
+// PreparedXactsView is pg_prepared_xacts. lockd has no two-phase commit
+// (PREPARE TRANSACTION is 0A000), so it is always empty; it exists so that
+// a tool (or a check after crash recovery) can ask, as of PostgreSQL.
+func PreparedXactsView() *expr.View {
+	return &expr.View{
+		Name: "pg_prepared_xacts",
+		Oid:  oidPgPreparedXacts,
+		Cols: Cols(oidPgPreparedXacts, "transaction", types.TypeXid, "gid", types.TypeText,
+			"prepared", types.TypeTimestamptz, "owner", types.TypeName, "database", types.TypeName),
+		Rows: func(*expr.EvalCtx, func([]types.Datum) error) error { return nil },
 	}
 }
