@@ -100,6 +100,9 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 		return err
 	}
 	seen := map[string]bool{}
+	// The entries go in together: the new index is logged in a few large
+	// records, not one per row (storage.IndexBulkInsert).
+	entries := make([]storage.IndexEntry, 0, len(rows))
 	for _, r := range rows {
 		for _, c := range cols { // a primary key's SET NOT NULL, checked as ATRewriteTables does
 			if primary && r.row[c].Null {
@@ -117,11 +120,9 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 				OnConstraint(nt.Name, name)
 		}
 		seen[string(key)] = true
-		if err := s.Store.IndexInsert(s.Proc, storage.RelID(ix.RelFile), key, r.tid); err != nil {
-			return err
-		}
+		entries = append(entries, storage.IndexEntry{Key: key, TID: r.tid})
 	}
-	return nil
+	return s.Store.IndexBulkInsert(s.Proc, storage.RelID(ix.RelFile), entries)
 }
 
 func (s *Utility) CompileCreateIndex(is *pg.IndexStmt, st *plan.Stmt) error {
