@@ -149,6 +149,12 @@ func (w *WAL) listSegments() ([]uint64, error) {
 // holding redo (RemoveOldXlogFiles), and returns how many were recycled
 // and removed. endPtr is the end of the checkpoint record.
 func (w *WAL) removeOldSegments(redo, endPtr LSN) (recycled, removed int) {
+	// Every segment file is created under segMu: holding it while listing
+	// and renaming, no file can appear under a name a recycled segment
+	// takes (a rename would replace it, and a segment being written would
+	// lose its name).
+	w.segMu.Lock()
+	defer w.segMu.Unlock()
 	segs, err := w.listSegments()
 	if err != nil {
 		w.log.Warn("could not read WAL directory", "error", err)
@@ -168,8 +174,6 @@ func (w *WAL) removeOldSegments(redo, endPtr LSN) (recycled, removed int) {
 	for _, s := range segs {
 		highest = max(highest, s)
 	}
-	w.segMu.Lock()
-	defer w.segMu.Unlock()
 	for _, s := range segs {
 		if s >= keepFrom {
 			break
