@@ -282,8 +282,12 @@ func parseValue(d *Def, s string) (Value, *Error) {
 		v.Str = s
 	case Enum:
 		found := false
+		name := s
+		if a, ok := d.enumAliases[strings.ToLower(s)]; ok {
+			name = a
+		}
 		for i, e := range d.EnumValues {
-			if strings.EqualFold(e, s) {
+			if strings.EqualFold(e, name) {
 				v.Str, v.Int, found = e, int64(i), true
 				break
 			}

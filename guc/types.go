@@ -127,6 +127,10 @@ type Def struct {
 	Reported   bool     // sent as ParameterStatus at startup and when it changes
 
 	flags uint8
+	// enumAliases are accepted spellings of Enum values that pg_settings
+	// does not list (PostgreSQL's hidden enum entries, such as "true" for
+	// synchronous_commit's "on"): alias → canonical value.
+	enumAliases map[string]string
 	// check validates (and may normalise) a value that passed the type's
 	// parsing, like a PostgreSQL check hook.
 	check func(d *Def, v *Value) *Error

@@ -295,6 +295,24 @@ func (l *LWLock) Acquire(p *Proc, mode LWMode) {
 	}
 }
 
+// AcquireWaited is Acquire that reports whether the caller had to sleep
+// for the lock (PostgreSQL's LWLockAcquire returns the negation: true if
+// the lock was had without waiting). The WAL insertion locks use it: a
+// backend that waited moves on to another lock for its next insertion.
+func (l *LWLock) AcquireWaited(p *Proc, mode LWMode) (waited bool) {
+	if invariantsEnabled && mode > LWShared {
+		panic("locks: LWLock acquired in mode " + mode.String())
+	}
+	if !l.attempt(mode) {
+		return l.acquireSlow(p, mode)
+	}
+	if p != nil {
+		p.pushLW(l, mode)
+		p.stats.lw[l.tranche][mode].acquisitions.Add(1)
+	}
+	return false
+}
+
 // ConditionalAcquire takes the lock if that is possible without sleeping.
 func (l *LWLock) ConditionalAcquire(p *Proc, mode LWMode) bool {
 	if invariantsEnabled && mode > LWShared {
@@ -380,7 +398,9 @@ func (s *lwSleep) end(p *Proc, st *lwCounters) {
 	}
 }
 
-func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
+// acquireSlow queues and sleeps until the lock is had; it reports whether
+// it slept.
+func (l *LWLock) acquireSlow(p *Proc, mode LWMode) bool {
 	w := waiter(p)
 	var st *lwCounters
 	if p != nil {
@@ -419,6 +439,7 @@ func (l *LWLock) acquireSlow(p *Proc, mode LWMode) {
 		st.acquisitions.Add(1)
 	}
 	putWaiter(p, w, extra)
+	return sl.slept
 }
 
 // lockWaitList takes the LIST_LOCKED bit, spinning (and yielding to the Go

@@ -11,6 +11,7 @@ import (
 	"lockd/server"
 	"lockd/storage"
 	"lockd/txn"
+	"lockd/wal"
 )
 
 const namespace = "lockd"
@@ -21,6 +22,7 @@ type Sources struct {
 	Locks    *locks.Manager // LWLock, heavyweight lock and fast-path counters; procs
 	Txns     *txn.Manager   // commits, aborts, snapshots, ProcArray group clears
 	Store    *storage.Store // buffer and relation-extension counters
+	WAL      *wal.WAL       // the write-ahead log, group commit, checkpoints
 	Server   *server.Server // sessions by state, statements by kind and duration
 	Settings *guc.Registry  // lockd_setting
 	// Version is the value of lockd_build_info's version label; empty
@@ -30,7 +32,7 @@ type Sources struct {
 
 // ServerSources returns the sources of a running server.
 func ServerSources(srv *server.Server, version string) Sources {
-	return Sources{Locks: srv.Locks(), Txns: srv.Txns(), Store: srv.Store(), Server: srv,
+	return Sources{Locks: srv.Locks(), Txns: srv.Txns(), Store: srv.Store(), WAL: srv.WAL(), Server: srv,
 		Settings: srv.Settings(), Version: version}
 }
 
@@ -54,6 +56,13 @@ func New(reg prometheus.Registerer, src Sources) (*Metrics, error) {
 	}
 	if src.Store != nil {
 		m.collectors = append(m.collectors, newStorageCollector(src.Store))
+	}
+	if src.WAL != nil {
+		var rec func() wal.RecoveryResult
+		if src.Server != nil {
+			rec = src.Server.Recovery
+		}
+		m.collectors = append(m.collectors, newWALCollector(src.WAL, rec))
 	}
 	if src.Server != nil {
 		m.collectors = append(m.collectors, newServerCollector(src.Server))

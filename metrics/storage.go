@@ -10,8 +10,8 @@ import (
 type storageCollector struct {
 	s *storage.Store
 
-	hits, reads, writes, evictions, extensions, pages, extWaits, checkpoints *prometheus.Desc
-	extSize, extWaitSeconds, fsm                                             *prometheus.Desc
+	hits, reads, writes, evictions, extensions, pages, extWaits *prometheus.Desc
+	extSize, extWaitSeconds, fsm                                *prometheus.Desc
 }
 
 func newStorageCollector(s *storage.Store) *storageCollector {
@@ -27,7 +27,6 @@ func newStorageCollector(s *storage.Store) *storageCollector {
 			"Pages added by relation extensions (relation_extension_mode decides how many per extension)."),
 		extWaits: newDesc("relation_extension", "lock_waits_total",
 			"Extensions whose conditional acquisition of the relation extension lock failed, so the backend waited."),
-		checkpoints: newDesc("", "checkpoints_total", "Checkpoints completed."),
 		extSize: newDesc("relation_extension", "pages_per_extension",
 			"Pages added by one relation extension (1 in single mode; blocks in fixed; up to max_blocks+1 in group)."),
 		extWaitSeconds: newDesc("relation_extension", "lock_wait_seconds_total",
@@ -38,7 +37,7 @@ func newStorageCollector(s *storage.Store) *storageCollector {
 }
 
 func (c *storageCollector) Describe(ch chan<- *prometheus.Desc) {
-	describe(ch, c.hits, c.reads, c.writes, c.evictions, c.extensions, c.pages, c.extWaits, c.checkpoints,
+	describe(ch, c.hits, c.reads, c.writes, c.evictions, c.extensions, c.pages, c.extWaits,
 		c.extSize, c.extWaitSeconds, c.fsm)
 }
 
@@ -51,7 +50,6 @@ func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(ch, c.extensions, s.Extensions)
 	counter(ch, c.pages, s.PagesAdded)
 	counter(ch, c.extWaits, s.ExtensionLockWaits)
-	counter(ch, c.checkpoints, s.Checkpoints)
 	buckets := make(map[float64]uint64, len(storage.ExtensionSizeBounds))
 	var cum, sum uint64
 	for i, b := range storage.ExtensionSizeBounds {

@@ -57,6 +57,8 @@ const (
 	CantChangeRuntimeParam       = "55P02"
 	LockNotAvailable             = "55P03"
 	ObjectNotInPrerequisiteState = "55000"
+	DiskFull                     = "53100"
+	IOError                      = "58030"
 	QueryCanceled                = "57014"
 	AdminShutdown                = "57P01"
 	CannotConnectNow             = "57P03"

@@ -4,30 +4,34 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/sql"
 	"lockd/storage"
 	"lockd/txn"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // instance is one lockd's shared state and its lifetime: what PostgreSQL's
 // postmaster sets up before it accepts a connection (the data directory's
-// lock file, shared memory, the checkpointer) and tears down after the
-// last backend has gone.
+// lock file, shared memory, start-up recovery, the WAL writer and the
+// checkpointer) and tears down after the last backend has gone.
 //
 // openInstance is the only place the subsystems are built. It takes the
-// data directory's lock first, then builds the lock manager, the
-// transaction manager, the store and the SQL engine, each over the ones
-// before it, attaches every reloadable setting's assign hook to the part it
-// tunes as soon as that part exists (settings.go), and starts the
-// checkpointer and autovacuum. close undoes it in reverse order, once:
-// autovacuum and the checkpointer stop, a clean close writes a last
-// checkpoint and closes the store and the commit log, and the lock file
-// goes last, so no second server can open the directory while this one
-// may still write to it.
+// data directory's lock first, then builds the lock manager, opens the
+// write-ahead log (its control file), the transaction manager, the store
+// and the SQL engine, each over the ones before it, and attaches every
+// reloadable setting's assign hook to the part it tunes as soon as that
+// part exists (settings.go). Then it runs start-up recovery (recovery.go):
+// the log is replayed from the last checkpoint's redo point if the server
+// did not shut down cleanly, followed by an end-of-recovery checkpoint.
+// Last it starts the WAL writer, the checkpointer and autovacuum. close
+// undoes it in reverse order, once: autovacuum and the checkpointer stop,
+// a clean close writes the shutdown checkpoint and closes the log, the
+// store and the commit log, and the lock file goes last, so no second
+// server can open the directory while this one may still write to it.
 //
 // The fields other than ckptMu and the channels are set by openInstance
 // and read-only afterwards; an instance is safe for concurrent use.
@@ -36,16 +40,22 @@ type instance struct {
 	settings *guc.Registry
 	dirLock  *dataDirLock
 	locks    *locks.Manager
+	wal      *wal.WAL
 	txns     *txn.Manager
 	store    *storage.Store
 	engine   *sql.Engine
+	recovery wal.RecoveryResult // what start-up did
 
 	// maxConnections is max_connections, read once: a restart-only setting.
 	maxConnections int
+	sharedBuffers  int
 
 	ckptProc    *locks.Proc  // the checkpointer's lock-manager identity
+	walProc     *locks.Proc  // the WAL writer's
 	ckptTimeout atomic.Int64 // checkpoint_timeout in seconds, set by its hook
+	ckptWarning atomic.Int64 // checkpoint_warning in seconds
 	ckptMu      sync.Mutex   // one checkpoint at a time
+	ckptReq     chan ckptRequest
 	ckptStop    chan struct{}
 	ckptDone    chan struct{}
 
@@ -67,8 +77,12 @@ type instance struct {
 // would, and the lock file is released.
 func openInstance(cfg Config, host sql.Host, newPID func() int32) (_ *instance, err error) {
 	reg := cfg.Settings
+	fsys := cfg.FS
+	if fsys == nil {
+		fsys = vfs.Default
+	}
 	in := &instance{log: cfg.Logger, settings: reg, stopped: make(chan struct{}),
-		maxConnections: int(reg.Value("max_connections").Int)}
+		maxConnections: int(reg.Value("max_connections").Int), sharedBuffers: int(reg.Value("shared_buffers").Int)}
 	if cfg.LogLevel != nil {
 		attachLogLevel(reg, cfg.LogLevel)
 	}
@@ -88,25 +102,48 @@ func openInstance(cfg Config, host sql.Host, newPID func() int32) (_ *instance, 
 	// Before the first proc exists, so that every proc gets the start-up
 	// fastpath_lock_slots.
 	attachLockHooks(reg, in.locks)
-	if in.txns, err = txn.Open(txn.Config{DataDir: cfg.DataDir, Locks: in.locks,
-		MaxProcs: in.maxConnections + locks.NumAuxProcs, Logger: cfg.Logger}); err != nil {
+	maxProcs := in.maxConnections + locks.NumAuxProcs
+	if in.wal, err = wal.Open(wal.Config{FS: fsys, DataDir: cfg.DataDir, Buffers: int(reg.Value("wal_buffers").Int),
+		SharedBuffers: in.sharedBuffers, InsertLocks: int(reg.Value("wal_insert_locks").Int), MaxProcs: maxProcs,
+		Logger: cfg.Logger, Panic: cfg.Panic}); err != nil {
 		return nil, err
 	}
-	attachTxnHooks(reg, in.txns)
 	if in.ckptProc, err = in.locks.NewProc(0); err != nil {
 		return nil, err
 	}
-	if in.store, err = storage.Open(storage.Config{DataDir: cfg.DataDir, SharedBuffers: int(reg.Value("shared_buffers").Int),
-		Locks: in.locks, Txns: in.txns, DatabaseOID: sql.DatabaseOID, Logger: cfg.Logger}); err != nil {
+	if in.walProc, err = in.locks.NewProc(-1); err != nil {
+		return nil, err
+	}
+	attachWALHooks(reg, in.wal, in.ckptProc)
+	if in.txns, err = txn.Open(txn.Config{DataDir: cfg.DataDir, Locks: in.locks, MaxProcs: maxProcs,
+		Logger: cfg.Logger, WAL: in.wal, FS: fsys}); err != nil {
+		return nil, err
+	}
+	attachTxnHooks(reg, in.txns)
+	if in.store, err = storage.Open(storage.Config{DataDir: cfg.DataDir, SharedBuffers: in.sharedBuffers,
+		Locks: in.locks, Txns: in.txns, WAL: in.wal, FS: fsys, DatabaseOID: sql.DatabaseOID, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
 	attachStorageHooks(reg, in.store)
 	if in.engine, err = sql.NewEngine(sql.EngineConfig{Settings: reg, Locks: in.locks, Txns: in.txns,
-		Store: in.store, DataDir: cfg.DataDir, Host: host}); err != nil {
+		Store: in.store, DataDir: cfg.DataDir, Host: host, WAL: in.wal, FS: fsys}); err != nil {
 		return nil, err
 	}
 	reg.OnChange("checkpoint_timeout", func(v guc.Value) { in.ckptTimeout.Store(v.Int) })
+	reg.OnChange("checkpoint_warning", func(v guc.Value) { in.ckptWarning.Store(v.Int) })
+	if err = in.startup(); err != nil {
+		return nil, err
+	}
+	in.wal.SetActiveBackendsFunc(in.txns.MinimumActiveBackends)
+	in.ckptReq = make(chan ckptRequest, 16)
 	in.ckptStop, in.ckptDone = make(chan struct{}), make(chan struct{})
+	in.wal.SetCheckpointRequester(func(f wal.CheckpointFlags) {
+		select {
+		case in.ckptReq <- ckptRequest{flags: f}:
+		default: // the checkpointer has requests pending; it will do one
+		}
+	})
+	in.wal.StartWriter(in.walProc)
 	go in.checkpointer()
 	in.startAutovacuum(newPID)
 	return in, nil
@@ -116,6 +153,12 @@ func openInstance(cfg Config, host sql.Host, newPID func() int32) (_ *instance, 
 // writes nothing more, waits for background writes, and releases the lock
 // file.
 func (in *instance) abandon() {
+	if in.wal != nil {
+		in.wal.Abandon()
+	}
+	if in.store != nil {
+		_ = in.store.Abandon()
+	}
 	if in.txns != nil {
 		in.txns.WaitWrites()
 	}
@@ -123,53 +166,26 @@ func (in *instance) abandon() {
 	close(in.stopped)
 }
 
-// checkpointer writes everything to disk every checkpoint_timeout. A
-// changed checkpoint_timeout applies from the next round.
-func (in *instance) checkpointer() {
-	defer close(in.ckptDone)
-	for {
-		t := time.NewTimer(time.Duration(in.ckptTimeout.Load()) * time.Second)
-		select {
-		case <-t.C:
-			if err := in.checkpoint(); err != nil {
-				in.log.Error("checkpoint failed", "err", err)
-			}
-		case <-in.ckptStop:
-			t.Stop()
-			return
-		}
-	}
-}
-
-// checkpoint writes the catalog, dirty pages and the commit log.
-func (in *instance) checkpoint() error {
-	in.ckptMu.Lock()
-	defer in.ckptMu.Unlock()
-	if err := in.engine.Checkpoint(); err != nil {
-		return err
-	}
-	if err := in.store.Checkpoint(in.ckptProc); err != nil {
-		return err
-	}
-	return in.txns.Checkpoint()
-}
-
 // close ends the instance once no session runs. clean (smart and fast
-// shutdown) writes a last checkpoint and closes the store and the commit
-// log; an immediate shutdown skips that, like a crash, and only waits for
-// background writes. Later calls do nothing.
+// shutdown) writes the shutdown checkpoint and closes the log, the store
+// and the commit log; an immediate shutdown skips that, like a crash —
+// the next start recovers — and only waits for background writes. Later
+// calls do nothing.
 func (in *instance) close(clean bool) {
 	in.closeOnce.Do(func() {
 		in.stopAutovacuum()
 		close(in.ckptStop)
 		<-in.ckptDone
 		if clean {
-			if err := in.checkpoint(); err != nil {
+			if err := in.checkpoint(wal.CkptShutdown | wal.CkptImmediate); err != nil {
 				in.log.Error("shutdown checkpoint failed", "err", err)
 			}
+			in.wal.Close()
 			_ = in.store.Close(in.ckptProc)
 			_ = in.txns.Close()
 		} else {
+			in.wal.Abandon()
+			_ = in.store.Abandon()
 			in.txns.WaitWrites()
 		}
 		in.dirLock.release()

@@ -11,7 +11,10 @@ import (
 
 	"lockd/guc"
 	"lockd/locks"
+	"lockd/pgerr"
 	"lockd/sql"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // Config is what a Server needs.
@@ -28,6 +31,14 @@ type Config struct {
 	// DataDir holds the lock file (postmaster.pid), the relation files, the
 	// commit log and the catalog. It is created if missing. Required.
 	DataDir string
+	// FS is the file system everything in DataDir is kept through
+	// (vfs.Default if nil); crash tests pass a vfs.FaultFS.
+	FS vfs.FS
+	// Panic is called after a PANIC (an fsync or write failure of the
+	// write-ahead log) has been logged; nil ends the process, as
+	// PostgreSQL's PANIC does, and the next start recovers. The goroutine
+	// that hit it never continues.
+	Panic func(msg string)
 }
 
 // Validate reports a Config that New would refuse.
@@ -115,8 +126,21 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // immediate, data directory unlocked).
 func (s *Server) Done() <-chan struct{} { return s.inst.stopped }
 
-// Checkpoint writes the catalog, dirty pages and the commit log now.
-func (s *Server) Checkpoint() error { return s.inst.checkpoint() }
+// Checkpoint runs an immediate checkpoint and waits for it (CHECKPOINT).
+func (s *Server) Checkpoint() error {
+	if err := s.inst.requestCheckpoint(wal.CkptImmediate | wal.CkptForce | wal.CkptWait); err != nil {
+		s.log.Error("checkpoint request failed", "err", err)
+		return pgerr.New(pgerr.InternalError, "checkpoint request failed").
+			WithHint("Consult recent messages in the server log for details.")
+	}
+	return nil
+}
+
+// WAL returns the write-ahead log (for metrics and tests).
+func (s *Server) WAL() *wal.WAL { return s.inst.wal }
+
+// Recovery reports what start-up recovery did.
+func (s *Server) Recovery() wal.RecoveryResult { return s.inst.recovery }
 
 // Locks returns the lock manager (for metrics and tests).
 func (s *Server) Locks() *locks.Manager { return s.inst.locks }
@@ -180,6 +204,24 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.inst.close(false)
 	return nil
+}
+
+// Kill simulates the death of the server's process, for crash tests whose
+// file system was frozen first (vfs.FaultFS.Crash): connections are
+// dropped and the data directory's lock released at once, without waiting
+// for sessions or writing anything. Goroutines still running stay blocked
+// in the frozen file system for good. The Server is unusable afterwards;
+// a new one on the same directory recovers, as after kill -9.
+func (s *Server) Kill() {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.mu.Lock()
+	s.shutting = true
+	s.closeListeners()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.inst.dirLock.release()
 }
 
 // wait returns once every session has ended, then closes the instance

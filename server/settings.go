@@ -11,6 +11,7 @@ import (
 	"lockd/locks"
 	"lockd/storage"
 	"lockd/txn"
+	"lockd/wal"
 )
 
 // How settings reach the instance. There is one way per kind of setting:
@@ -98,6 +99,31 @@ func attachLockHooks(reg *guc.Registry, mgr *locks.Manager) {
 	reg.OnChange("log_lock_waits", func(v guc.Value) { mgr.SetLogLockWaits(v.Bool) })
 	reg.OnChange("track_lock_timing", func(v guc.Value) { locks.SetTrackTiming(v.Bool) })
 	reg.OnChange("fastpath_lock_slots", func(v guc.Value) { mgr.SetFastPathSlots(int(v.Int)) })
+}
+
+// attachWALHooks pushes the write-ahead log's reloadable settings into
+// it. p is the proc full_page_writes' change takes the insertion locks
+// with.
+func attachWALHooks(reg *guc.Registry, w *wal.WAL, p *locks.Proc) {
+	reg.OnChange("fsync", func(v guc.Value) { w.SetFsync(v.Bool) })
+	reg.OnChange("wal_sync_method", func(v guc.Value) { m, _ := wal.ParseSyncMethod(v.Str); w.SetSyncMethod(m) })
+	reg.OnChange("full_page_writes", func(v guc.Value) { w.SetFullPageWrites(p, v.Bool) })
+	reg.OnChange("wal_writer_delay", func(v guc.Value) { w.SetWriterDelay(time.Duration(v.Int) * time.Millisecond) })
+	reg.OnChange("wal_writer_flush_after", func(v guc.Value) { w.SetWriterFlushAfter(int(v.Int)) })
+	reg.OnChange("wal_recycle", func(v guc.Value) { w.SetRecycle(v.Bool) })
+	reg.OnChange("track_wal_io_timing", func(v guc.Value) { w.SetTrackIOTiming(v.Bool) })
+	reg.OnChange("log_checkpoints", func(v guc.Value) { w.SetLogCheckpoints(v.Bool) })
+	size := func(guc.Value) {
+		w.SetWALSize(int(reg.Value("min_wal_size").Int), int(reg.Value("max_wal_size").Int))
+	}
+	reg.OnChange("min_wal_size", size)
+	reg.OnChange("max_wal_size", size)
+	sched := func(guc.Value) {
+		w.SetCheckpointSchedule(time.Duration(reg.Value("checkpoint_timeout").Int)*time.Second,
+			reg.Value("checkpoint_completion_target").Real)
+	}
+	reg.OnChange("checkpoint_timeout", sched)
+	reg.OnChange("checkpoint_completion_target", sched)
 }
 
 // attachTxnHooks pushes procarray_group_update into the transaction

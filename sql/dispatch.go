@@ -120,6 +120,10 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		if err := s.CompileVacuum(n.GetVacuumStmt(), st); err != nil {
 			return nil, err
 		}
+	case n.GetCheckPointStmt() != nil:
+		if err := s.CompileCheckpoint(n.GetCheckPointStmt(), st); err != nil { // sql/commands/checkpoint.go
+			return nil, err
+		}
 	case n.GetCopyStmt() != nil:
 		if err := s.CompileCopy(n.GetCopyStmt(), params, st); err != nil {
 			return nil, err

@@ -13,6 +13,8 @@ import (
 	"lockd/sql/sysviews"
 	"lockd/storage"
 	"lockd/txn"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // sessions returns the live sessions ordered by pid.
@@ -63,15 +65,19 @@ type EngineConfig struct {
 	Store    *storage.Store
 	DataDir  string // holds the catalog (global/lockd_catalog.json)
 	Host     expr.Host
+	// WAL logs the catalog's and the sequences' changes (nil: not logged);
+	// FS is the file system (vfs.Default if nil).
+	WAL *wal.WAL
+	FS  vfs.FS
 }
 
 // NewEngine opens the catalog and returns an engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
-	cat, err := catalog.OpenCatalog(cfg.DataDir)
+	cat, err := catalog.OpenCatalog(cfg.FS, cfg.WAL, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	seqs, err := catalog.OpenSeqStore(cfg.DataDir, cat.State())
+	seqs, err := catalog.OpenSeqStore(cfg.FS, cfg.WAL, cfg.DataDir, cat.State())
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +85,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
 	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
+	views = append(views, sysviews.WALViews()...)
 	for _, v := range append(views, sysviews.SequenceViews()...) {
 		e.views[v.Name] = v
 	}
@@ -96,6 +103,44 @@ func (e *Engine) Checkpoint() error {
 		return err
 	}
 	return e.seqs.Checkpoint(e.cat.State())
+}
+
+// NextOID returns the catalog's next OID (for checkpoint records).
+func (e *Engine) NextOID() uint32 { return e.cat.NextOID() }
+
+// RedoCatalog replays the catalog changes of a commit record whose end is
+// lsn (recovery).
+func (e *Engine) RedoCatalog(lsn wal.LSN, payload []byte) error {
+	return e.cat.RedoCommit(lsn, payload)
+}
+
+// RedoNextOID replays a NEXTOID record or a checkpoint's next OID.
+func (e *Engine) RedoNextOID(next uint32) { e.cat.RedoNextOID(next) }
+
+// RedoSequence replays a Sequence record.
+func (e *Engine) RedoSequence(rec *wal.Record) error { return e.seqs.Redo(rec) }
+
+// EndRecovery finishes start-up after crash recovery: the relation files
+// that no committed catalog uses (made by transactions the crash cut
+// short) are removed, the next OID moves past every file left, the
+// sequences not in the catalog are forgotten, and the catalog is written.
+func (e *Engine) EndRecovery() error {
+	used := e.cat.RelFiles()
+	maxFile := uint32(0)
+	for _, rel := range e.store.Relations() {
+		if !used[uint32(rel)] {
+			if e.store.IsIndex(rel) {
+				_ = e.store.DropIndex(rel)
+			} else {
+				_ = e.store.DropRelation(rel)
+			}
+			continue
+		}
+		maxFile = max(maxFile, uint32(rel))
+	}
+	e.cat.BumpNextOID(maxFile + 1)
+	e.seqs.EndRecovery(e.cat.State())
+	return e.cat.EndRecovery()
 }
 
 // NewSession starts the SQL state of one backend, with its lock-manager

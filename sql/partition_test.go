@@ -213,7 +213,7 @@ func TestOldCatalogLoads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "global", "lockd_catalog.json"), []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := catalog.OpenCatalog(dir)
+	c, err := catalog.OpenCatalog(nil, nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

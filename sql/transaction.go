@@ -10,6 +10,7 @@ import (
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
+	"lockd/txn"
 )
 
 // startTxnSettings gives a new transaction its isolation level and
@@ -100,6 +101,12 @@ func (s *Session) beginTxn(now time.Time, kind expr.TxState) {
 // transaction-level lock is released.
 func (s *Session) endTxn(commit bool) {
 	if commit {
+		// How the commit waits for its record: the session's settings at
+		// commit time (SET LOCAL inside the transaction counts).
+		sync, _ := txn.ParseSyncCommit(s.Settings.String("synchronous_commit"))
+		s.Txn.SetCommitOptions(txn.CommitOptions{Sync: sync,
+			Delay:    time.Duration(s.Settings.Int("commit_delay")) * time.Microsecond,
+			Siblings: int(s.Settings.Int("commit_siblings"))})
 		if err := s.CommitCatalog(); err != nil {
 			s.Notice(pgerr.SeverityWarning, pgerr.InternalError, "could not write the catalog: "+err.Error())
 		}

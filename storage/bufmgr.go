@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"lockd/locks"
+	"lockd/wal"
 )
 
 // The buffer pool (PostgreSQL's bufmgr.c, buf_table.c, freelist.c).
@@ -418,7 +419,7 @@ func (s *Store) victim(p *locks.Proc, st *backendStats) (int32, error) {
 				continue
 			}
 			if old&bmDirty != 0 {
-				if err := s.flushBuffer(p, st, id); err != nil {
+				if _, err := s.flushBuffer(p, st, id); err != nil {
 					d.unpin()
 					return -1, err
 				}
@@ -432,14 +433,14 @@ func (s *Store) victim(p *locks.Proc, st *backendStats) (int32, error) {
 // flushBuffer writes a pinned buffer back if it is dirty (FlushBuffer).
 // The page is copied under the content lock (shared), with atomic word
 // loads because hint bits may be set concurrently, and written without it.
-func (s *Store) flushBuffer(p *locks.Proc, st *backendStats, id int32) error {
+func (s *Store) flushBuffer(p *locks.Proc, st *backendStats, id int32) (wrote bool, err error) {
 	bp := &s.pool
 	d := bp.desc(id)
 	d.content.Acquire(p, locks.LWShared)
 	state := d.state.Load()
 	if state&bmDirty == 0 || state&bmValid == 0 {
 		d.content.Release(p)
-		return nil
+		return false, nil
 	}
 	tag := d.tag
 	// Clear BM_DIRTY before copying: a hint bit set after the copy dirties
@@ -451,8 +452,14 @@ func (s *Store) flushBuffer(p *locks.Proc, st *backendStats, id int32) error {
 		ne.PutUint64(buf[i*8:], atomic.LoadUint64(&words[i]))
 	}
 	d.content.Release(p)
+	// WAL before data: the log must be durable up to the page's LSN
+	// before the page may reach the file.
+	if s.wal != nil {
+		if lsn := wal.PageLSN(buf[:]); lsn != 0 {
+			s.wal.Flush(p, lsn)
+		}
+	}
 	r := (*s.rels.Load())[tag.rel]
-	var err error
 	if r != nil {
 		if p != nil {
 			p.SetWaitEvent(locks.WaitEventDataFileWrite)
@@ -465,10 +472,10 @@ func (s *Store) flushBuffer(p *locks.Proc, st *backendStats, id int32) error {
 	scratchPages.Put(buf)
 	if err != nil {
 		d.setFlags(bmDirty)
-		return err
+		return false, err
 	}
 	st.bufferWrites.Add(1)
-	return nil
+	return true, nil
 }
 
 // dropRelationBuffers forgets every buffer of rel without writing it
@@ -512,9 +519,31 @@ func (bp *bufferPool) dropRelationBuffers(rel RelID) {
 
 // flushAll writes every dirty buffer (BufferSync). Returns the first error.
 func (s *Store) flushAll(p *locks.Proc, st *backendStats) error {
+	_, err := s.writeBuffers(p, st, s.pool.dirtyBuffers(), nil)
+	return err
+}
+
+// dirtyBuffers lists the buffers dirty now (BufferSync's first pass,
+// which marks them BM_CHECKPOINT_NEEDED): a checkpoint writes these, not
+// buffers dirtied after it began.
+func (bp *bufferPool) dirtyBuffers() []int32 {
+	var ids []int32
+	for i := range bp.descs {
+		if bp.descs[i].state.Load()&(bmDirty|bmValid) == bmDirty|bmValid {
+			ids = append(ids, int32(i))
+		}
+	}
+	return ids
+}
+
+// writeBuffers writes those of ids that are still dirty, calling pace
+// (if not nil) with the fraction done after each; it returns how many it
+// wrote and the first error.
+func (s *Store) writeBuffers(p *locks.Proc, st *backendStats, ids []int32, pace func(float64)) (int, error) {
 	bp := &s.pool
 	var first error
-	for i := range bp.descs {
+	written := 0
+	for n, i := range ids {
 		d := &bp.descs[i]
 		if d.state.Load()&(bmDirty|bmValid) != bmDirty|bmValid {
 			continue
@@ -525,10 +554,17 @@ func (s *Store) flushAll(p *locks.Proc, st *backendStats) error {
 			continue
 		}
 		d.unlockHeader(state + 1) // pin under the header lock
-		if err := s.flushBuffer(p, st, int32(i)); err != nil && first == nil {
+		wrote, err := s.flushBuffer(p, st, i)
+		if err != nil && first == nil {
 			first = err
 		}
+		if wrote {
+			written++
+		}
 		d.unpin()
+		if pace != nil {
+			pace(float64(n+1) / float64(len(ids)))
+		}
 	}
-	return first
+	return written, first
 }

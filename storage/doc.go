@@ -31,14 +31,17 @@
 //
 // # Durability
 //
-// There is no write-ahead log. Checkpoint (called by the server every
-// checkpoint_timeout and at shutdown, and by Close) writes every dirty
-// buffer, fsyncs the relation files and persists the free space maps and
-// indexes. A crash loses every change made since the last completed
-// checkpoint — and, because evicted pages reach the files between
-// checkpoints, may leave heap files, indexes and free space maps mutually
-// inconsistent. Only a clean shutdown (Close) is safe, as DESIGN.md says
-// until a WAL exists.
+// Every change is logged in the write-ahead log (Config.WAL; walrec.go
+// has the records and their replay, Redo): a page changes, its buffer is
+// marked dirty, the record is inserted and the page gets the record's end
+// as its LSN, all under the page's exclusive lock; a dirty page is written
+// back only after the log is flushed to its LSN. A checkpoint's part
+// (checkpoint.go: CheckpointBuffers, SyncFiles, SaveMaps) makes everything
+// changed before the checkpoint's redo point durable; a failed fsync of a
+// data file is a PANIC. Without a WAL (tests, benchmarks of storage
+// alone) nothing is logged and only a clean Close is safe. All file I/O
+// goes through Config.FS (vfs), so crash tests can drop or tear writes
+// that were not synced.
 //
 // # Concurrency contract
 //

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"lockd/locks"
+	"lockd/pgerr"
+	"lockd/vfs"
 )
 
 // Relation extension (PostgreSQL's hio.c RelationGetBufferForTuple and
@@ -285,7 +289,7 @@ const zeroChunkPages = 64
 
 // fallocateFile is fallocate(2) mode 0 on f's descriptor; a variable so
 // that tests can make it fail.
-var fallocateFile = fallocate
+var fallocateFile = func(f vfs.File, off, size int64) error { return f.Allocate(off, size) }
 
 // zeroExtend writes n zeroed pages at block first of r (mdzeroextend):
 // pwrite of zeroes for n ≤ threshold, fallocate above, with a fall-back to
@@ -305,7 +309,7 @@ func (s *Store) zeroExtend(r *relation, first, n, threshold uint32) error {
 			return nil
 		}
 		if !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EINVAL) {
-			return fmt.Errorf("storage: could not extend file %q with fallocate: %w", r.path, err)
+			return s.extendError(r, err)
 		}
 		// Not supported here: write zeroes from now on.
 		s.noFallocate.Store(true)
@@ -313,12 +317,35 @@ func (s *Store) zeroExtend(r *relation, first, n, threshold uint32) error {
 	for size > 0 {
 		chunk := min(size, int64(len(zeroPages)))
 		if _, err := r.file.WriteAt(zeroPages[:chunk], off); err != nil {
-			return fmt.Errorf("storage: could not extend file %q: %w", r.path, err)
+			// A partly written extension leaves zero pages past the size
+			// the relation keeps: harmless, and overwritten by the next.
+			return s.extendError(r, err)
 		}
 		off += chunk
 		size -= chunk
 	}
 	return nil
+}
+
+// extendError is the error of a failed extension as PostgreSQL reports it
+// (mdextend): 53100 for a full disk, with its hint; 58030 otherwise. The
+// statement fails; nothing is corrupted, because the relation's size and
+// free space map move only after the pages are in the file.
+func (s *Store) extendError(r *relation, err error) error {
+	name := "base/" + strconv.FormatUint(uint64(r.id), 10)
+	var errno syscall.Errno
+	msg := err.Error()
+	if errors.As(err, &errno) {
+		msg = errno.Error()
+		if msg != "" {
+			msg = strings.ToUpper(msg[:1]) + msg[1:]
+		}
+	}
+	code := pgerr.IOError
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		code = pgerr.DiskFull
+	}
+	return pgerr.New(code, "could not extend file \"%s\": %s", name, msg).WithHint("Check free disk space.")
 }
 
 // getBufferForTuple returns a pinned buffer, locked exclusively, whose

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"lockd/locks"
+	"lockd/pgerr"
 	"lockd/txn"
+	"lockd/vfs"
 )
 
 // extModes are the extension policies the tests run under.
@@ -466,7 +468,7 @@ func TestExtensionFallocateFallback(t *testing.T) {
 	old := fallocateFile
 	t.Cleanup(func() { fallocateFile = old })
 	var calls atomic.Int64
-	fallocateFile = func(*os.File, int64, int64) error { calls.Add(1); return syscall.EOPNOTSUPP }
+	fallocateFile = func(vfs.File, int64, int64) error { calls.Add(1); return syscall.EOPNOTSUPP }
 
 	e := newEnv(t, 64)
 	e.s.SetExtensionPolicy(ExtendFixed, 16, 512, 8)
@@ -485,13 +487,15 @@ func TestExtensionFallocateFallback(t *testing.T) {
 	checkRows(t, e, rel, want)
 
 	// A real error (disk full, I/O) reaches the inserter; nothing moves.
-	fallocateFile = func(*os.File, int64, int64) error { return syscall.ENOSPC }
+	fallocateFile = func(vfs.File, int64, int64) error { return syscall.ENOSPC }
 	e.s.SetExtensionPolicy(ExtendFixed, 16, 512, 8)
 	const rel2 = RelID(45)
 	e.s.CreateRelation(rel2)
 	se := e.session()
 	tx := se.begin(txn.ReadCommitted)
-	if _, err := e.s.Insert(bg, se.p, tx, rel2, row(1, 100), 100); !errors.Is(err, syscall.ENOSPC) {
+	var pe *pgerr.Error
+	if _, err := e.s.Insert(bg, se.p, tx, rel2, row(1, 100), 100); !errors.As(err, &pe) || pe.Code != pgerr.DiskFull ||
+		pe.Message != `could not extend file "base/45": No space left on device` {
 		t.Fatalf("insert: %v", err)
 	}
 	se.abort()

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"lockd/vfs"
 )
 
 // The free space map (PostgreSQL's freespace.c, fsmpage.c), kept in memory.
@@ -248,20 +249,20 @@ func (s *Store) writeFSM(r *relation) error {
 	}
 	n := r.fsm.npages.Load()
 	path := s.fsmPath(r.id)
+	buf := make([]byte, 0, 12+n)
+	buf = append(buf, fsmFileMagic...)
+	buf = binary.LittleEndian.AppendUint32(buf, n)
+	for blk := uint32(0); blk < n; blk++ {
+		buf = append(buf, r.fsm.get(blk))
+	}
+	// A hint: no directory sync (a lost rename leaves the old map, which
+	// loadFSM completes from the pages).
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
-	w := bufio.NewWriterSize(f, 64<<10)
-	w.WriteString(fsmFileMagic)
-	var hdr [4]byte
-	binary.LittleEndian.PutUint32(hdr[:], n)
-	w.Write(hdr[:])
-	for blk := uint32(0); blk < n; blk++ {
-		w.WriteByte(r.fsm.get(blk))
-	}
-	err = w.Flush()
+	_, err = f.WriteAt(buf, 0)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -269,10 +270,10 @@ func (s *Store) writeFSM(r *relation) error {
 		err = e
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = s.fs.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		s.fs.Remove(tmp)
 		return fmt.Errorf("storage: writing free space map: %w", err)
 	}
 	return nil
@@ -284,7 +285,7 @@ func (s *Store) loadFSM(r *relation) error {
 	nblocks := r.nblocks.Load()
 	r.fsm.grow(nblocks)
 	have := uint32(0)
-	if data, err := os.ReadFile(s.fsmPath(r.id)); err == nil && len(data) >= 12 && string(data[:8]) == fsmFileMagic {
+	if data, err := vfs.ReadFile(s.fs, s.fsmPath(r.id)); err == nil && len(data) >= 12 && string(data[:8]) == fsmFileMagic {
 		n := binary.LittleEndian.Uint32(data[8:12])
 		cats := data[12:]
 		if int(n) == len(cats) {

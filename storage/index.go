@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"lockd/locks"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // Indexes: one in-memory B+tree per index RelID mapping []byte keys
@@ -24,10 +26,14 @@ import (
 // in tranche BufferContent, where PostgreSQL's B-tree page locks also
 // show, so waits on it appear as LWLock/BufferContent.
 //
-// Persistence: the index file DataDir/base/<RelID> holds a header and the
-// sorted entries; Checkpoint rewrites it (temporary file, fsync, rename)
-// when the index changed, and Open bulk-loads it. Between checkpoints the
-// index lives only in memory.
+// Persistence: every change is logged (walrec.go: an entry inserted or
+// removed, under the index's exclusive lock), and the index file
+// DataDir/base/<RelID> holds a header and the sorted entries: a checkpoint
+// rewrites it (temporary file, fsync, rename) when the index changed, after
+// flushing the log past every change the image holds, and Open bulk-loads
+// it. Recovery replays the entries logged since the checkpoint's redo
+// point onto the image; replay is idempotent, so an image newer than the
+// redo point does no harm.
 type index struct {
 	id   RelID
 	path string
@@ -54,8 +60,8 @@ const (
 )
 
 // isIndexFile reports whether path starts with an index magic.
-func isIndexFile(path string) (bool, error) {
-	f, err := os.Open(path)
+func isIndexFile(fsys vfs.FS, path string) (bool, error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return false, fmt.Errorf("storage: %w", err)
 	}
@@ -73,8 +79,8 @@ func newIndex(id RelID, path string, t *btree) *index {
 
 // loadIndex reads an index file: magic, entry count (u64), then per entry
 // key length (u32), key, block (u32), offset (u16); little-endian.
-func loadIndex(id RelID, path string) (*index, error) {
-	f, err := os.Open(path)
+func loadIndex(fsys vfs.FS, id RelID, path string) (*index, error) {
+	f, err := vfs.Open(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
@@ -125,30 +131,9 @@ func (ix *index) serialize(w *bytes.Buffer) {
 	})
 }
 
-// writeFileAtomic replaces path with data: temporary file, fsync, rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
-}
-
-// saveIndex writes ix to its file if it changed since the last save.
+// saveIndex writes ix to its file if it changed since the last save,
+// after flushing the log past every change the image holds (WAL before
+// data).
 func (s *Store) saveIndex(p *locks.Proc, ix *index) error {
 	var buf bytes.Buffer
 	ix.lock.Acquire(p, locks.LWShared)
@@ -160,7 +145,10 @@ func (s *Store) saveIndex(p *locks.Proc, ix *index) error {
 	buf.Grow(int(ix.tree.nbytes.Load()) + 64)
 	ix.serialize(&buf)
 	ix.lock.Release(p)
-	if err := writeFileAtomic(ix.path, buf.Bytes()); err != nil {
+	if s.wal != nil {
+		s.wal.Flush(p, s.wal.InsertPosition())
+	}
+	if err := vfs.WriteFileAtomic(s.fs, ix.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("storage: writing index %d: %w", ix.id, err)
 	}
 	ix.saved = changes
@@ -179,7 +167,10 @@ func (s *Store) index(idx RelID) (*index, error) {
 }
 
 // CreateIndex creates an empty index (its file holds just the header).
-func (s *Store) CreateIndex(idx RelID) error {
+// The creation is logged first.
+func (s *Store) CreateIndex(idx RelID) error { return s.createIndex(nil, idx, true) }
+
+func (s *Store) createIndex(p *locks.Proc, idx RelID, logIt bool) error {
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
 	if s.closed.Load() {
@@ -188,10 +179,13 @@ func (s *Store) CreateIndex(idx RelID) error {
 	if s.exists(idx) {
 		return fmt.Errorf("%w: %d", ErrRelationExists, idx)
 	}
+	if logIt {
+		s.logStorage(p, xlogSmgrCreate, idx, smgrIndex)
+	}
 	ix := newIndex(idx, s.relPath(idx), newBtree())
 	var buf bytes.Buffer
 	ix.serialize(&buf)
-	if err := writeFileAtomic(ix.path, buf.Bytes()); err != nil {
+	if err := vfs.WriteFileAtomic(s.fs, ix.path, buf.Bytes()); err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
 	old := *s.idxs.Load()
@@ -204,7 +198,8 @@ func (s *Store) CreateIndex(idx RelID) error {
 	return nil
 }
 
-// DropIndex removes an index and its file.
+// DropIndex removes an index and its file. As DropRelation, it logs
+// nothing: the commit or abort record lists the file.
 func (s *Store) DropIndex(idx RelID) error {
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
@@ -224,23 +219,28 @@ func (s *Store) DropIndex(idx RelID) error {
 	ix.dropped = true
 	ix.tree = newBtree()
 	ix.lock.Release(nil)
-	if err := os.Remove(ix.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := s.fs.Remove(ix.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("storage: %w", err)
 	}
 	return nil
 }
 
-// TruncateIndex empties an index.
+// TruncateIndex empties an index (logged).
 func (s *Store) TruncateIndex(idx RelID) error {
 	ix, err := s.index(idx)
 	if err != nil {
 		return err
 	}
-	ix.lock.Acquire(nil, locks.LWExclusive)
+	s.logStorage(nil, xlogSmgrTruncate, idx, smgrIndex)
+	s.truncateIndex(nil, ix)
+	return nil
+}
+
+func (s *Store) truncateIndex(p *locks.Proc, ix *index) {
+	ix.lock.Acquire(p, locks.LWExclusive)
 	ix.tree = newBtree()
 	ix.changes++
-	ix.lock.Release(nil)
-	return nil
+	ix.lock.Release(p)
 }
 
 // IndexInsert adds (key, tid). Inserting an entry that is already there is
@@ -254,8 +254,51 @@ func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error
 	ix.lock.Acquire(p, locks.LWExclusive)
 	if ix.tree.insert(key, tid) {
 		ix.changes++
+		if s.wal != nil {
+			s.logIndex(p, xlogBtreeInsert, ix, key, tid)
+		}
 	}
 	ix.lock.Release(p)
+	return nil
+}
+
+// IndexBulkInsert adds entries to an index built in the caller's
+// transaction (CREATE INDEX, ADD PRIMARY KEY): the entries go in under one
+// exclusive hold and are logged in large records of many entries each
+// (as PostgreSQL logs a new index's pages whole) rather than one record
+// per entry. Entries already present are skipped.
+func (s *Store) IndexBulkInsert(p *locks.Proc, idx RelID, entries []IndexEntry) error {
+	ix, err := s.index(idx)
+	if err != nil {
+		return err
+	}
+	ix.lock.Acquire(p, locks.LWExclusive)
+	defer ix.lock.Release(p)
+	const chunk = 64 << 10
+	var buf []byte
+	flush := func() {
+		if s.wal != nil && len(buf) > 4 {
+			b := s.wal.Begin(p, wal.RmgrBtree, xlogBtreeNewroot)
+			b.SetMain(append(b.Main(), buf...))
+			b.Insert()
+		}
+		buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(ix.id))
+	}
+	flush()
+	for _, e := range entries {
+		if !ix.tree.insert(e.Key, e.TID) {
+			continue
+		}
+		ix.changes++
+		buf = binary.LittleEndian.AppendUint32(buf, e.TID.Block)
+		buf = binary.LittleEndian.AppendUint16(buf, e.TID.Offset)
+		buf = binary.LittleEndian.AppendUint16(buf, uint16(len(e.Key)))
+		buf = append(buf, e.Key...)
+		if len(buf) >= chunk {
+			flush()
+		}
+	}
+	flush()
 	return nil
 }
 
@@ -310,6 +353,9 @@ func (s *Store) IndexInsertUnchanged(p *locks.Proc, idx RelID, key []byte, tid T
 	}
 	if ix.tree.insert(key, tid) {
 		ix.changes++
+		if s.wal != nil {
+			s.logIndex(p, xlogBtreeInsert, ix, key, tid)
+		}
 	}
 	return true, nil
 }
@@ -323,6 +369,9 @@ func (s *Store) IndexDelete(p *locks.Proc, idx RelID, key []byte, tid TID) error
 	ix.lock.Acquire(p, locks.LWExclusive)
 	if ix.tree.delete(key, tid) {
 		ix.changes++
+		if s.wal != nil {
+			s.logIndex(p, xlogBtreeDelete, ix, key, tid)
+		}
 	}
 	ix.lock.Release(p)
 	return nil
@@ -401,11 +450,25 @@ func (s *Store) IndexEntries(idx RelID) (int, error) {
 }
 
 // bulkDelete removes every entry whose TID is in dead (sorted) and returns
-// how many (btbulkdelete), under the index lock exclusive.
-func (ix *index) bulkDelete(p *locks.Proc, dead []TID) uint64 {
+// how many (btbulkdelete), under the index lock exclusive, and logs the
+// TIDs.
+func (s *Store) bulkDelete(p *locks.Proc, ix *index, dead []TID) uint64 {
 	ix.lock.Acquire(p, locks.LWExclusive)
 	defer ix.lock.Release(p)
 	ix.vacuums.Add(1)
+	removed := ix.removeTIDs(dead)
+	if removed > 0 && s.wal != nil {
+		b := s.wal.Begin(p, wal.RmgrBtree, xlogBtreeVacuum)
+		main := binary.LittleEndian.AppendUint32(b.Main(), uint32(ix.id))
+		b.SetMain(encodeTIDs(main, dead))
+		b.Insert()
+	}
+	return removed
+}
+
+// removeTIDs removes the entries whose TID is in dead (sorted). Caller
+// holds the lock exclusively.
+func (ix *index) removeTIDs(dead []TID) uint64 {
 	var removed uint64
 	for n := ix.tree.first(); n != nil; n = n.next {
 		for i := 0; i < len(n.entries); {

@@ -6,8 +6,9 @@ import (
 	"lockd/locks"
 )
 
-// IndexEntry is one entry an index scan returns: its key (valid until
-// the scan's next batch) and the heap tuple it points to.
+// IndexEntry is one entry of an index: its key and the heap tuple it
+// points to. An index scan returns them (the key valid until the scan's
+// next batch); IndexBulkInsert takes them.
 type IndexEntry struct {
 	Key []byte
 	TID TID

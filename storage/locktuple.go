@@ -405,6 +405,9 @@ l3:
 		}
 		writeXmax(tup, &h, xmax, f, f2, 0, xmaxLock, tid, TID{})
 		d.setFlags(bmDirty)
+		if s.logging() {
+			s.logHeapHeader(p, xlogHeapLock, r, tid.Block, pg, int(tid.Offset), t.CurrentXid())
+		}
 		r.noteMulti(xmax, f)
 		return UpdateOutcome{Result: txn.TMOk}, nil
 	}
@@ -478,6 +481,9 @@ func (s *Store) lockUpdatedChain(ctx context.Context, p *locks.Proc, t *txn.Txn,
 			}
 			writeXmax(tup, &h, xmax, f, f2, 0, xmaxLock, tid, TID{})
 			d.setFlags(bmDirty)
+			if s.logging() {
+				s.logHeapHeader(p, xlogHeapLock, r, tid.Block, pg, int(tid.Offset), t.CurrentXid())
+			}
 			r.noteMulti(xmax, f)
 			return nextVersion(tup, &h, tid, s.tm, t)
 		}()

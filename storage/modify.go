@@ -52,6 +52,9 @@ func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	writeXmax(tup, &h, xmax, f, f2, t.CommandID(), xmaxDelete, tid, tid)
 	r.noteMulti(xmax, f)
 	d.setFlags(bmDirty)
+	if s.logging() {
+		s.logHeapHeader(p, xlogHeapDelete, r, tid.Block, pg, int(tid.Offset), t.CurrentXid())
+	}
 	return out, nil
 }
 
@@ -129,6 +132,9 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 			r.noteMulti(xmax, f)
 			r.noteMulti(newHdr.Xmax, newHdr.Flags)
 			d.setFlags(bmDirty)
+			if s.logging() {
+				s.logHeapUpdate(p, r, tid.Block, pg, int(tid.Offset), tid.Block, pg, off, xid)
+			}
 			out.NewTID = nt
 			return out, nil
 		}
@@ -144,6 +150,9 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		writeXmax(tup, &h, lx, lf, lf2, cid, xmaxLock, tid, TID{})
 		r.noteMulti(lx, lf)
 		d.setFlags(bmDirty)
+		if s.logging() {
+			s.logHeapHeader(p, xlogHeapLock, r, tid.Block, pg, int(tid.Offset), xid)
+		}
 		m.unlock()
 		nid, nblk, err := s.getBufferForTuple(ctx, p, b, shared, r, need, fillfactor)
 		if err != nil {
@@ -187,6 +196,9 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		r.noteMulti(newHdr.Xmax, newHdr.Flags)
 		nd.setFlags(bmDirty)
 		d.setFlags(bmDirty)
+		if s.logging() {
+			s.logHeapUpdate(p, r, tid.Block, pg, int(tid.Offset), nblk, npg, off, xid)
+		}
 		nd.content.Release(p)
 		nd.unpin()
 		return UpdateOutcome{Result: txn.TMOk, NewTID: nt}, nil

@@ -58,10 +58,12 @@ func (s *Store) InsertSpeculative(ctx context.Context, p *locks.Proc, t *txn.Txn
 // FinishSpeculative confirms the speculative insertion at tid: the ctid
 // points at the tuple itself again (heap_finish_speculative).
 func (s *Store) FinishSpeculative(p *locks.Proc, rel RelID, tid TID) error {
-	return s.changeTuple(p, rel, tid, func(tup []byte) {
+	return s.changeTuple(p, rel, tid, xlogHeapConfirm, func(tup []byte) bool {
 		if _, ok := SpeculativeToken(tupleCtid(tup)); ok {
 			setTupleCtid(tup, tid)
+			return true
 		}
+		return false
 	})
 }
 
@@ -71,19 +73,22 @@ func (s *Store) FinishSpeculative(p *locks.Proc, rel RelID, tid TID) error {
 // dead, and the ctid points at the tuple itself.
 func (s *Store) AbortSpeculative(p *locks.Proc, t *txn.Txn, rel RelID, tid TID) error {
 	xid := t.CurrentXid()
-	return s.changeTuple(p, rel, tid, func(tup []byte) {
+	return s.changeTuple(p, rel, tid, xlogHeapInplace, func(tup []byte) bool {
 		if txn.Xid(ne.Uint32(tup[thXmin:])) != xid {
-			return // not ours: leave it alone
+			return false // not ours: leave it alone
 		}
 		ne.PutUint32(tup[thXmin:], uint32(txn.InvalidXid))
 		flagsWord(tup).Or(uint32(txn.XminInvalid))
 		setTupleCtid(tup, tid)
+		return true
 	})
 }
 
 // changeTuple runs fn on the tuple at tid under its page's exclusive
-// content lock and marks the buffer dirty; a missing tuple is skipped.
-func (s *Store) changeTuple(p *locks.Proc, rel RelID, tid TID, fn func(tup []byte)) error {
+// content lock and, if fn reports a change, marks the buffer dirty and
+// logs the tuple's new header as a record of type info; a missing tuple
+// is skipped.
+func (s *Store) changeTuple(p *locks.Proc, rel RelID, tid TID, info uint8, fn func(tup []byte) bool) error {
 	r, err := s.relation(rel)
 	if err != nil {
 		return err
@@ -100,9 +105,12 @@ func (s *Store) changeTuple(p *locks.Proc, rel RelID, tid TID, fn func(tup []byt
 	defer d.unpin()
 	d.content.Acquire(p, locks.LWExclusive)
 	defer d.content.Release(p)
-	if tup := s.pool.page(id).tuple(int(tid.Offset)); tup != nil {
-		fn(tup)
+	pg := s.pool.page(id)
+	if tup := pg.tuple(int(tid.Offset)); tup != nil && fn(tup) {
 		d.setFlags(bmDirty)
+		if s.logging() {
+			s.logHeapHeader(p, info, r, tid.Block, pg, int(tid.Offset), txn.Xid(ne.Uint32(tup[thXmax:])))
+		}
 	}
 	return nil
 }

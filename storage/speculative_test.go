@@ -134,7 +134,7 @@ func TestIndexInsertUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.bulkDelete(p, []TID{{9, 9}})
+	e.s.bulkDelete(p, ix, []TID{{9, 9}})
 	if insert(TID{1, 4}, seen, v) {
 		t.Fatal("a VACUUM pass since the look went unnoticed")
 	}

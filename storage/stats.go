@@ -44,10 +44,11 @@ type Stats struct {
 	// (rd_targblock), FSMHits through the free space map (including the
 	// re-check after an extension-lock wait), FSMMisses by extending the
 	// relation. The three add up to the placements.
-	TargetBlockHits uint64
-	FSMHits         uint64
-	FSMMisses       uint64
-	Checkpoints     uint64
+	TargetBlockHits  uint64
+	FSMHits          uint64
+	FSMMisses        uint64
+	Checkpoints      uint64
+	CheckpointWrites uint64 // of BufferWrites, those a checkpoint made (pg_stat_bgwriter.buffers_checkpoint)
 }
 
 // NumExtensionSizeBuckets is the number of ExtensionSizes buckets.
@@ -81,6 +82,7 @@ type backendStats struct {
 	pagesAdded         atomic.Uint64
 	extensionLockWaits atomic.Uint64
 	checkpoints        atomic.Uint64
+	checkpointWrites   atomic.Uint64 // buffers written by CheckpointBuffers
 	// extension path
 	extensionLockWaitNs  atomic.Uint64
 	extensionWaitFSMHits atomic.Uint64
@@ -99,6 +101,7 @@ func (b *backendStats) addTo(s *Stats) {
 	s.PagesAdded += b.pagesAdded.Load()
 	s.ExtensionLockWaits += b.extensionLockWaits.Load()
 	s.Checkpoints += b.checkpoints.Load()
+	s.CheckpointWrites += b.checkpointWrites.Load()
 	s.ExtensionLockWaitTime += time.Duration(b.extensionLockWaitNs.Load())
 	s.ExtensionWaitFSMHits += b.extensionWaitFSMHits.Load()
 	s.TargetBlockHits += b.targetBlockHits.Load()

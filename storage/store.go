@@ -14,6 +14,8 @@ import (
 
 	"lockd/locks"
 	"lockd/txn"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // RelID is a relation's file node: heap and index files are
@@ -43,8 +45,12 @@ type Config struct {
 	SharedBuffers int // in 8 kB pages (shared_buffers); default 16384 (128 MB)
 	Locks         *locks.Manager
 	Txns          *txn.Manager
-	DatabaseOID   uint32 // field1 of relation extension lock tags
-	Logger        *slog.Logger
+	// WAL is the write-ahead log every change is logged in (see wal.go).
+	// nil: nothing is logged (tests and benchmarks of storage alone).
+	WAL         *wal.WAL
+	FS          vfs.FS // vfs.Default if nil
+	DatabaseOID uint32 // field1 of relation extension lock tags
+	Logger      *slog.Logger
 }
 
 // Errors. Errors that may reach a client are *pgerr.Error.
@@ -76,6 +82,8 @@ type Store struct {
 	logger *slog.Logger
 	lm     *locks.Manager
 	tm     *txn.Manager
+	wal    *wal.WAL // nil: no logging
+	fs     vfs.FS
 
 	pool bufferPool
 
@@ -104,7 +112,7 @@ type relation struct {
 	// ioMu keeps the file open while it is read, written or synced
 	// (RLock); DropRelation and Close take it exclusively to close it.
 	ioMu    sync.RWMutex
-	file    *os.File // guarded by ioMu
+	file    vfs.File // guarded by ioMu
 	dropped bool     // guarded by ioMu
 	// nblocks is the size in pages; it grows under the relation extension
 	// lock after the new pages are in the file, and is reset by truncate.
@@ -166,20 +174,25 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.FS == nil {
+		cfg.FS = vfs.Default
+	}
 	s := &Store{
 		cfg:    cfg,
 		base:   filepath.Join(cfg.DataDir, "base"),
 		logger: cfg.Logger,
 		lm:     cfg.Locks,
 		tm:     cfg.Txns,
+		wal:    cfg.WAL,
+		fs:     cfg.FS,
 	}
-	if err := os.MkdirAll(s.base, 0o700); err != nil {
+	if err := s.fs.MkdirAll(s.base, 0o700); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	s.pool.init(cfg.SharedBuffers)
 	rels := map[RelID]*relation{}
 	idxs := map[RelID]*index{}
-	ents, err := os.ReadDir(s.base)
+	ents, err := s.fs.ReadDir(s.base)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
@@ -192,7 +205,7 @@ func Open(cfg Config) (*Store, error) {
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasSuffix(name, ".tmp") {
-			os.Remove(filepath.Join(s.base, name))
+			s.fs.Remove(filepath.Join(s.base, name))
 			continue
 		}
 		n, err := strconv.ParseUint(name, 10, 32)
@@ -201,19 +214,19 @@ func Open(cfg Config) (*Store, error) {
 		}
 		id := RelID(n)
 		path := filepath.Join(s.base, name)
-		isIdx, err := isIndexFile(path)
+		isIdx, err := isIndexFile(s.fs, path)
 		if err != nil {
 			return fail(err)
 		}
 		if isIdx {
-			ix, err := loadIndex(id, path)
+			ix, err := loadIndex(s.fs, id, path)
 			if err != nil {
 				return fail(err)
 			}
 			idxs[id] = ix
 			continue
 		}
-		r, err := openRelation(id, path)
+		r, err := openRelation(s.fs, id, path)
 		if err != nil {
 			return fail(err)
 		}
@@ -227,8 +240,8 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func openRelation(id RelID, path string) (*relation, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func openRelation(fsys vfs.FS, id RelID, path string) (*relation, error) {
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
@@ -264,8 +277,14 @@ func (s *Store) exists(rel RelID) bool {
 	return (*s.rels.Load())[rel] != nil || (*s.idxs.Load())[rel] != nil
 }
 
-// CreateRelation creates an empty heap relation file.
+// CreateRelation creates an empty heap relation file. The creation is
+// logged (smgr create) first, so that recovery recreates the file for the
+// changes logged after it.
 func (s *Store) CreateRelation(rel RelID) error {
+	return s.createRelation(nil, rel, true)
+}
+
+func (s *Store) createRelation(p *locks.Proc, rel RelID, logIt bool) error {
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
 	if s.closed.Load() {
@@ -274,15 +293,18 @@ func (s *Store) CreateRelation(rel RelID) error {
 	if s.exists(rel) {
 		return fmt.Errorf("%w: %d", ErrRelationExists, rel)
 	}
+	if logIt {
+		s.logStorage(p, xlogSmgrCreate, rel, smgrHeap)
+	}
 	path := s.relPath(rel)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := s.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
 	r := &relation{id: rel, path: path, file: f}
 	r.multiFloor.Store(multiFloorNone)
 	r.multiNoted.Store(multiFloorNone)
-	os.Remove(s.fsmPath(rel))
+	s.fs.Remove(s.fsmPath(rel))
 	old := *s.rels.Load()
 	m := make(map[RelID]*relation, len(old)+1)
 	for k, v := range old {
@@ -294,7 +316,9 @@ func (s *Store) CreateRelation(rel RelID) error {
 }
 
 // DropRelation drops rel's buffers and removes its files. The caller holds
-// AccessExclusiveLock on the relation.
+// AccessExclusiveLock on the relation. Nothing is logged: the commit or
+// abort record that makes the drop happen lists the files (see txn), and
+// its replay drops them.
 func (s *Store) DropRelation(rel RelID) error {
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
@@ -315,10 +339,10 @@ func (s *Store) DropRelation(rel RelID) error {
 	r.dropped = true
 	err := r.file.Close()
 	r.ioMu.Unlock()
-	if e := os.Remove(r.path); e != nil && err == nil {
+	if e := s.fs.Remove(r.path); e != nil && err == nil {
 		err = e
 	}
-	os.Remove(s.fsmPath(rel))
+	s.fs.Remove(s.fsmPath(rel))
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
@@ -327,17 +351,27 @@ func (s *Store) DropRelation(rel RelID) error {
 
 // TruncateRelation empties rel: drops its buffers, truncates the file to
 // zero pages and clears its free space map. The caller holds
-// AccessExclusiveLock on the relation.
+// AccessExclusiveLock on the relation. The truncation is logged and the
+// record flushed before the file shrinks (RelationTruncate), so that
+// recovery never meets changes to pages the file no longer has without
+// knowing why.
 func (s *Store) TruncateRelation(rel RelID) error {
-	s.ddl.Lock()
-	defer s.ddl.Unlock()
 	r, err := s.relation(rel)
 	if err != nil {
 		return err
 	}
-	s.pool.dropRelationBuffers(rel)
+	if s.wal != nil {
+		s.wal.Flush(nil, s.logStorage(nil, xlogSmgrTruncate, rel, smgrHeap))
+	}
+	return s.truncateRelation(r)
+}
+
+func (s *Store) truncateRelation(r *relation) error {
+	s.ddl.Lock()
+	defer s.ddl.Unlock()
+	s.pool.dropRelationBuffers(r.id)
 	r.ioMu.RLock()
-	err = r.file.Truncate(0)
+	err := r.file.Truncate(0)
 	r.ioMu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
@@ -400,3 +434,21 @@ func (r *relation) sync() error {
 	}
 	return nil
 }
+
+// Relations returns every relation and index file the store has.
+func (s *Store) Relations() []RelID {
+	var out []RelID
+	for id := range *s.rels.Load() {
+		out = append(out, id)
+	}
+	for id := range *s.idxs.Load() {
+		out = append(out, id)
+	}
+	return out
+}
+
+// IsIndex reports whether rel is an index.
+func (s *Store) IsIndex(rel RelID) bool { return (*s.idxs.Load())[rel] != nil }
+
+// WAL returns the log the store logs its changes in (nil if none).
+func (s *Store) WAL() *wal.WAL { return s.wal }

@@ -113,7 +113,7 @@ func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin
 	}
 	// dead is in TID order: blocks ascending, offsets ascending per block.
 	for _, ix := range ixs {
-		vs.IndexEntriesRemoved += ix.bulkDelete(p, dead)
+		vs.IndexEntriesRemoved += s.bulkDelete(p, ix, dead)
 	}
 	for _, blk := range deadPages {
 		if err := s.reapPage(p, st, r, blk); err != nil {
@@ -147,9 +147,11 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 	}
 	defer d.content.Release(p)
 	pg := s.pool.page(id)
+	changed := false // beyond hint bits: logged as a page image
 	if pg.isNew() {
 		initPage(pg)
 		d.setFlags(bmDirty)
+		changed = true
 	}
 	removed := false
 	var h txn.TupleHeader
@@ -188,6 +190,7 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 			if xmax, f, f2, ok := s.tm.ResolveMulti(&h); ok {
 				writeXmax(tup, &h, xmax, f, f2, 0, xmaxLock, TID{blk, uint16(off)}, TID{})
 				d.setFlags(bmDirty)
+				changed = true
 				vs.MultisResolved++
 			} else {
 				*mxLeft = min(*mxLeft, uint32(h.Xmax))
@@ -196,12 +199,17 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 			// Hinted invalid: forget the multixact altogether.
 			writeXmax(tup, &h, 0, txn.XmaxInvalid, 0, 0, xmaxLock, TID{blk, uint16(off)}, TID{})
 			d.setFlags(bmDirty)
+			changed = true
 			vs.MultisResolved++
 		}
 	}
 	if removed {
 		pg.repairFragmentation(scratch)
 		d.setFlags(bmDirty)
+		changed = true
+	}
+	if changed && s.logging() {
+		s.logPageImage(p, r, blk, pg)
 	}
 	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
 	return true, nil
@@ -250,6 +258,9 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint3
 	}
 	pg.put16(pdFlags, flags)
 	d.setFlags(bmDirty)
+	if s.logging() {
+		s.logPageImage(p, r, blk, pg)
+	}
 	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
 	return nil
 }

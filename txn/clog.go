@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"lockd/locks"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // Commit log layout, as PostgreSQL's clog.c: two status bits per xid, four
@@ -30,10 +32,19 @@ const (
 // ever assigned: 4 bytes little-endian xid, 4 bytes CRC-32 of them.
 const nextXidFile = "nextxid"
 
+// clogXidsPerLSNGroup is how many xids share one async-commit LSN
+// (CLOG_XACTS_PER_LSN_GROUP).
+const clogXidsPerLSNGroup = 32
+
 // clogPage is one 8 kB commit log page.
 type clogPage struct {
 	dirty atomic.Bool // set under the XactSLRU lock exclusive, cleared by Checkpoint under it shared
 	data  [clogPageSize]byte
+	// lsns holds, per group of 32 xids, the newest asynchronous commit
+	// record among them (0: none): until the log is flushed past it, their
+	// commits may not be hinted on tuples (xlog.go). Memory only: after a
+	// restart every record is flushed.
+	lsns *[clogXidsPerPage / clogXidsPerLSNGroup]atomic.Uint64
 }
 
 // commitLog is the in-memory commit log (PostgreSQL's CLOG SLRU, with every
@@ -77,21 +88,57 @@ func (c *commitLog) status(p *locks.Proc, xid Xid) XidStatus {
 // sub-committed state to get the same effect page by page. The pages
 // exist: extend made them when the xids were assigned.
 func (c *commitLog) setTreeStatus(p *locks.Proc, xid Xid, subs []Xid, st XidStatus) {
+	c.setTreeStatusLSN(p, xid, subs, st, 0)
+}
+
+// setTreeStatusLSN is setTreeStatus for a commit whose record at lsn is
+// not flushed yet (0: it is), remembered per group of xids
+// (TransactionIdSetTreeStatus with a valid lsn).
+func (c *commitLog) setTreeStatusLSN(p *locks.Proc, xid Xid, subs []Xid, st XidStatus, lsn wal.LSN) {
 	c.lock.Acquire(p, locks.LWExclusive)
 	if xid.IsValid() {
-		c.setLocked(xid, st)
+		c.setLocked(xid, st, lsn)
 	}
 	for _, x := range subs {
-		c.setLocked(x, st)
+		c.setLocked(x, st, lsn)
 	}
 	c.lock.Release(p)
 }
 
-func (c *commitLog) setLocked(xid Xid, st XidStatus) {
+func (c *commitLog) setLocked(xid Xid, st XidStatus, lsn wal.LSN) {
 	page, idx, shift := clogPos(xid)
 	pg := c.pages[page]
 	pg.data[idx] = pg.data[idx]&^(clogStatusMask<<shift) | byte(st)<<shift
 	pg.dirty.Store(true)
+	if lsn != 0 {
+		if pg.lsns == nil {
+			pg.lsns = new([clogXidsPerPage / clogXidsPerLSNGroup]atomic.Uint64)
+		}
+		g := &pg.lsns[int(xid%clogXidsPerPage)/clogXidsPerLSNGroup]
+		if wal.LSN(g.Load()) < lsn {
+			g.Store(uint64(lsn))
+		}
+	}
+}
+
+// statusLSN is status plus the async-commit LSN of xid's group (0 if
+// none).
+func (c *commitLog) statusLSN(p *locks.Proc, xid Xid) (XidStatus, wal.LSN) {
+	if !xid.IsNormal() {
+		return c.status(p, xid), 0
+	}
+	page, idx, shift := clogPos(xid)
+	st, lsn := InProgress, wal.LSN(0)
+	c.lock.Acquire(p, locks.LWShared)
+	if page < len(c.pages) {
+		pg := c.pages[page]
+		st = XidStatus(pg.data[idx]>>shift) & clogStatusMask
+		if pg.lsns != nil {
+			lsn = wal.LSN(pg.lsns[int(xid%clogXidsPerPage)/clogXidsPerLSNGroup].Load())
+		}
+	}
+	c.lock.Release(p)
+	return st, lsn
 }
 
 // extend makes sure the page holding xid exists (ExtendCLOG: a new page is
@@ -149,8 +196,8 @@ func (c *commitLog) abortInProgress(next Xid) int {
 // loadCLOG reads the segment files of dir. Trailing segments may be
 // missing (their xids were never checkpointed and read as in progress,
 // hence aborted); a hole below the last segment is corruption.
-func loadCLOG(dir string) ([]*clogPage, error) {
-	ents, err := os.ReadDir(dir)
+func loadCLOG(fsys vfs.FS, dir string) ([]*clogPage, error) {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +221,7 @@ func loadCLOG(dir string) ([]*clogPage, error) {
 			return nil, fmt.Errorf("txn: commit log segment %s/%04X is missing", dir, seg)
 		}
 		name := filepath.Join(dir, fmt.Sprintf("%04X", seg))
-		data, err := os.ReadFile(name)
+		data, err := vfs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +244,7 @@ func loadCLOG(dir string) ([]*clogPage, error) {
 // file (temp file, fsync, rename), then fsyncs dir. Pages are copied under
 // the XactSLRU lock shared, one segment at a time, and written outside it.
 // On failure the pages of the failed segment are marked dirty again.
-func (c *commitLog) checkpoint(dir string) error {
+func (c *commitLog) checkpoint(fsys vfs.FS, dir string) error {
 	buf := make([]byte, 0, clogPagesPerSegment*clogPageSize)
 	wrote := false
 	for seg := 0; ; seg++ {
@@ -226,7 +273,7 @@ func (c *commitLog) checkpoint(dir string) error {
 		if !dirty {
 			continue
 		}
-		if err := writeFileAtomic(dir, fmt.Sprintf("%04X", seg), buf); err != nil {
+		if err := writeFileAtomic(fsys, dir, fmt.Sprintf("%04X", seg), buf); err != nil {
 			for _, pg := range pages {
 				pg.dirty.Store(true)
 			}
@@ -235,20 +282,20 @@ func (c *commitLog) checkpoint(dir string) error {
 		wrote = true
 	}
 	if wrote {
-		return syncDir(dir)
+		return fsys.SyncDir(dir)
 	}
 	return nil
 }
 
 // writeFileAtomic replaces dir/name with data: write a temp file, fsync
 // it, rename it over the old one. The caller fsyncs dir.
-func writeFileAtomic(dir, name string, data []byte) error {
+func writeFileAtomic(fsys vfs.FS, dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	_, err = f.WriteAt(data, 0)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -256,31 +303,19 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
+		err = fsys.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err != nil {
-		os.Remove(tmp)
+		fsys.Remove(tmp)
 		return fmt.Errorf("txn: writing %s: %w", filepath.Join(dir, name), err)
 	}
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // readNextXid reads pg_xact/nextxid; ok is false if it does not exist.
-func readNextXid(dir string) (next Xid, ok bool, err error) {
+func readNextXid(fsys vfs.FS, dir string) (next Xid, ok bool, err error) {
 	name := filepath.Join(dir, nextXidFile)
-	b, err := os.ReadFile(name)
+	b, err := vfs.ReadFile(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -298,12 +333,12 @@ func readNextXid(dir string) (next Xid, ok bool, err error) {
 }
 
 // writeNextXid durably replaces pg_xact/nextxid with next.
-func writeNextXid(dir string, next Xid) error {
+func writeNextXid(fsys vfs.FS, dir string, next Xid) error {
 	var b [8]byte
 	binary.LittleEndian.PutUint32(b[:4], uint32(next))
 	binary.LittleEndian.PutUint32(b[4:], crc32.ChecksumIEEE(b[:4]))
-	if err := writeFileAtomic(dir, nextXidFile, b[:]); err != nil {
+	if err := writeFileAtomic(fsys, dir, nextXidFile, b[:]); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return fsys.SyncDir(dir)
 }

@@ -88,13 +88,16 @@
 //
 // # Persistence
 //
-// The commit log is kept whole in memory (2 bits per xid) and written at
-// Checkpoint as PostgreSQL-style 32-page segment files in DataDir/pg_xact,
-// each replaced atomically. The next-xid bound (pg_xact/nextxid) is
-// written and fsynced before assignment passes it, 8192 xids at a time, so
-// a crash never reuses an xid; the write runs in the background once half
-// of the 8192 are used, outside XidGenLock. Open marks every xid below the bound that
-// the log shows in progress as aborted. There is no WAL: commits after the
-// last Checkpoint read as aborted after a crash, matching storage/, which
-// is not crash-safe either.
+// A transaction with an xid ends with a commit or abort record in the
+// write-ahead log (Config.WAL; xlog.go): the commit record is flushed per
+// synchronous_commit before the commit log is set, and replay (RedoXact)
+// sets it again after a crash. The commit log is kept whole in memory (2
+// bits per xid) and written at Checkpoint (after the log is flushed past
+// it) as PostgreSQL-style 32-page segment files in DataDir/pg_xact, each
+// replaced atomically. The next-xid bound (pg_xact/nextxid) is written and
+// fsynced before assignment passes it, 8192 xids at a time, so a crash
+// never reuses an xid; the write runs in the background once half of the
+// 8192 are used, outside XidGenLock. EndRecovery (Open itself, without a
+// WAL) marks every xid below the bound that the log shows in progress as
+// aborted. Multixacts are logged when made.
 package txn

@@ -2,9 +2,11 @@ package txn
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"lockd/locks"
 )
@@ -49,7 +51,7 @@ func TestGroupClear(t *testing.T) {
 				return lockWaiters == n
 			})
 			e.m.procArrayLock.Release(blocker)
-			wg.Wait()
+			waitOrDump(t, &wg, 20*time.Second, "the committers")
 			for _, tx := range txs {
 				if e.m.IsRunning(tx.Xid()) || e.m.Status(tx.Xid()) != Committed {
 					t.Errorf("xid %d: running %v status %v", tx.Xid(), e.m.IsRunning(tx.Xid()), e.m.Status(tx.Xid()))
@@ -120,6 +122,12 @@ func TestConcurrentCommits(t *testing.T) {
 				rg.Go(func() {
 					var seen [writers]Xid
 					for !stop.Load() {
+						// A gap between snapshots, as a session has one per
+						// statement: two readers whose shared holds of
+						// ProcArrayLock overlap without one starve every
+						// exclusive waiter (TestSharedBargingStarvesExclusive),
+						// here the group clear's leader and its followers.
+						runtime.Gosched()
 						for i := range ended {
 							seen[i] = Xid(ended[i].Load())
 						}
@@ -145,9 +153,9 @@ func TestConcurrentCommits(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			waitOrDump(t, &wg, 60*time.Second, "the writers")
 			stop.Store(true)
-			rg.Wait()
+			waitOrDump(t, &rg, 20*time.Second, "the readers")
 			close(errs)
 			for err := range errs {
 				t.Fatal(err)

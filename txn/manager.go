@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"lockd/locks"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // cacheLine is the padding unit against false sharing (two 64-byte lines,
@@ -46,6 +47,14 @@ type Config struct {
 	MaxProcs int
 	// Logger receives start-up and checkpoint messages; nil discards.
 	Logger *slog.Logger
+	// WAL is the write-ahead log commit and abort records and multixacts
+	// are logged in (xlog.go). With a WAL, Open leaves the transactions
+	// that were running at a crash as they are until recovery has replayed
+	// the log: EndRecovery then marks those still in progress aborted.
+	// nil: nothing is logged, and Open does that at once.
+	WAL *wal.WAL
+	// FS is the file system (vfs.Default if nil).
+	FS vfs.FS
 }
 
 // Manager owns transaction ids, the ProcArray and the commit log: one per
@@ -61,6 +70,8 @@ type Manager struct {
 	_        noCopy
 	locks    *locks.Manager
 	logger   *slog.Logger
+	wal      *wal.WAL // nil: nothing logged
+	fs       vfs.FS
 	dir      string // DataDir/pg_xact, "" when not persistent
 	maxProcs int
 
@@ -109,6 +120,10 @@ type Manager struct {
 
 	// multis is the multixact store (multixact.go), with its own locks.
 	multis multiXacts
+
+	// recoveredXid is the newest xid replayed from the log (RedoXact),
+	// for EndRecovery; single-threaded recovery only.
+	recoveredXid Xid
 
 	ckptMu sync.Mutex // serialises Checkpoint and Close
 }
@@ -174,11 +189,16 @@ func Open(cfg Config) (*Manager, error) {
 	m := &Manager{
 		locks:    cfg.Locks,
 		logger:   cfg.Logger,
+		wal:      cfg.WAL,
+		fs:       cfg.FS,
 		maxProcs: cfg.MaxProcs,
 		xids:     make([]atomic.Uint32, cfg.MaxProcs),
 	}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
+	}
+	if m.fs == nil {
+		m.fs = vfs.Default
 	}
 	m.xidGen.Init(locks.TrancheXidGen)
 	m.procArrayLock.Init(locks.TrancheProcArray)
@@ -194,22 +214,23 @@ func Open(cfg Config) (*Manager, error) {
 	if cfg.DataDir != "" {
 		mxDir = filepath.Join(cfg.DataDir, "pg_multixact")
 	}
-	if err := m.multis.open(mxDir); err != nil {
+	m.multis.wal = cfg.WAL
+	if err := m.multis.open(m.fs, mxDir); err != nil {
 		return nil, err
 	}
 	next := FirstNormalXid
 	if cfg.DataDir != "" {
 		m.dir = filepath.Join(cfg.DataDir, "pg_xact")
-		if err := os.MkdirAll(m.dir, 0o700); err != nil {
+		if err := m.fs.MkdirAll(m.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("txn: %w", err)
 		}
-		pages, err := loadCLOG(m.dir)
+		pages, err := loadCLOG(m.fs, m.dir)
 		if err != nil {
 			return nil, err
 		}
 		m.clog.pages = pages
 		m.clog.npages = len(pages)
-		n, ok, err := readNextXid(m.dir)
+		n, ok, err := readNextXid(m.fs, m.dir)
 		switch {
 		case err != nil:
 			return nil, err
@@ -222,14 +243,16 @@ func Open(cfg Config) (*Manager, error) {
 				"file", filepath.Join(m.dir, nextXidFile), "next_xid", uint32(next))
 		}
 	}
-	if n := m.clog.abortInProgress(next); n > 0 {
-		m.logger.Info("transactions in progress at last shutdown marked aborted", "count", n)
+	if m.wal == nil {
+		if err := m.EndRecovery(next); err != nil {
+			return nil, err
+		}
 	}
 	m.nextXid.Store(uint32(next))
 	m.xidLimit = next
 	m.latestCompletedXid = next - 1
 	if m.dir != "" {
-		if err := writeNextXid(m.dir, next); err != nil {
+		if err := writeNextXid(m.fs, m.dir, next); err != nil {
 			return nil, err
 		}
 	}
@@ -254,7 +277,12 @@ func (m *Manager) Checkpoint() error {
 	}
 	m.ckptMu.Lock()
 	defer m.ckptMu.Unlock()
-	if err := m.clog.checkpoint(m.dir); err != nil {
+	if m.wal != nil {
+		// A page may show commits and multixacts whose records are not
+		// flushed yet (asynchronous commits): WAL before data.
+		m.wal.Flush(nil, m.wal.InsertPosition())
+	}
+	if err := m.clog.checkpoint(m.fs, m.dir); err != nil {
 		return err
 	}
 	return m.multis.checkpoint()
@@ -280,7 +308,7 @@ func (m *Manager) Close() error {
 	m.waitRefill()
 	defer m.xidGen.Release(nil)
 	next := Xid(m.nextXid.Load())
-	if err := writeNextXid(m.dir, next); err != nil {
+	if err := writeNextXid(m.fs, m.dir, next); err != nil {
 		return err
 	}
 	m.xidLimit = next

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
 
 	"lockd/locks"
 	"lockd/pgerr"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // MultiXacts (PostgreSQL's multixact.c): a tuple's xmax names one
@@ -130,8 +131,10 @@ const (
 type multiXacts struct {
 	gen   locks.LWLock // MultiXactGen: creation, bound; taken before slru
 	slru  locks.LWLock // MultiXactMemberSLRU: everything below
-	dir   string       // DataDir/pg_multixact, "" when not persistent
-	bound MultiXactID  // guarded by gen: persisted upper bound of assigned ids
+	fs    vfs.FS
+	wal   *wal.WAL    // creations are logged (nil: not)
+	dir   string      // DataDir/pg_multixact, "" when not persistent
+	bound MultiXactID // guarded by gen: persisted upper bound of assigned ids
 
 	next       MultiXactID // next id to assign; guarded by slru (written holding gen too)
 	nextOffset uint32      // next member index; guarded by slru
@@ -154,7 +157,8 @@ func mustTranche(name string) locks.Tranche {
 }
 
 // open initialises the store, loading it from dir ("" = not persistent).
-func (mx *multiXacts) open(dir string) error {
+func (mx *multiXacts) open(fsys vfs.FS, dir string) error {
+	mx.fs = fsys
 	mx.gen.Init(trancheMultiXactGen)
 	mx.slru.Init(trancheMultiXactMember)
 	mx.next, mx.oldest, mx.bound = FirstMultiXactID, FirstMultiXactID, FirstMultiXactID
@@ -164,33 +168,46 @@ func (mx *multiXacts) open(dir string) error {
 	mx.dir = dir
 	mx.offsets.dir = filepath.Join(dir, "offsets")
 	mx.members.dir = filepath.Join(dir, "members")
+	mx.offsets.fs, mx.members.fs = fsys, fsys
 	if err := mx.offsets.load(); err != nil {
 		return err
 	}
 	if err := mx.members.load(); err != nil {
 		return err
 	}
-	ck, ok, err := readWords(filepath.Join(dir, mxCheckpointFile), 3)
+	ck, ok, err := readWords(fsys, filepath.Join(dir, mxCheckpointFile), 3)
 	if err != nil {
 		return err
 	}
 	if ok {
 		mx.next, mx.nextOffset, mx.oldest = MultiXactID(ck[0]), ck[1], MultiXactID(ck[2])
 	}
-	b, ok, err := readWords(filepath.Join(dir, mxBoundFile), 1)
+	b, ok, err := readWords(fsys, filepath.Join(dir, mxBoundFile), 1)
 	if err != nil {
 		return err
 	}
-	if ok && MultiXactID(b[0]) > mx.next {
-		// A crash after assigning ids past the last checkpoint: skip them,
-		// recording them without members.
-		for m := mx.next; m < MultiXactID(b[0]); m++ {
+	if ok {
+		mx.bound = MultiXactID(b[0])
+	}
+	return nil
+}
+
+// finishOpen skips the ids that were assigned before a crash but are
+// known neither from the last checkpoint nor from the log's replay,
+// recording them without members, and persists the bound. Open calls it
+// at once without a log; with one, EndRecovery calls it after replay.
+func (mx *multiXacts) finishOpen() error {
+	if mx.dir == "" {
+		return nil
+	}
+	if mx.bound > mx.next {
+		for m := mx.next; m < mx.bound; m++ {
 			mx.setOffset(m, mx.nextOffset)
 		}
-		mx.next = MultiXactID(b[0])
+		mx.next = mx.bound
 	}
 	mx.bound = mx.next
-	return writeWords(dir, mxBoundFile, uint32(mx.next))
+	return writeWords(mx.fs, mx.dir, mxBoundFile, uint32(mx.next))
 }
 
 func (mx *multiXacts) offsetAt(m MultiXactID) (uint32, bool) {
@@ -238,7 +255,7 @@ func (mx *multiXacts) create(p *locks.Proc, members []MultiMember, creator *atom
 	}
 	if mx.dir != "" && m >= mx.bound {
 		b := m + multiReserve
-		if err := writeWords(mx.dir, mxBoundFile, uint32(b)); err != nil {
+		if err := writeWords(mx.fs, mx.dir, mxBoundFile, uint32(b)); err != nil {
 			return InvalidMultiXactID, err
 		}
 		mx.bound = b
@@ -248,6 +265,13 @@ func (mx *multiXacts) create(p *locks.Proc, members []MultiMember, creator *atom
 	}
 	mx.slru.Acquire(p, locks.LWExclusive)
 	off := mx.nextOffset
+	if mx.wal != nil {
+		// XLOG_MULTIXACT_CREATE_ID, before the multixact exists: a tuple
+		// naming it is logged later, so replay finds it recorded.
+		b := mx.wal.Begin(p, wal.RmgrMultiXact, xlogMultixactCreateID)
+		b.SetMain(encodeMulti(b.Main(), m, off, members))
+		b.Insert()
+	}
 	mx.setOffset(m, off)
 	for i, mem := range members {
 		mx.setMember(off+uint32(i), mem)
@@ -322,7 +346,7 @@ func (mx *multiXacts) checkpoint() error {
 	if err := mx.members.checkpoint(lock, unlock); err != nil {
 		return err
 	}
-	return writeWords(mx.dir, mxCheckpointFile, uint32(next), nextOff, uint32(oldest))
+	return writeWords(mx.fs, mx.dir, mxCheckpointFile, uint32(next), nextOff, uint32(oldest))
 }
 
 // close checkpoints and records the exact next multi as the bound.
@@ -335,7 +359,7 @@ func (mx *multiXacts) close() error {
 	mx.slru.Acquire(nil, locks.LWShared)
 	next := mx.next
 	mx.slru.Release(nil)
-	if err := writeWords(mx.dir, mxBoundFile, uint32(next)); err != nil {
+	if err := writeWords(mx.fs, mx.dir, mxBoundFile, uint32(next)); err != nil {
 		return err
 	}
 	mx.bound = next
@@ -344,22 +368,22 @@ func (mx *multiXacts) close() error {
 
 // writeWords durably replaces dir/name with little-endian words and their
 // CRC-32.
-func writeWords(dir, name string, words ...uint32) error {
+func writeWords(fsys vfs.FS, dir, name string, words ...uint32) error {
 	b := make([]byte, 4*len(words)+4)
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(b[4*i:], w)
 	}
 	binary.LittleEndian.PutUint32(b[4*len(words):], crc32.ChecksumIEEE(b[:4*len(words)]))
-	if err := writeFileAtomic(dir, name, b); err != nil {
+	if err := writeFileAtomic(fsys, dir, name, b); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return fsys.SyncDir(dir)
 }
 
 // readWords reads a file written by writeWords; ok is false if it does not
 // exist.
-func readWords(name string, n int) ([]uint32, bool, error) {
-	b, err := os.ReadFile(name)
+func readWords(fsys vfs.FS, name string, n int) ([]uint32, bool, error) {
+	b, err := vfs.ReadFile(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -374,4 +398,49 @@ func readWords(name string, n int) ([]uint32, bool, error) {
 		w[i] = binary.LittleEndian.Uint32(b[4*i:])
 	}
 	return w, true, nil
+}
+
+// xlogMultixactCreateID is the MultiXact record of a new multixact:
+// id u32, first member's offset u32, member count u32, then per member
+// xid u32 and status u8.
+const xlogMultixactCreateID uint8 = 0x30
+
+func encodeMulti(buf []byte, m MultiXactID, off uint32, members []MultiMember) []byte {
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(m))
+	buf = binary.LittleEndian.AppendUint32(buf, off)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(members)))
+	for _, mem := range members {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(mem.Xid))
+		buf = append(buf, byte(mem.Status))
+	}
+	return buf
+}
+
+// RedoMultiXact replays a multixact's creation (multixact_redo): the same
+// id gets the same members at the same offset, and the next id and offset
+// move past them.
+func (m *Manager) RedoMultiXact(rec *wal.Record) error {
+	b := rec.Main
+	if rec.Info != xlogMultixactCreateID || len(b) < 12 {
+		return fmt.Errorf("malformed multixact record at %s", rec.LSN)
+	}
+	id := MultiXactID(binary.LittleEndian.Uint32(b))
+	off := binary.LittleEndian.Uint32(b[4:])
+	n := int(binary.LittleEndian.Uint32(b[8:]))
+	if len(b) < 12+5*n {
+		return fmt.Errorf("malformed multixact record at %s", rec.LSN)
+	}
+	mx := &m.multis
+	mx.slru.Acquire(nil, locks.LWExclusive)
+	defer mx.slru.Release(nil)
+	mx.setOffset(id, off)
+	for i := range n {
+		e := b[12+5*i:]
+		mx.setMember(off+uint32(i), MultiMember{Xid: Xid(binary.LittleEndian.Uint32(e)), Status: MultiStatus(e[4])})
+	}
+	if id >= mx.next {
+		mx.next = id + 1
+		mx.nextOffset = off + uint32(n)
+	}
+	return nil
 }

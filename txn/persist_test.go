@@ -254,7 +254,7 @@ func TestNextXidBoundAhead(t *testing.T) {
 		highest = mustAssign(t, &tx)
 		e.commit(t, &tx)
 		if i%512 == 0 {
-			bound, ok, err := readNextXid(e.m.dir)
+			bound, ok, err := readNextXid(e.m.fs, e.m.dir)
 			if err != nil || !ok || !Precedes(highest, bound) {
 				t.Fatalf("after xid %d the file holds %d (ok %v, err %v)", highest, bound, ok, err)
 			}
@@ -270,7 +270,7 @@ func TestNextXidBoundAhead(t *testing.T) {
 	if !Precedes(highest+xidReserve/2, limit) {
 		t.Fatalf("bound %d only %d past the last xid %d", limit, limit-highest, highest)
 	}
-	if bound, _, _ := readNextXid(e.m.dir); bound != limit {
+	if bound, _, _ := readNextXid(e.m.fs, e.m.dir); bound != limit {
 		t.Fatalf("file holds %d, memory %d", bound, limit)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+
+	"lockd/vfs"
 )
 
 // slru is an in-memory array of 8 kB pages persisted as PostgreSQL-style
@@ -15,6 +17,7 @@ import (
 // written under it too. Dirty flags are atomic so Checkpoint can clear them
 // under the lock held shared, as the commit log does.
 type slru struct {
+	fs    vfs.FS
 	dir   string // segment directory; "" = not persistent
 	base  int    // page number of pages[0]
 	pages []*slruPage
@@ -49,10 +52,10 @@ func (s *slru) page(n int, create bool) *slruPage {
 // load reads the segment files of s.dir. Missing trailing pages read as
 // absent; a hole between present segments is corruption.
 func (s *slru) load() error {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := s.fs.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("txn: %w", err)
 	}
-	ents, err := os.ReadDir(s.dir)
+	ents, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return err
 	}
@@ -82,7 +85,7 @@ func (s *slru) load() error {
 		if !present[seg] {
 			return fmt.Errorf("txn: segment %s is missing", name)
 		}
-		data, err := os.ReadFile(name)
+		data, err := vfs.ReadFile(s.fs, name)
 		if err != nil {
 			return err
 		}
@@ -139,7 +142,7 @@ func (s *slru) checkpoint(lockShared, unlock func()) error {
 		if !dirty {
 			continue
 		}
-		if err := writeFileAtomic(s.dir, fmt.Sprintf("%04X", seg), buf); err != nil {
+		if err := writeFileAtomic(s.fs, s.dir, fmt.Sprintf("%04X", seg), buf); err != nil {
 			for _, pg := range pages {
 				pg.dirty.Store(true)
 			}
@@ -147,20 +150,20 @@ func (s *slru) checkpoint(lockShared, unlock func()) error {
 		}
 		wrote = true
 	}
-	ents, err := os.ReadDir(s.dir)
+	ents, err := s.fs.ReadDir(s.dir)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	for _, e := range ents {
 		if seg, err := strconv.ParseUint(e.Name(), 16, 16); err == nil && len(e.Name()) == 4 && int(seg) < firstSeg {
-			if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !os.IsNotExist(err) {
+			if err := s.fs.Remove(filepath.Join(s.dir, e.Name())); err != nil && !os.IsNotExist(err) {
 				return err
 			}
 			wrote = true
 		}
 	}
 	if wrote {
-		return syncDir(s.dir)
+		return s.fs.SyncDir(s.dir)
 	}
 	return nil
 }

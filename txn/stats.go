@@ -29,6 +29,7 @@ type procStats struct {
 	multisCreated   atomic.Uint64
 	commits         atomic.Uint64
 	aborts          atomic.Uint64
+	asyncCommits    atomic.Uint64
 	clearDirect     atomic.Uint64
 	clearLocked     atomic.Uint64
 	groupLeaders    atomic.Uint64
@@ -46,6 +47,7 @@ type Stats struct {
 	SubAborts       uint64 // subtransactions rolled back (ROLLBACK TO)
 	MultisCreated   uint64 // multixacts made for tuples held by several transactions
 	Commits         uint64 // all commits, read-only ones included
+	AsyncCommits    uint64 // commits whose record was not flushed (synchronous_commit = off)
 	Aborts          uint64
 
 	// How transactions with an xid left the ProcArray:
@@ -69,6 +71,7 @@ func (ps *procStats) addTo(s *Stats) {
 	s.MultisCreated += ps.multisCreated.Load()
 	s.Commits += ps.commits.Load()
 	s.Aborts += ps.aborts.Load()
+	s.AsyncCommits += ps.asyncCommits.Load()
 	s.ClearDirect += ps.clearDirect.Load()
 	s.ClearLocked += ps.clearLocked.Load()
 	s.GroupLeaders += ps.groupLeaders.Load()

@@ -94,6 +94,10 @@ func (t *Txn) AbortSub() {
 	if len(xids) == 0 {
 		return
 	}
+	// RecordTransactionAbort for a subtransaction: the record names the
+	// level's xid (or, if it never got one, its first released child's)
+	// and the others as its children.
+	t.writeAbortRecord(xids[0], xids[1:], nil)
 	t.m.clog.setTreeStatus(t.p, InvalidXid, xids, Aborted)
 	for i, x := range xids {
 		// Every released child locked its xid at assignment; only the

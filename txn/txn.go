@@ -7,6 +7,7 @@ import (
 
 	"lockd/locks"
 	"lockd/pgerr"
+	"lockd/wal"
 )
 
 type txnState uint8
@@ -47,6 +48,16 @@ type Txn struct {
 	snap     Snapshot
 	haveSnap bool // snap belongs to the current transaction
 	snapOK   bool // snap holds some earlier snapshot (candidate for reuse)
+
+	// The write-ahead log (xlog.go): how the commit waits, the files its
+	// record lists, and what the commit has done so far.
+	commitOpts    CommitOptions
+	commitOptsSet bool
+	dropAtCommit  []uint32
+	dropAtAbort   []uint32
+	commitWritten bool    // CommitRecord ran: the record is inserted and flushed
+	delayingCkpt  bool    // between the commit record and the commit log
+	asyncLSN      wal.LSN // the commit record, if it is not flushed yet
 }
 
 // Begin starts a new transaction on t for backend p (StartTransaction).
@@ -75,6 +86,13 @@ func (m *Manager) Begin(t *Txn, p *locks.Proc, iso Isolation) {
 	t.haveSnap = false
 	t.subs = t.subs[:0]
 	t.subXids = t.subXids[:0]
+	t.resetLog()
+}
+
+func (t *Txn) resetLog() {
+	t.dropAtCommit = t.dropAtCommit[:0]
+	t.dropAtAbort = t.dropAtAbort[:0]
+	t.commitWritten, t.delayingCkpt, t.asyncLSN = false, false, 0
 }
 
 // InProgress reports whether t is between Begin and Commit/Abort.
@@ -216,7 +234,7 @@ func (m *Manager) newXid(p *locks.Proc, parent Xid) (Xid, error) {
 			// The first assignment after Open or Close, or a failed
 			// background write: move the bound now.
 			limit := xid + xidReserve
-			if err := writeNextXid(m.dir, limit); err != nil {
+			if err := writeNextXid(m.fs, m.dir, limit); err != nil {
 				m.xidGen.Release(p)
 				return InvalidXid, err
 			}
@@ -269,7 +287,7 @@ func (m *Manager) startRefill(limit Xid) {
 	done := make(chan struct{})
 	m.refill = done
 	go func() {
-		err := writeNextXid(m.dir, limit)
+		err := writeNextXid(m.fs, m.dir, limit)
 		m.xidGen.Acquire(nil, locks.LWExclusive)
 		if err != nil {
 			m.logger.Warn("could not persist the next-xid bound", "next_xid", uint32(limit), "error", err)
@@ -283,16 +301,17 @@ func (m *Manager) startRefill(limit Xid) {
 }
 
 // Commit ends the transaction as committed (CommitTransaction's xact part):
-// if it has an xid, the commit log records it and the xids of all its
-// subtransactions that were not rolled back committed, in one XactSLRU
-// exclusive hold so that readers see the whole tree commit at once
-// (TransactionIdCommitTree), and then the xid leaves the ProcArray
+// if it has an xid, its commit record goes to the log (and is flushed per
+// the commit options, see xlog.go), then the commit log records it and the
+// xids of all its subtransactions that were not rolled back committed, in
+// one XactSLRU exclusive hold so that readers see the whole tree commit at
+// once (TransactionIdCommitTree), and then the xid leaves the ProcArray
 // (ProcArrayEndTransaction, possibly through a group clear). Open
 // subtransactions are committed with it. Only then may the caller release the
 // transaction's locks with locks.Manager.ReleaseTransactionLocks, which
 // wakes WaitFor callers. A read-only transaction only withdraws its
 // advertised xmin. Commit on a transaction that is not in progress does
-// nothing. The error is reserved for a future write-ahead log; it is nil.
+// nothing. The error is nil: a failure to flush the log is a PANIC.
 func (t *Txn) Commit() error {
 	t.end(Committed)
 	return nil
@@ -307,8 +326,24 @@ func (t *Txn) end(st XidStatus) {
 	if t.state != txnActive {
 		return
 	}
+	if t.commitWritten && st != Committed {
+		// The commit record is durable: the transaction committed.
+		st = Committed
+	}
 	if t.xid != InvalidXid {
-		t.m.clog.setTreeStatus(t.p, t.xid, t.subXids, st)
+		if st == Committed {
+			if !t.commitWritten {
+				t.writeCommitRecord(nil, false)
+			}
+			t.m.clog.setTreeStatusLSN(t.p, t.xid, t.subXids, st, t.asyncLSN)
+			if t.delayingCkpt {
+				t.m.wal.EndDelayCheckpoint(t.p)
+				t.delayingCkpt = false
+			}
+		} else {
+			t.writeAbortRecord(t.xid, t.subXids, t.dropAtAbort)
+			t.m.clog.setTreeStatus(t.p, t.xid, t.subXids, st)
+		}
 		t.m.endXid(t)
 	} else {
 		t.slot.xmin.Store(0)
@@ -325,6 +360,7 @@ func (t *Txn) end(st XidStatus) {
 	t.haveSnap = false
 	t.subs = t.subs[:0]
 	t.subXids = t.subXids[:0]
+	t.resetLog()
 }
 
 // xactLockRetryDelay is how long WaitFor sleeps before re-locking an xid

@@ -1,6 +1,9 @@
 package txn
 
-import "lockd/locks"
+import (
+	"lockd/locks"
+	"lockd/wal"
+)
 
 // Tuple header flag bits: the hint and xmax bits of PostgreSQL's
 // t_infomask (TupleHeader.Flags) and t_infomask2 (TupleHeader.Flags2) that
@@ -107,9 +110,12 @@ func (r VacuumResult) String() string {
 // is neither running nor resolved in the log (never assigned) reads as
 // aborted without a hint.
 func (m *Manager) xminResolved(p *locks.Proc, h *TupleHeader) bool {
-	switch m.clog.status(p, h.Xmin) {
+	st, lsn := m.clog.statusLSN(p, h.Xmin)
+	switch st {
 	case Committed:
-		h.Flags |= XminCommitted
+		if !m.asyncUnflushed(lsn) {
+			h.Flags |= XminCommitted
+		}
 		return true
 	case Aborted:
 		h.Flags |= XminInvalid
@@ -120,18 +126,28 @@ func (m *Manager) xminResolved(p *locks.Proc, h *TupleHeader) bool {
 // xmaxResolved is xminResolved for a plain (non-multi) xmax; lockOnly
 // committed lockers leave nothing of interest and are hinted invalid.
 func (m *Manager) xmaxResolved(p *locks.Proc, h *TupleHeader) bool {
-	switch m.clog.status(p, h.Xmax) {
+	st, lsn := m.clog.statusLSN(p, h.Xmax)
+	switch st {
 	case Committed:
 		if h.xmaxLockOnly() {
 			h.Flags |= XmaxInvalid
 			return false
 		}
-		h.Flags |= XmaxCommitted
+		if !m.asyncUnflushed(lsn) {
+			h.Flags |= XmaxCommitted
+		}
 		return true
 	case Aborted:
 		h.Flags |= XmaxInvalid
 	}
 	return false
+}
+
+// asyncUnflushed reports whether an asynchronous commit record at lsn is
+// not durable yet, so its "committed" hint must wait (SetHintBits'
+// XLogNeedsFlush check).
+func (m *Manager) asyncUnflushed(lsn wal.LSN) bool {
+	return lsn != 0 && m.wal != nil && m.wal.NeedsFlush(lsn)
 }
 
 // Visible reports whether the tuple is visible to the current statement

@@ -55,25 +55,29 @@ var sqlLayers = []string{
 }
 
 // sqlBelow is what every package of the SQL layer may use under it.
-var sqlBelow = []string{"lockd/storage", "lockd/txn", "lockd/locks", "lockd/guc", "lockd/pgerr", "lockd/internal/buildinfo"}
+var sqlBelow = []string{"lockd/storage", "lockd/txn", "lockd/wal", "lockd/vfs", "lockd/locks", "lockd/guc", "lockd/pgerr", "lockd/internal/buildinfo"}
 
 // allowed lists, for each lockd package, the lockd packages it may
 // import (directly). Anything not listed may not be imported. The version
 // string lives in the leaf lockd/internal/buildinfo, so cmd/lockd prints it
 // without importing lockd/sql: cmd reaches SQL only through server.
 var allowed = map[string][]string{
-	"lockd/guc":     {},
-	"lockd/locks":   {},
-	"lockd/pgerr":   {},
-	"lockd/txn":     {"lockd/locks", "lockd/pgerr"},
-	"lockd/storage": {"lockd/txn", "lockd/locks", "lockd/pgerr"},
+	"lockd/guc":   {},
+	"lockd/locks": {},
+	"lockd/pgerr": {},
+	// vfs is the file-system layer under everything kept on disk; wal
+	// knows nothing above locks (storage ─→ txn ─→ wal ─→ locks).
+	"lockd/vfs":     {},
+	"lockd/wal":     {"lockd/locks", "lockd/vfs"},
+	"lockd/txn":     {"lockd/wal", "lockd/vfs", "lockd/locks", "lockd/pgerr"},
+	"lockd/storage": {"lockd/txn", "lockd/wal", "lockd/vfs", "lockd/locks", "lockd/pgerr"},
 	// server wires the subsystems together for embedders: it opens the
-	// store and the transaction manager that sql runs on.
-	"lockd/server":             {"lockd/sql", "lockd/storage", "lockd/txn", "lockd/guc", "lockd/locks", "lockd/pgerr"},
-	"lockd/metrics":            {"lockd/locks", "lockd/txn", "lockd/storage", "lockd/server", "lockd/guc"},
+	// log, the store and the transaction manager that sql runs on.
+	"lockd/server":             {"lockd/sql", "lockd/storage", "lockd/txn", "lockd/wal", "lockd/vfs", "lockd/guc", "lockd/locks", "lockd/pgerr"},
+	"lockd/metrics":            {"lockd/locks", "lockd/txn", "lockd/storage", "lockd/wal", "lockd/server", "lockd/guc"},
 	"lockd/bench":              {"lockd/guc"}, // lockd runs as a child process; guc checks specs' settings
 	"lockd/cmd/lockd":          {"lockd/server", "lockd/guc", "lockd/metrics", "lockd/internal/buildinfo", "lockd/bench"},
-	"lockd/internal/lockdtest": {"lockd/server", "lockd/guc", "lockd/locks", "lockd/sql", "lockd/metrics"},
+	"lockd/internal/lockdtest": {"lockd/server", "lockd/guc", "lockd/locks", "lockd/sql", "lockd/metrics", "lockd/vfs"},
 	"lockd/internal/lint":      {},
 	"lockd/internal/buildinfo": {},
 	// sqlscript runs SQL scripts against a lockd that lockdtest starts.
@@ -95,6 +99,8 @@ func init() {
 var stdlibOnly = map[string][]string{
 	"lockd/locks":              nil,
 	"lockd/pgerr":              nil,
+	"lockd/vfs":                nil,
+	"lockd/wal":                nil,
 	"lockd/guc":                {"github.com/BurntSushi/toml"},
 	"lockd/internal/buildinfo": nil,
 }
@@ -146,6 +152,9 @@ func TestImportRulesCatchWrongWay(t *testing.T) {
 		{"lockd/sql/commands", "lockd/sql"},
 		{"lockd/sql", "lockd/server"},
 		{"lockd/locks", "lockd/txn"},
+		{"lockd/wal", "lockd/storage"},
+		{"lockd/wal", "lockd/txn"},
+		{"lockd/txn", "lockd/storage"},
 		{"lockd/locks", "github.com/jackc/pgx/v5"},
 	} {
 		pkgs := map[string]pkg{}

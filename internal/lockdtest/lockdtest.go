@@ -16,6 +16,7 @@ import (
 
 	"lockd/guc"
 	"lockd/server"
+	"lockd/vfs"
 )
 
 // Instance is a running lockd.
@@ -40,21 +41,54 @@ type Options struct {
 	Logger *slog.Logger
 	// DataDir reuses a data directory instead of a fresh one.
 	DataDir string
+	// FS is the file system the server keeps its data through (a
+	// vfs.FaultFS for crash tests); nil is the real one.
+	FS vfs.FS
+	// Panic receives a PANIC's message instead of ending the process.
+	Panic func(msg string)
 }
 
 // Start launches lockd on 127.0.0.1:0 and stops it when t ends.
 func Start(t testing.TB, opts Options) *Instance {
 	t.Helper()
+	inst, err := TryStart(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+// TryStart is Start that returns the server's start-up error instead of
+// failing t.
+func TryStart(t testing.TB, opts Options) (*Instance, error) {
+	t.Helper()
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
 	inst := &Instance{DataDir: opts.DataDir, opts: opts}
-	inst.start(t)
+	if err := inst.tryStart(t); err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() { inst.Stop(t) })
-	return inst
+	return inst, nil
 }
 
 func (inst *Instance) start(t testing.TB) {
+	t.Helper()
+	if err := inst.tryStart(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TryStartAgain is StartAgain that returns the server's start-up error
+// (a data directory refused, a failed recovery) instead of failing t.
+func (inst *Instance) TryStartAgain(t testing.TB, fs vfs.FS) error {
+	t.Helper()
+	inst.opts.FS = fs
+	return inst.tryStart(t)
+}
+
+func (inst *Instance) tryStart(t testing.TB) error {
 	t.Helper()
 	opts := inst.opts
 	logger := opts.Logger
@@ -76,9 +110,9 @@ func (inst *Instance) start(t testing.TB) {
 	if err := reg.LoadFiles(cfg, inst.DataDir); err != nil {
 		t.Fatalf("load settings: %v", err)
 	}
-	srv, err := server.New(server.Config{Settings: reg, Logger: logger, DataDir: inst.DataDir})
+	srv, err := server.New(server.Config{Settings: reg, Logger: logger, DataDir: inst.DataDir, FS: opts.FS, Panic: opts.Panic})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -90,6 +124,7 @@ func (inst *Instance) start(t testing.TB) {
 	inst.done = make(chan error, 1)
 	inst.stopped = false
 	go func() { inst.done <- srv.Serve(l) }()
+	return nil
 }
 
 // Stop shuts the server down cleanly (a fast shutdown with a final
@@ -117,6 +152,22 @@ func (inst *Instance) Crash(t testing.TB) {
 	inst.stopped = true
 	inst.Server.Close()
 	<-inst.done
+}
+
+// Kill simulates kill -9 of a server whose file system (Options.FS, a
+// vfs.FaultFS) the caller has just crashed: see server.Server.Kill.
+func (inst *Instance) Kill(t testing.TB) {
+	inst.stopped = true
+	inst.Server.Kill()
+	<-inst.done
+}
+
+// StartAgain starts a new server on the same data directory (on a new
+// port) after Crash or Kill, through fs (nil: the real file system).
+func (inst *Instance) StartAgain(t testing.TB, fs vfs.FS) {
+	t.Helper()
+	inst.opts.FS = fs
+	inst.start(t)
 }
 
 // Restart stops the server cleanly and starts a new one on the same data

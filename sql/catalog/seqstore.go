@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,9 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"lockd/locks"
+	"lockd/vfs"
+	"lockd/wal"
 )
 
 // The values of sequences. PostgreSQL keeps a sequence's state (last_value,
@@ -20,13 +22,20 @@ import (
 // of the same tranche (BufferContent), so contention on a hot sequence
 // shows as it does in PostgreSQL.
 //
-// Durability follows the rest of lockd (there is no WAL): the states are
-// written to global/lockd_sequences.json at every checkpoint (and when a
-// transaction that created, altered or dropped a sequence commits), with
-// a temporary file, fsync and rename. A clean shutdown keeps every value;
-// a crash loses the nextval and setval calls made since the last
-// checkpoint, so values handed out then may be handed out again (PostgreSQL
-// WAL-logs 32 values ahead and skips them after a crash instead).
+// Durability, as PostgreSQL's: nextval logs the state 32 values ahead
+// (SEQ_LOG_VALS; a Sequence record with the state as it will be once they
+// are used, log_cnt 0) whenever the logged values are used up, on the
+// first call, and on the first call after a checkpoint began (the state's
+// LSN is at or before the redo pointer); setval and the creation of a
+// sequence's storage log their state too. Replay sets the state each
+// record holds, so after a crash a sequence continues past every value
+// handed out, skipping at most 32 (plus sessions' caches). The states are
+// also written to global/lockd_sequences.json at every checkpoint (the
+// sequences' "data pages"), after the log is flushed past them.
+
+// xlogSeqLog is the Sequence record type XLOG_SEQ_LOG: relfile u32,
+// last_value i64, log_cnt i64, is_called u8.
+const xlogSeqLog uint8 = 0x00
 
 // seqState is the sequence relation's one row.
 type SeqState struct {
@@ -39,33 +48,32 @@ type SeqState struct {
 type SeqData struct {
 	Lw locks.LWLock // the sequence page's content lock (BufferContent)
 	St SeqState     // guarded by lw
-	// loggedGen is the checkpoint generation of the last change that
-	// PostgreSQL would have WAL-logged (the page LSN); a nextval after a
-	// later checkpoint logs again, as PostgreSQL's does (guarded by lw).
-	LoggedGen uint64
+	// LSN is the end of the last record that logged this sequence (the
+	// page LSN); guarded by Lw.
+	LSN wal.LSN
 }
 
 // seqStore holds the state of every sequence by RelFile. It is shared by
 // all sessions and safe for concurrent use.
 type SeqStore struct {
-	path string
-	mu   sync.RWMutex
-	data map[uint32]*SeqData // guarded by mu
-	// ckptGen counts checkpoints (PostgreSQL's redo pointer); it starts at
-	// 1, so the first nextval after a restart logs, as after PostgreSQL's
-	// shutdown checkpoint.
-	CkptGen atomic.Uint64
-	fileMu  sync.Mutex // serialises writes of the file
+	path   string
+	fs     vfs.FS
+	wal    *wal.WAL
+	mu     sync.RWMutex
+	data   map[uint32]*SeqData // guarded by mu
+	fileMu sync.Mutex          // serialises writes of the file
 }
 
 // openSeqStore loads the sequences' states; a sequence of the catalog
-// that the file does not know (created after the last write, before a
-// crash) starts afresh from its START value.
-func OpenSeqStore(dataDir string, cat *CatalogState) (*SeqStore, error) {
-	st := &SeqStore{path: filepath.Join(dataDir, "global", "lockd_sequences.json"), data: map[uint32]*SeqData{}}
-	st.CkptGen.Store(1)
+// that the file does not know starts afresh from its START value (or
+// takes the state recovery replays).
+func OpenSeqStore(fsys vfs.FS, w *wal.WAL, dataDir string, cat *CatalogState) (*SeqStore, error) {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	st := &SeqStore{path: filepath.Join(dataDir, "global", "lockd_sequences.json"), fs: fsys, wal: w, data: map[uint32]*SeqData{}}
 	saved := map[string]SeqState{}
-	raw, err := os.ReadFile(st.path)
+	raw, err := vfs.ReadFile(fsys, st.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -85,17 +93,82 @@ func OpenSeqStore(dataDir string, cat *CatalogState) (*SeqStore, error) {
 	return st, nil
 }
 
-func (st *SeqStore) put(relfile uint32, s SeqState, gen uint64) {
-	d := &SeqData{St: s, LoggedGen: gen}
+func (st *SeqStore) put(relfile uint32, s SeqState, lsn wal.LSN) {
+	d := &SeqData{St: s, LSN: lsn}
 	d.Lw.Init(locks.TrancheBufferContent)
 	st.mu.Lock()
 	st.data[relfile] = d
 	st.mu.Unlock()
 }
 
-// create makes the storage of a new sequence, or of a rewritten one.
+// Create makes the storage of a new sequence, or of a rewritten one, and
+// logs its state (fill_seq_with_data).
 func (st *SeqStore) Create(relfile uint32, s SeqState) {
-	st.put(relfile, s, st.CkptGen.Load())
+	st.put(relfile, s, st.Log(nil, relfile, s))
+}
+
+// Log logs relfile's state s (XLOG_SEQ_LOG) and returns the record's end,
+// the sequence's new LSN; 0 without a log.
+func (st *SeqStore) Log(p *locks.Proc, relfile uint32, s SeqState) wal.LSN {
+	if st.wal == nil {
+		return 0
+	}
+	b := st.wal.Begin(p, wal.RmgrSequence, xlogSeqLog)
+	buf := binary.LittleEndian.AppendUint32(b.Main(), relfile)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(s.LastValue))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(s.LogCnt))
+	if s.IsCalled {
+		buf = append(buf, 1)
+	} else {
+		buf = append(buf, 0)
+	}
+	b.SetMain(buf)
+	return b.Insert()
+}
+
+// LogDue reports whether a nextval must log even with logged values left:
+// the sequence was last logged before the current checkpoint's redo point
+// (PostgreSQL compares the page LSN with GetRedoRecPtr). The caller holds
+// d.Lw.
+func (st *SeqStore) LogDue(d *SeqData) bool {
+	return st.wal != nil && d.LSN <= st.wal.RedoRecPtr()
+}
+
+// Redo replays a Sequence record: the storage of its relfile takes the
+// logged state, and is made if missing (the sequence was created after the
+// last checkpoint).
+func (st *SeqStore) Redo(rec *wal.Record) error {
+	b := rec.Main
+	if rec.Info != xlogSeqLog || len(b) < 21 {
+		return fmt.Errorf("malformed sequence record at %s", rec.LSN)
+	}
+	relfile := binary.LittleEndian.Uint32(b)
+	s := SeqState{LastValue: int64(binary.LittleEndian.Uint64(b[4:])), LogCnt: int64(binary.LittleEndian.Uint64(b[12:])), IsCalled: b[20] != 0}
+	if d := st.Get(relfile); d != nil {
+		d.St, d.LSN = s, rec.EndLSN
+		return nil
+	}
+	st.put(relfile, s, rec.EndLSN)
+	return nil
+}
+
+// EndRecovery keeps the storage of cat's sequences only, and gives every
+// sequence of cat storage (from its START value if recovery found none).
+func (st *SeqStore) EndRecovery(cat *CatalogState) {
+	keep := map[uint32]bool{}
+	for _, q := range cat.Sequences {
+		keep[q.RelFile] = true
+		if st.Get(q.RelFile) == nil {
+			st.put(q.RelFile, SeqState{LastValue: q.Start}, 0)
+		}
+	}
+	st.mu.Lock()
+	for rf := range st.data {
+		if !keep[rf] {
+			delete(st.data, rf)
+		}
+	}
+	st.mu.Unlock()
 }
 
 // get returns the storage of relfile, nil if there is none.
@@ -116,15 +189,11 @@ func (st *SeqStore) Drop(relfile uint32) {
 	st.mu.Unlock()
 }
 
-// checkpoint starts a new checkpoint generation and writes the states of
-// the published catalog's sequences.
-func (st *SeqStore) Checkpoint(cat *CatalogState) error {
-	st.CkptGen.Add(1)
-	return st.Write(cat)
-}
+// Checkpoint writes the states of the published catalog's sequences.
+func (st *SeqStore) Checkpoint(cat *CatalogState) error { return st.Write(cat) }
 
 // write persists the states of cat's sequences (temporary file, fsync,
-// rename).
+// rename), after flushing the log past them (WAL before data).
 func (st *SeqStore) Write(cat *CatalogState) error {
 	st.fileMu.Lock()
 	defer st.fileMu.Unlock()
@@ -138,8 +207,11 @@ func (st *SeqStore) Write(cat *CatalogState) error {
 		out[strconv.FormatUint(uint64(q.RelFile), 10)] = d.St
 		d.Lw.Release(nil)
 	}
+	if st.wal != nil {
+		st.wal.Flush(nil, st.wal.InsertPosition())
+	}
 	if len(out) == 0 {
-		if err := os.Remove(st.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := st.fs.Remove(st.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -148,5 +220,5 @@ func (st *SeqStore) Write(cat *CatalogState) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(st.path, raw)
+	return vfs.WriteFileAtomic(st.fs, st.path, raw)
 }

@@ -9,6 +9,7 @@ import (
 
 type CatalogState struct {
 	Version uint64               `json:"version"`
+	LSN     uint64               `json:"lsn,omitempty"` // end of the last commit record applied (catalog.go)
 	NextOID uint32               `json:"next_oid"`
 	Tables  map[uint32]*TableDef `json:"tables"`
 	Indexes map[uint32]*IndexDef `json:"indexes"`
@@ -35,7 +36,7 @@ func newCatalogState() *CatalogState {
 }
 
 func (c *CatalogState) Clone() *CatalogState {
-	n := &CatalogState{Version: c.Version, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
+	n := &CatalogState{Version: c.Version, LSN: c.LSN, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
 		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), ByName: make(map[string]uint32, len(c.ByName)),
 		parts: c.parts, Gen: c.Gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons,
 		Sequences: maps.Clone(c.Sequences), stats: c.stats}

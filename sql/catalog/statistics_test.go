@@ -11,7 +11,7 @@ import (
 // by position through its attribute number, hide those of a column whose
 // type changed, and allocate nothing.
 func TestStatisticsLookups(t *testing.T) {
-	c, err := OpenCatalog(t.TempDir())
+	c, err := OpenCatalog(nil, nil, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -751,7 +751,7 @@ func (s *Utility) setFillfactor(t *catalog.TableDef, ff int) error {
 
 // setPersistence is SET LOGGED | UNLOGGED: a rewrite into new storage,
 // as PostgreSQL makes one (nothing happens for a table already so, or a
-// partitioned table). lockd writes no WAL either way; the flag is what
+// partitioned table). lockd logs unlogged tables too (docs/wal.md); the flag is what
 // pg_class.relpersistence and psql show.
 func (s *Utility) setPersistence(ec *expr.EvalCtx, t *catalog.TableDef, unlogged bool) error {
 	if t.Partitioned() || t.Unlogged == unlogged {

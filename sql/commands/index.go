@@ -153,10 +153,14 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 			WithDetail(strings.TrimSuffix(s.UniqueViolation(nt, ix, row).(*pgerr.Error).Detail, " already exists.")+" is duplicated.").
 			OnConstraint(nt.Name, name)
 	}
-	for _, e := range entries {
-		if err := s.Store.IndexInsert(s.Proc, storage.RelID(ix.RelFile), e.key, e.tid); err != nil {
-			return err
-		}
+	// The entries go in together: the new index is logged in a few large
+	// records, not one per row (storage.IndexBulkInsert).
+	bulk := make([]storage.IndexEntry, len(entries))
+	for i, e := range entries {
+		bulk[i] = storage.IndexEntry{Key: e.key, TID: e.tid}
+	}
+	if err := s.Store.IndexBulkInsert(s.Proc, storage.RelID(ix.RelFile), bulk); err != nil {
+		return err
 	}
 	s.indexBuilt(nt, ix, len(entries)) // analyze.go
 	return nil

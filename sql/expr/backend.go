@@ -142,6 +142,8 @@ type Host interface {
 	CancelBackend(pid int32) bool
 	TerminateBackend(pid int32) bool
 	ReloadConfig() bool
+	// Checkpoint runs an immediate checkpoint and waits for it (CHECKPOINT).
+	Checkpoint() error
 }
 
 type TxState uint8

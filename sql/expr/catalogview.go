@@ -47,14 +47,18 @@ func (s *Backend) AddCatOp(op *catalog.CatOp) {
 }
 
 // commitCatalog publishes the transaction's DDL and removes files that
-// dropped or truncated relations no longer use.
+// dropped or truncated relations no longer use. The transaction's commit
+// record, which carries the changes and lists those files, is written and
+// flushed as part of the catalog's commit (catalog.Catalog.Commit); the
+// files go only after it.
 func (s *Backend) CommitCatalog() error {
 	if len(s.CatOps) == 0 {
 		return nil
 	}
 	ops := s.CatOps
 	s.CatOps, s.PendingCat = nil, nil
-	if err := s.Catalog.Commit(ops); err != nil {
+	s.Txn.DropAtCommit(filesDroppedAtCommit(ops)...)
+	if err := s.Catalog.Commit(ops, s.Txn.CommitRecord); err != nil {
 		return err
 	}
 	s.commitSequences(ops)
@@ -77,8 +81,39 @@ func (s *Backend) CommitCatalog() error {
 	return nil
 }
 
-// abortCatalog forgets the transaction's DDL and removes files it made.
+// filesDroppedAtCommit lists the relation files ops stop using.
+func filesDroppedAtCommit(ops []*catalog.CatOp) []uint32 {
+	var files []uint32
+	for _, op := range ops {
+		switch op.Kind {
+		case "drop", "truncate", "rewrite":
+			files = append(files, op.OldFile)
+			for _, f := range op.OldIdx {
+				files = append(files, f)
+			}
+		case "dropindex":
+			files = append(files, op.OldFile)
+		}
+	}
+	return files
+}
+
+// abortCatalog forgets the transaction's DDL and removes files it made
+// (which its abort record lists).
 func (s *Backend) AbortCatalog() {
+	for _, op := range s.CatOps {
+		switch op.Kind {
+		case "create":
+			s.Txn.DropAtAbort(op.Table.RelFile)
+		case "truncate", "rewrite":
+			s.Txn.DropAtAbort(op.Relfile)
+			for _, f := range op.NewIdx {
+				s.Txn.DropAtAbort(f)
+			}
+		case "addindex":
+			s.Txn.DropAtAbort(op.Index.RelFile)
+		}
+	}
 	s.RemoveNewFiles(s.CatOps)
 	s.CatOps, s.PendingCat = nil, nil
 }

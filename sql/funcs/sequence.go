@@ -106,7 +106,7 @@ func Nextval(s *expr.Backend, ec *expr.EvalCtx, oid uint32) (int64, error) {
 	// Log (and so fetch) 32 values ahead when the logged ones are used
 	// up, and after a checkpoint.
 	logit := false
-	if logCnt < fetch || !st.IsCalled || data.LoggedGen < s.Seqs.CkptGen.Load() {
+	if logCnt < fetch || !st.IsCalled || s.Seqs.LogDue(data) {
 		fetch += catalog.SequenceLogVals
 		logCnt = fetch
 		logit = true
@@ -156,7 +156,8 @@ func Nextval(s *expr.Backend, ec *expr.EvalCtx, oid uint32) (int64, error) {
 			data.Lw.Release(s.Proc)
 			return 0, err
 		}
-		data.LoggedGen = s.Seqs.CkptGen.Load()
+		// The record holds the state once the logged values are used up.
+		data.LSN = s.Seqs.Log(s.Proc, q.RelFile, catalog.SeqState{LastValue: next, LogCnt: 0, IsCalled: true})
 	}
 	data.St = catalog.SeqState{LastValue: last, LogCnt: logCnt, IsCalled: true}
 	data.Lw.Release(s.Proc)
@@ -218,7 +219,7 @@ func Setval(s *expr.Backend, ec *expr.EvalCtx, oid uint32, next int64, isCalled 
 		return err
 	}
 	data.St = catalog.SeqState{LastValue: next, IsCalled: isCalled}
-	data.LoggedGen = s.Seqs.CkptGen.Load()
+	data.LSN = s.Seqs.Log(s.Proc, q.RelFile, data.St)
 	data.Lw.Release(s.Proc)
 	return nil
 }

@@ -24,7 +24,7 @@ func activity(t *testing.T, s *Store, oid uint32) TableActivity {
 // and a committed TRUNCATE restarts live, dead and inserts since VACUUM.
 func TestXactCounts(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Open(nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestXactCounts(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(dir)
+	s2, err := Open(nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestXactCounts(t *testing.T) {
 // of every kind included (NaN and infinities for floats).
 func TestStoreFile(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Open(nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestStoreFile(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(dir)
+	s2, err := Open(nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

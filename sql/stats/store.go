@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"lockd/vfs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,14 +32,25 @@ type Store struct {
 	bases    map[uint32]*base
 
 	fileMu sync.Mutex // one write of the file at a time
+	fs     vfs.FS     // where the file lives (the crash tests' faulty one)
+}
+
+func (s *Store) fsys() vfs.FS {
+	if s.fs == nil {
+		return vfs.Default
+	}
+	return s.fs
 }
 
 // Open loads the statistics file of dataDir, if there is one.
-func Open(dataDir string) (*Store, error) {
-	s := &Store{path: filepath.Join(dataDir, "global", "lockd_statistics.json"),
+func Open(fsys vfs.FS, dataDir string) (*Store, error) {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	s := &Store{fs: fsys, path: filepath.Join(dataDir, "global", "lockd_statistics.json"),
 		backends: map[*Backend]struct{}{}, closed: map[uint32]*totals{}, bases: map[uint32]*base{}}
 	rels := map[uint32]*TableStats{}
-	data, err := os.ReadFile(s.path)
+	data, err := vfs.ReadFile(s.fsys(), s.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -186,32 +198,10 @@ func (s *Store) Flush() error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(s.path, data)
-}
-
-// replaceFile makes path hold data: written and fsynced under a temporary
-// name beside it, then renamed over it.
-func replaceFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := s.fsys().MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return vfs.WriteFileAtomic(s.fsys(), s.path, data)
 }
 
 // fileData is the statistics file.

@@ -39,6 +39,7 @@ var arrayTypes = []arrayType{
 	{1231, OIDNumeric, "numeric[]"},
 	{2210, OIDRegclass, "regclass[]"},
 	{2211, OIDRegtype, "regtype[]"},
+	{3221, OIDPgLsn, "pg_lsn[]"},
 }
 
 var (

@@ -20,7 +20,7 @@ func AppendBinary(buf []byte, t Type, d Datum) ([]byte, error) {
 	case OIDTid:
 		buf = binary.BigEndian.AppendUint32(buf, uint32(d.I>>16))
 		return binary.BigEndian.AppendUint16(buf, uint16(d.I)), nil
-	case OIDInt8:
+	case OIDInt8, OIDPgLsn:
 		return binary.BigEndian.AppendUint64(buf, uint64(d.I)), nil
 	case OIDFloat4:
 		return binary.BigEndian.AppendUint32(buf, math.Float32bits(float32(d.F))), nil
@@ -127,7 +127,7 @@ func DecodeBinary(t Type, b []byte) (Datum, error) {
 			return bad()
 		}
 		return IntDatum(int64(binary.BigEndian.Uint32(b))), nil
-	case OIDInt8:
+	case OIDInt8, OIDPgLsn:
 		if len(b) != 8 {
 			return bad()
 		}

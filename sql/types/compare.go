@@ -21,6 +21,18 @@ func Comparator(t Type) func(a, b Datum) (int, error) {
 	if t.OID == OIDInterval {
 		return func(a, b Datum) (int, error) { return cmpInt(a.I, b.I), nil }
 	}
+	if t.OID == OIDPgLsn { // unsigned
+		return func(a, b Datum) (int, error) {
+			x, y := uint64(a.I), uint64(b.I)
+			switch {
+			case x < y:
+				return -1, nil
+			case x > y:
+				return 1, nil
+			}
+			return 0, nil
+		}
+	}
 	if t.OID == OIDBpchar {
 		return func(a, b Datum) (int, error) {
 			return strings.Compare(strings.TrimRight(a.S, " "), strings.TrimRight(b.S, " ")), nil

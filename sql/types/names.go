@@ -63,6 +63,8 @@ func LookupType(name string) (Type, bool) {
 		return TypeRegrole, true
 	case "xid":
 		return TypeXid, true
+	case "pg_lsn":
+		return TypePgLsn, true
 	case "timestamptz", "timestamp with time zone":
 		return TypeTimestamptz, true
 	case "timestamp", "timestamp without time zone":

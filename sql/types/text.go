@@ -75,6 +75,8 @@ func AppendText(buf []byte, t Type, d Datum, fc *FormatCtx) []byte {
 		return appendInterval(buf, d.I)
 	case OIDVoid:
 		return buf
+	case OIDPgLsn:
+		return appendLSN(buf, uint64(d.I))
 	case OIDTid:
 		buf = append(buf, '(')
 		buf = strconv.AppendInt(buf, d.I>>16, 10)
@@ -275,6 +277,8 @@ func ParseText(t Type, s string, fc *FormatCtx) (Datum, error) {
 		return ParseRegName(t, s, fc)
 	case OIDTid:
 		return parseTid(s)
+	case OIDPgLsn:
+		return parseLSN(s)
 	case OIDFloat4, OIDFloat8:
 		return parseFloat(t, s)
 	case OIDNumeric:

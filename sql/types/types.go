@@ -52,7 +52,7 @@ func TypeByOID(oid uint32) (Type, bool) {
 	for _, t := range []Type{TypeBool, TypeChar, TypeName, TypeInt2, TypeInt4, TypeInt8, TypeOid, TypeXid,
 		TypeFloat4, TypeFloat8, TypeNumeric, TypeText, TypeVarchar, TypeBpchar, TypeUnknown, TypeDate,
 		TypeTimestamp, TypeTimestamptz, TypeInterval, TypeTextArray, TypeInt4Array,
-		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp} {
+		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp, TypePgLsn} {
 		if t.OID == oid {
 			if t.OID == OIDUnknown {
 				return Type{}, true
@@ -105,20 +105,24 @@ const (
 	OIDRegtype     = 2206
 	OIDRegrole     = 4096
 	OIDRegnsp      = 4089
+	OIDPgLsn       = 3220
 )
 
 var (
-	TypeBool        = Type{OIDBool, 1, -1, "boolean"}
-	TypeChar        = Type{OIDChar, 1, -1, "\"char\""}
-	TypeName        = Type{OIDName, 64, -1, "name"}
-	TypeInt2        = Type{OIDInt2, 2, -1, "smallint"}
-	TypeInt4        = Type{OIDInt4, 4, -1, "integer"}
-	TypeInt8        = Type{OIDInt8, 8, -1, "bigint"}
-	TypeOid         = Type{OIDOid, 4, -1, "oid"}
-	TypeXid         = Type{OIDXid, 4, -1, "xid"}
-	TypeFloat4      = Type{OIDFloat4, 4, -1, "real"}
-	TypeFloat8      = Type{OIDFloat8, 8, -1, "double precision"}
-	TypeNumeric     = Type{OIDNumeric, -1, -1, "numeric"}
+	TypeBool    = Type{OIDBool, 1, -1, "boolean"}
+	TypeChar    = Type{OIDChar, 1, -1, "\"char\""}
+	TypeName    = Type{OIDName, 64, -1, "name"}
+	TypeInt2    = Type{OIDInt2, 2, -1, "smallint"}
+	TypeInt4    = Type{OIDInt4, 4, -1, "integer"}
+	TypeInt8    = Type{OIDInt8, 8, -1, "bigint"}
+	TypeOid     = Type{OIDOid, 4, -1, "oid"}
+	TypeXid     = Type{OIDXid, 4, -1, "xid"}
+	TypeFloat4  = Type{OIDFloat4, 4, -1, "real"}
+	TypeFloat8  = Type{OIDFloat8, 8, -1, "double precision"}
+	TypeNumeric = Type{OIDNumeric, -1, -1, "numeric"}
+	// TypePgLsn is a write-ahead log position (pg_lsn.c): the LSN in I,
+	// as an unsigned 64-bit number.
+	TypePgLsn       = Type{OIDPgLsn, 8, -1, "pg_lsn"}
 	TypeText        = Type{OIDText, -1, -1, "text"}
 	TypeVarchar     = Type{OIDVarchar, -1, -1, "character varying"}
 	TypeBpchar      = Type{OIDBpchar, -1, -1, "character"}

@@ -1,4 +1,4 @@
-package storage
+package vfs
 
 import (
 	"os"
@@ -27,3 +27,29 @@ func fallocate(f *os.File, off, size int64) error {
 	}
 	return ferr
 }
+
+// fdatasync is fdatasync(2).
+func fdatasync(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			serr = syscall.Fdatasync(int(fd))
+			if serr != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
+	}
+	return nil
+}
+
+// O_DSYNC is the open flag of wal_sync_method = open_datasync.
+const O_DSYNC = syscall.O_DSYNC
