@@ -81,7 +81,12 @@ type relSize struct {
 	pages, tuples float64
 }
 
-// tableSize estimates t's pages and rows now.
+// tableSize estimates t's pages and rows now (estimate_rel_size): its
+// current pages at the row density VACUUM, ANALYZE or CREATE INDEX last
+// measured; for a table never measured, at the density its row width
+// gives, and at least 10 pages' worth (PostgreSQL's guard against
+// planning for an empty table that is not empty by the time the plan
+// runs).
 func tableSize(b *expr.Backend, t *catalog.TableDef) relSize {
 	pages := 0.0
 	if b.Store != nil {
@@ -89,15 +94,20 @@ func tableSize(b *expr.Backend, t *catalog.TableDef) relSize {
 			pages = float64(n)
 		}
 	}
-	// a table never counted: its pages filled with rows of its width, at
-	// least 10 pages' worth (PostgreSQL's guard against planning for an
-	// empty table that is not empty by the time the plan runs)
-	p := pages
-	if p < 10 {
-		p = 10
+	ts := b.Cat().TableStats(t.OID)
+	if ts == nil || ts.RelTuples < 0 {
+		p := math.Max(pages, 10)
+		density := math.Floor(float64(pageSize-pageHeader) / float64(rowWidth(t)+tupleOverhead))
+		return relSize{pages: p, tuples: math.Floor(density * p)}
+	}
+	if pages == 0 {
+		return relSize{}
+	}
+	if ts.RelPages > 0 {
+		return relSize{pages: pages, tuples: math.Round(ts.RelTuples / ts.RelPages * pages)}
 	}
 	density := math.Floor(float64(pageSize-pageHeader) / float64(rowWidth(t)+tupleOverhead))
-	return relSize{pages: p, tuples: math.Floor(density * p)}
+	return relSize{pages: pages, tuples: math.Floor(density * pages)}
 }
 
 // rowWidth is the estimated width of t's rows in bytes (get_typavgwidth

@@ -614,7 +614,12 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 			if _, null := ts.KeyArgs[i].(*NullKey); null {
 				conds = append(conds, "("+name+" IS NULL)")
 			} else {
+				// a join key reads the outer row: PostgreSQL prints the
+				// parameter's referent qualified
+				saved := d.force
+				d.force = d.force || ts.conds[c] != nil && ts.conds[c].eqJoin
 				conds = append(conds, "("+name+" = "+d.print(ts.KeyArgs[i])+")")
+				d.force = saved
 			}
 			if cc := ts.conds[c]; cc != nil && cc.eqSrc != nil {
 				indexConds[orig(cc.eqSrc)] = true
@@ -691,7 +696,7 @@ func (ex *explainer) scanCost(ts *TableSource, l *LeafNode) pathCost {
 	}
 	ch := pinned(ts.Index, ts.conds)
 	ch.rng = ch.rng || ts.Lo != nil || ts.Hi != nil || ts.NotNull
-	return ex.c.indexScanCost(sz, indexSize(ex.b, ts.Index, sz), ri.indexSel(ch, ts.conds), nIndexQuals(ch, ts.conds), l.Filters, rows, 1, 0, ch.exact && ts.Index.Unique && !ch.null)
+	return ex.c.indexScanCost(sz, indexSize(ex.b, ts.Index, sz), ri.indexSel(ch, ts.conds), nIndexQuals(ch, ts.conds), l.Filters, rows, 1, ri.indexCorrelation(ts.Index), ch.exact && ts.Index.Unique && !ch.null)
 }
 
 // appendNode explains a partitioned table's scan: an Append of the scans

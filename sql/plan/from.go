@@ -644,7 +644,7 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr, out
 			}
 			if cc := pcs.at(col); cc.eq == nil {
 				cc.eq, cc.eqJoin = lkeys[i], true
-				perLoop /= ri.ndistinct(col)
+				perLoop *= ri.eqSel(col, nil)
 				keyed = true
 			}
 		}

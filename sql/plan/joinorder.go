@@ -247,7 +247,7 @@ func (fb *fromBuilder) paramCost(l *LeafNode, local []expr.Expr, prev uint64, ou
 		}
 		if cc := cs.at(col); cc.eq == nil {
 			cc.eq, cc.eqJoin = outer, true
-			perLoop /= ri.ndistinct(col)
+			perLoop *= ri.eqSel(col, nil)
 			keyed = true
 		}
 	}

@@ -29,12 +29,16 @@ func (ri *relInfo) indexSel(ch indexChoice, cs condSet) float64 {
 		cc := cs[c]
 		switch {
 		case cc.eqJoin:
-			s *= 1 / ri.ndistinct(c)
+			s *= ri.eqSel(c, nil)
 		default:
 			if _, null := cc.eq.(*NullKey); null {
-				s *= defaultUnkSel
+				nf, ok := ri.nullFrac(c)
+				if !ok {
+					nf = defaultUnkSel
+				}
+				s *= nf
 			} else {
-				s *= ri.eqSel(c)
+				s *= ri.eqSel(c, cc.eq)
 			}
 		}
 	}
@@ -42,21 +46,47 @@ func (ri *relInfo) indexSel(ch indexChoice, cs condSet) float64 {
 		c := ch.ix.Cols[ch.neq]
 		cc := cs[c]
 		switch {
+		case ch.in && cc.inArr != nil:
+			s *= math.Min(1, 10*ri.eqSel(c, nil))
 		case ch.in:
-			n := len(cc.in)
-			if cc.inArr != nil {
-				n = 10
+			in := 0.0
+			for _, v := range cc.in {
+				in += ri.eqSel(c, v)
 			}
-			s *= math.Min(1, float64(n)*ri.eqSel(c))
-		case cc.lo != nil && cc.hi != nil:
-			s *= defaultRangeIneqSel
+			s *= math.Min(1, in)
 		case cc.lo != nil || cc.hi != nil:
-			s *= defaultIneqSel
+			var lo, hi float64
+			if cc.lo != nil {
+				lo = ri.ineqSel(c, boundOp(">", cc.loIncl), cc.lo)
+			}
+			if cc.hi != nil {
+				hi = ri.ineqSel(c, boundOp("<", cc.hiIncl), cc.hi)
+			}
+			switch {
+			case cc.lo != nil && cc.hi != nil:
+				s *= ri.rangeSel(c, lo, hi)
+			case cc.lo != nil:
+				s *= lo
+			default:
+				s *= hi
+			}
 		case cc.notNull:
-			s *= 1 - defaultUnkSel
+			nf, ok := ri.nullFrac(c)
+			if !ok {
+				nf = defaultUnkSel
+			}
+			s *= 1 - nf
 		}
 	}
 	return s
+}
+
+// boundOp is the operator of a range bound: op, or op= when inclusive.
+func boundOp(op string, incl bool) string {
+	if incl {
+		return op + "="
+	}
+	return op
 }
 
 // nIndexQuals counts the index conditions ch uses.
@@ -105,7 +135,7 @@ func (ts *TableSource) bestPath(c *costs, b *expr.Backend, ri *relInfo, cs condS
 		}
 		sel := ri.indexSel(ch, cs)
 		isz := indexSize(b, ix, ri.size)
-		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), quals, rows, loops, 0, ch.exact && ix.Unique && !ch.null)
+		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), quals, rows, loops, ri.indexCorrelation(ix), ch.exact && ix.Unique && !ch.null)
 		if !found || pc.total < best.cost.total {
 			best, found = pathChoice{ch: ch, cost: pc}, true
 		}

@@ -5,14 +5,17 @@ import (
 
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
+	"lockd/sql/stats"
 	"lockd/sql/types"
 )
 
 // Selectivity: the fraction of a table's rows a condition keeps
-// (clausesel.c, selfuncs.c). Without statistics these are PostgreSQL's
-// defaults: 0.005 for = (or one row for a column a unique index covers
-// alone), a third for one side of a range, 0.005 for a range bounded on
-// both sides, IN lists and ORs combined as independent events.
+// (clausesel.c, selfuncs.c). With ANALYZE's statistics see statsel.go.
+// Without them these are PostgreSQL's defaults: one over the number of
+// distinct values for = (200 unless the table is smaller; one row for a
+// column a unique index covers alone), a third for one side of a range,
+// 0.005 for a range bounded on both sides, IN lists and ORs combined as
+// independent events.
 
 // relInfo is what selectivity estimation knows of one table in a query.
 type relInfo struct {
@@ -20,10 +23,12 @@ type relInfo struct {
 	size   relSize
 	colOf  colFunc
 	unique map[int]bool // columns a unique index covers alone
+	cat    *catalog.CatalogState
+	stats  []*stats.ColumnStats // by column position, read on first use
 }
 
 func newRelInfo(b *expr.Backend, t *catalog.TableDef, colOf colFunc) *relInfo {
-	ri := &relInfo{t: t, size: tableSize(b, t), colOf: colOf, unique: map[int]bool{}}
+	ri := &relInfo{t: t, size: tableSize(b, t), colOf: colOf, unique: map[int]bool{}, cat: b.Cat()}
 	for _, ix := range b.Cat().TableIndexes(t) {
 		if ix.Unique && len(ix.Cols) == 1 {
 			ri.unique[ix.Cols[0]] = true
@@ -33,25 +38,58 @@ func newRelInfo(b *expr.Backend, t *catalog.TableDef, colOf colFunc) *relInfo {
 }
 
 // ndistinct estimates how many distinct values column c has
-// (get_variable_numdistinct without statistics).
+// (get_variable_numdistinct): a column a unique index covers alone has
+// as many as non-NULL rows; else ANALYZE's n_distinct (a negative one
+// scales with the rows); else a boolean has 2, and any other column 200
+// or the table's rows if fewer.
 func (ri *relInfo) ndistinct(c int) float64 {
+	tuples := ri.size.tuples
+	cs := ri.colStats(c)
+	nd := 0.0
 	switch {
 	case ri.unique[c]:
-		return math.Max(ri.size.tuples, 1)
+		nf := 0.0
+		if cs != nil {
+			nf = cs.NullFrac
+		}
+		nd = -(1 - nf)
+	case cs != nil && cs.NDistinct != 0:
+		nd = cs.NDistinct
 	case ri.t.Cols[c].TypeOID == types.OIDBool:
-		return 2
-	case ri.size.tuples < defaultNumDistinct:
-		return math.Max(ri.size.tuples, 1)
+		nd = 2
+	}
+	switch {
+	case nd > 0:
+		return clampRows(math.Min(nd, math.Max(tuples, 1)))
+	case nd < 0:
+		return clampRows(-nd * tuples)
+	case tuples < defaultNumDistinct:
+		return clampRows(tuples)
 	}
 	return defaultNumDistinct
 }
 
-// eqSel is the selectivity of column c = a value.
-func (ri *relInfo) eqSel(c int) float64 {
-	if ri.unique[c] {
-		return 1 / math.Max(ri.size.tuples, 1)
+// eqSel is the selectivity of column c = v, v nil (or not a constant)
+// for a value not known when planning.
+func (ri *relInfo) eqSel(c int, v expr.Expr) float64 {
+	if ri.unique[c] && ri.size.tuples >= 1 {
+		if k, ok := v.(*expr.ConstExpr); ok && k.D.Null {
+			return 0
+		}
+		return 1 / ri.size.tuples
 	}
-	return defaultEqSel
+	cs := ri.colStats(c)
+	if cs == nil {
+		return 1 / ri.ndistinct(c)
+	}
+	if d, ok := ri.statConst(c, v); ok {
+		return ri.eqConstStatSel(c, cs, d)
+	}
+	sel := (1 - cs.NullFrac) / ri.ndistinct(c)
+	if len(cs.MCVFreq) > 0 && sel > cs.MCVFreq[0] {
+		sel = cs.MCVFreq[0] // no more common than the most common value
+	}
+	return clampProb(sel)
 }
 
 // restrictSel is the selectivity of the conjuncts quals, each reading
@@ -60,32 +98,44 @@ func (ri *relInfo) eqSel(c int) float64 {
 func (ri *relInfo) restrictSel(quals []expr.Expr, valOK func(expr.Expr) bool) float64 {
 	s := 1.0
 	// one-sided comparisons per column, combined into ranges
-	type bounds struct{ lo, hi bool }
+	type bounds struct {
+		lo, hi       float64
+		hasLo, hasHi bool
+	}
 	ranges := map[int]*bounds{}
+	var order []int
 	var rest []expr.Expr
 	for _, q := range quals {
 		if b, ok := q.(*expr.BinopExpr); ok {
-			if c, op, ok := ri.colCompare(b, valOK); ok && (op != "=" && op != "<>") {
+			if c, op, v, ok := ri.colCompare(b, valOK); ok && (op != "=" && op != "<>") {
 				r := ranges[c]
 				if r == nil {
 					r = &bounds{}
 					ranges[c] = r
+					order = append(order, c)
 				}
+				sel := ri.ineqSel(c, op, v)
+				// of two bounds on one side the tighter counts
 				if op == "<" || op == "<=" {
-					r.hi = true
-				} else {
-					r.lo = true
+					if !r.hasHi || sel < r.hi {
+						r.hi, r.hasHi = sel, true
+					}
+				} else if !r.hasLo || sel < r.lo {
+					r.lo, r.hasLo = sel, true
 				}
 				continue
 			}
 		}
 		rest = append(rest, q)
 	}
-	for _, r := range ranges {
-		if r.lo && r.hi {
-			s *= defaultRangeIneqSel
-		} else {
-			s *= defaultIneqSel
+	for _, c := range order {
+		switch r := ranges[c]; {
+		case r.hasLo && r.hasHi:
+			s *= ri.rangeSel(c, r.lo, r.hi)
+		case r.hasLo:
+			s *= r.lo
+		default:
+			s *= r.hi
 		}
 	}
 	for _, q := range rest {
@@ -95,22 +145,22 @@ func (ri *relInfo) restrictSel(quals []expr.Expr, valOK func(expr.Expr) bool) fl
 }
 
 // colCompare recognises `col op value` (either way round) and returns the
-// column and the operator as seen from the column's side.
-func (ri *relInfo) colCompare(b *expr.BinopExpr, valOK func(expr.Expr) bool) (int, string, bool) {
+// column, the operator as seen from the column's side and the value.
+func (ri *relInfo) colCompare(b *expr.BinopExpr, valOK func(expr.Expr) bool) (int, string, expr.Expr, bool) {
 	op, ok := flipped[b.Op]
 	if !ok && b.Op != "<>" {
-		return 0, "", false
+		return 0, "", nil, false
 	}
 	if b.Op == "<>" {
 		op = "<>"
 	}
 	if c, _, ok := ri.colOf(b.L); ok && valOK(b.R) {
-		return c, b.Op, true
+		return c, b.Op, b.R, true
 	}
 	if c, _, ok := ri.colOf(b.R); ok && valOK(b.L) {
-		return c, op, true
+		return c, op, b.L, true
 	}
-	return 0, "", false
+	return 0, "", nil, false
 }
 
 // clauseSel is the selectivity of one condition.
@@ -133,27 +183,43 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 			}
 		}
 	case *expr.BinopExpr:
-		c, op, ok := ri.colCompare(x, valOK)
+		c, op, v, ok := ri.colCompare(x, valOK)
 		switch {
 		case !ok:
 		case op == "=":
-			return ri.eqSel(c)
+			return ri.eqSel(c, v)
 		case op == "<>":
-			return 1 - ri.eqSel(c)
+			nf, _ := ri.nullFrac(c)
+			return clampProb(1 - ri.eqSel(c, v) - nf)
 		default:
-			return defaultIneqSel
+			return ri.ineqSel(c, op, v)
 		}
 	case *expr.InExpr:
 		if c, _, ok := ri.colOf(x.Arg); ok {
-			s := 0.0
-			for range x.List {
-				s2 := ri.eqSel(c)
-				s = s + s2 - s*s2
-			}
+			// scalararraysel: the values of an IN list are distinct,
+			// so their selectivities add up (and for NOT IN, the
+			// inequalities' shortfalls); independent events if that
+			// goes out of bounds
+			nf, _ := ri.nullFrac(c)
+			indep, disjoint := 0.0, 0.0
 			if x.Not {
-				return 1 - s
+				indep, disjoint = 1, 1
 			}
-			return s
+			for _, v := range x.List {
+				eq := ri.eqSel(c, v)
+				if x.Not {
+					ne := clampProb(1 - eq - nf)
+					indep *= ne
+					disjoint += ne - 1
+				} else {
+					indep = indep + eq - indep*eq
+					disjoint += eq
+				}
+			}
+			if disjoint >= 0 && disjoint <= 1 {
+				return disjoint
+			}
+			return indep
 		}
 	case *expr.AnyExpr:
 		if c, _, ok := ri.colOf(x.Arg); ok && x.Op == "=" && !x.All {
@@ -161,7 +227,7 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 			// as ten elements (estimate_array_length)
 			s := 0.0
 			for range 10 {
-				s2 := ri.eqSel(c)
+				s2 := ri.eqSel(c, nil)
 				s = s + s2 - s*s2
 			}
 			return s
@@ -169,7 +235,9 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 	case *expr.NullTestExpr:
 		if c, _, ok := ri.colOf(x.Arg); ok {
 			null := defaultUnkSel
-			if ri.t.Cols[c].NotNull {
+			if nf, ok := ri.nullFrac(c); ok {
+				null = nf
+			} else if ri.t.Cols[c].NotNull {
 				null = 0
 			}
 			if x.IsNull {
@@ -183,8 +251,11 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 	return defaultIneqSel
 }
 
-// joinSel is eqjoinsel without statistics for the equality of two
-// columns: one over the larger of their numbers of distinct values.
+// joinSel is eqjoinsel for the equality of two columns without
+// comparing most common values: the non-NULL rows of both sides over the
+// larger of their numbers of distinct values.
 func joinSel(l *relInfo, lc int, r *relInfo, rc int) float64 {
-	return 1 / math.Max(l.ndistinct(lc), r.ndistinct(rc))
+	lnf, _ := l.nullFrac(lc)
+	rnf, _ := r.nullFrac(rc)
+	return (1 - lnf) * (1 - rnf) / math.Max(l.ndistinct(lc), r.ndistinct(rc))
 }

@@ -53,6 +53,13 @@ explain (costs off) select p.v, count(*) from p join q on p.k = q.k group by p.v
 explain (costs off) select * from p where k = 1500;
 explain (costs off) select count(*) from p where k between 900 and 1100;
 explain (costs off) select count(*) from p;
+-- estimates from ANALYZE's statistics: a histogram's tail, a most
+-- common value, a selective join
+explain (costs off) select * from accounts where aid < 5;
+explain (costs off) select * from accounts where aid > 99995;
+explain (costs off) select * from accounts where aid > 10;
+explain (costs off) select * from p where v = 3;
+explain (costs off) select t.tid, b.bbalance from tellers t join branches b on t.bid = b.bid where t.tid = 7;
 -- INSERT, UPDATE, DELETE
 create table hist (tid int, bid int, aid int, delta int);
 explain (costs off) update accounts set abalance = abalance + 1 where aid = 5;
