@@ -14,7 +14,8 @@ import (
 // programming over the sets of items — here left-deep ones, each item
 // joined to the set before it, preferring items a join condition
 // connects — and keeps the cheapest, for up to join_collapse_limit (8)
-// items. Outer joins, LATERAL items and joins of more items keep the
+// items (two items included: either may be the outer side of a nested
+// loop). Outer joins, LATERAL items and joins of more items keep the
 // written order.
 
 // maxReorder is PostgreSQL's join_collapse_limit default.
@@ -30,7 +31,7 @@ type joinCond struct {
 // of inner joins the planner may reorder, and where with every ON
 // condition of it added (they are placed by the items they read).
 func (fb *fromBuilder) reorder(root PlanNode, where []expr.Expr) (PlanNode, []expr.Expr) {
-	if fb.keepSides || root == nil || fb.nitems < 3 || fb.nitems > maxReorder {
+	if fb.keepSides || root == nil || fb.nitems < 2 || fb.nitems > maxReorder {
 		return root, where
 	}
 	var leaves []*LeafNode

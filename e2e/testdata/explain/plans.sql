@@ -60,6 +60,7 @@ explain (costs off) select * from accounts where aid > 99995;
 explain (costs off) select * from accounts where aid > 10;
 explain (costs off) select * from p where v = 3;
 explain (costs off) select t.tid, b.bbalance from tellers t join branches b on t.bid = b.bid where t.tid = 7;
+explain (costs off) select a.aid, t.tid from accounts a join tellers t on a.bid = t.bid where t.tid = 7;
 -- INSERT, UPDATE, DELETE
 create table hist (tid int, bid int, aid int, delta int);
 explain (costs off) update accounts set abalance = abalance + 1 where aid = 5;
