@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# init-vs-pg.sh — pgbench -i on lockd and on PostgreSQL 15 side by side:
+# the default steps, -I dtGvp (server-side generation) and
+# --partitions=100, each ROUNDS times per server in ABBA order; the table
+# gives the median wall time (pgbench's "done in") and the ratio, and the
+# step times of each server's last run follow it.
+#
+# Not run in CI. Usage (from anywhere in the repository):
+#
+#   scripts/init-vs-pg.sh
+#   SCALE=1 ROUNDS=2 scripts/init-vs-pg.sh
+#
+# Environment: SCALE (10), ROUNDS (3), PGBIN, PG_OS_USER, LOCKD_BIN (a
+# lockd binary; default: built from this tree), KEEP=1.
+set -euo pipefail
+
+SCALE=${SCALE:-10}
+ROUNDS=${ROUNDS:-3}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+PG_OS_USER=${PG_OS_USER:-pgbench_cmp}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$repo/scripts/lib.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/init-vs-pg.XXXXXX")
+chmod 711 "$work"
+lockd_pid=""
+cleanup() {
+	set +e
+	[ -n "$lockd_pid" ] && kill -INT "$lockd_pid" && wait "$lockd_pid"
+	stop_pg "$work/pg"
+	[ "${KEEP:-0}" = 1 ] && echo "kept $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ -n "${LOCKD_BIN:-}" ]; then cp "$LOCKD_BIN" "$work/lockd"; else (cd "$repo" && go build -o "$work/lockd" ./cmd/lockd); fi
+lport=$(free_port)
+"$work/lockd" -D "$work/lockd-data" -p "$lport" -c shared_buffers=1GB -c metrics_listen_address= >"$work/lockd.log" 2>&1 &
+lockd_pid=$!
+wait_ready "$lport"
+pport=$(free_port)
+start_pg "$work/pg" "$pport"
+as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w -m fast \
+	-o "-c listen_addresses=127.0.0.1 -p $pport -c unix_socket_directories=$work/pg -c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=4GB -c checkpoint_timeout=30min -c max_parallel_workers_per_gather=0" restart >/dev/null
+wait_ready "$pport"
+
+variants=(
+	"default steps (dtgvp)|"
+	"-I dtGvp (server-side generation)|-I dtGvp"
+	"--partitions=100|--partitions=100"
+)
+init() { # port args -> the "done in" line
+	# shellcheck disable=SC2086
+	pgbench -i -q -s "$SCALE" $2 -h 127.0.0.1 -p "$1" -U postgres postgres 2>&1 | grep '^done in' || echo "done in NaN s (failed)"
+}
+secs() { sed -n 's/^done in \([0-9.]*\) s.*/\1/p'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "pgbench -i -s $SCALE; median of $ROUNDS runs per server in ABBA order; lockd shared_buffers=1GB (synchronous_commit on);"
+echo "PostgreSQL 15 per DESIGN.md (shared_buffers=1GB, synchronous_commit=off, max_wal_size=4GB); $(nproc) CPUs"
+echo
+echo "| pgbench -i | lockd s | PostgreSQL s | lockd/PG |"
+echo "|---|---:|---:|---:|"
+i=0
+steps=""
+for v in "${variants[@]}"; do
+	name=${v%%|*}
+	args=${v#*|}
+	ls=() ps=()
+	for k in $(seq 0 $((2 * ROUNDS - 1))); do
+		first=$(((k % 4 == 0 || k % 4 == 3) ? 1 : 0))
+		if [ $(((first + i) % 2)) = 1 ]; then
+			line=$(init "$lport" "$args")
+			ls+=("$(echo "$line" | secs)")
+			lline=$line
+		else
+			line=$(init "$pport" "$args")
+			ps+=("$(echo "$line" | secs)")
+			pline=$line
+		fi
+	done
+	i=$((i + 1))
+	l=$(printf '%s\n' "${ls[@]}" | median)
+	p=$(printf '%s\n' "${ps[@]}" | median)
+	awk -v n="$name" -v l="$l" -v p="$p" 'BEGIN { printf "| %s | %.2f | %.2f | %.2f |\n", n, l, p, l / p }'
+	steps+="$name"$'\n'"  lockd:      $lline"$'\n'"  PostgreSQL: $pline"$'\n'
+done
+echo
+echo "$steps"
