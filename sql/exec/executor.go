@@ -75,7 +75,11 @@ type Executor struct {
 	specToken  uint32        // the last speculative insertion token (upsert.go)
 	uniqueTIDs []storage.TID // scratch of unique checks (unique.go)
 	rowBuf     []byte
-	CopySrc    CopySource
+	// leafDst is the level row's span of the table leaf about to be
+	// scanned: the scan decodes its rows there rather than into a row
+	// of its own that runLeaf would copy (taken once, by takeLeafDst)
+	leafDst []types.Datum
+	CopySrc CopySource
 	CopySink   CopySink
 	// spi analyses a statement for the executor's own queries (the
 	// referential actions), as PostgreSQL's triggers use SPI

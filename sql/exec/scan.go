@@ -77,7 +77,9 @@ func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum
 	dst := buf[l.Off : l.Off+l.N]
 	st := ec.Stats(l)
 	each := func(row []types.Datum) error {
-		copy(dst, row)
+		if len(row) == 0 || len(dst) == 0 || &row[0] != &dst[0] {
+			copy(dst, row)
+		}
 		if ok, err := passes(ec, l.Filters, buf); err != nil || !ok {
 			if st != nil && err == nil {
 				st.Removed++
@@ -95,6 +97,11 @@ func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum
 		defer func() { ec.Outer = ec.Outer[:len(ec.Outer)-1] }()
 	}
 	if _, ok := l.Src.(plan.LevelScanner); ok {
+		switch l.Src.(type) {
+		case *plan.TableSource, *plan.PartitionedSource:
+			x.leafDst = dst
+			defer func() { x.leafDst = nil }()
+		}
 		return x.scanLevel(ec, l.Src, buf, each)
 	}
 	return x.scan(ec, l.Src, each)

@@ -186,11 +186,14 @@ func (x *Executor) openPartitionNode(ec *expr.EvalCtx, ps *plan.PartitionedSourc
 
 // scan calls fn for every visible row of every partition not pruned.
 func (x *Executor) scanPartitioned(ec *expr.EvalCtx, ps *plan.PartitionedSource, fn func(row []types.Datum) error) error {
+	dst := x.leafDst // offered to each partition's scan in turn
+	x.leafDst = nil
 	leaves, err := x.partitionsToScan(ec, ps)
 	if err != nil {
 		return err
 	}
 	for _, lf := range leaves {
+		x.leafDst = dst
 		if st := ec.Stats(lf); st != nil {
 			// each partition's scan counts as a node of its own, with the
 			// rows the item's filters keep (runLeaf takes back the others)
@@ -228,6 +231,19 @@ func (x *Executor) ScanTableTIDs(ec *expr.EvalCtx, ts *plan.TableSource, fn func
 	return x.scanTableTIDsLevel(ec, ts, nil, fn)
 }
 
+// takeLeafDst returns the span runLeaf offered for the scan's rows if it
+// has the row's width, else a new row; the offer holds for one scan only
+// (a scan inside the leaf's — another partition, a subquery — gets its
+// own row).
+func (x *Executor) takeLeafDst(width int) []types.Datum {
+	dst := x.leafDst
+	x.leafDst = nil
+	if len(dst) == width {
+		return dst
+	}
+	return make([]types.Datum, width)
+}
+
 func tidDatum(tid storage.TID) types.Datum {
 	return types.IntDatum(int64(tid.Block)<<16 | int64(tid.Offset))
 }
@@ -235,7 +251,7 @@ func tidDatum(tid storage.TID) types.Datum {
 func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum, fn0 func(storage.TID, []types.Datum) error) error {
 	s := x
 	n := len(ts.Defs)
-	row := make([]types.Datum, n+plan.NumSysCols)
+	row := x.takeLeafDst(n + plan.NumSysCols)
 	row[n+plan.SysColTableoid] = types.IntDatum(int64(ts.T.OID))
 	fn := func(tid storage.TID, row []types.Datum) error {
 		row[n+plan.SysColCtid] = tidDatum(tid)
