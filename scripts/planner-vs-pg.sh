@@ -2,7 +2,7 @@
 # planner-vs-pg.sh — the single queries of the planner issue on
 # pgbench_accounts (scale 10) and its branches and tellers, timed on lockd
 # and on PostgreSQL 15 side by side, with both plans. For each query each
-# server runs it for SECONDS with one pgbench client, ROUNDS times in ABBA
+# server runs it for RUN_SECONDS with one pgbench client, ROUNDS times in ABBA
 # order; the table gives the median latency and the ratio.
 #
 # Not run in CI. Usage (from anywhere in the repository):
@@ -10,13 +10,13 @@
 #   scripts/planner-vs-pg.sh              # table on stdout
 #   PLANS=1 scripts/planner-vs-pg.sh      # and each query's two plans
 #
-# Environment: SCALE (10), ROUNDS (5), SECONDS (3), PGBIN, PG_OS_USER,
+# Environment: SCALE (10), ROUNDS (5), RUN_SECONDS (3), PGBIN, PG_OS_USER,
 # LOCKD_BIN (a lockd binary; default: built from this tree), KEEP=1.
 set -euo pipefail
 
 SCALE=${SCALE:-10}
 ROUNDS=${ROUNDS:-5}
-SECONDS_EACH=${SECONDS:-3}
+SECONDS_EACH=${RUN_SECONDS:-3}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PG_OS_USER=${PG_OS_USER:-pgbench_cmp}
 repo=$(cd "$(dirname "$0")/.." && pwd)
