@@ -24,11 +24,15 @@ import (
 //
 // Durability: the operations travel in the committing transaction's commit
 // record (txn's CommitRecord, flushed), inserted under the catalog's mutex
-// so that the log holds catalog commits in the order they were applied.
-// Then the new state is written to global/lockd_catalog.json with the
-// record's LSN, and published. Recovery replays the operations of every
-// commit record past the LSN the file holds (RedoCommit): a crash between
-// the record and the file loses nothing, and no commit is applied twice.
+// so that the log holds catalog commits in the order they were applied,
+// and the new state is published. global/lockd_catalog.json is written
+// with the LSN of the last commit it holds at each checkpoint (after the
+// redo point is fixed, so it holds every commit before it), at the end of
+// recovery and at a clean shutdown — as PostgreSQL's catalog pages reach
+// disk at checkpoints, not at commit. Recovery replays the operations of
+// every commit record past the LSN the file holds (RedoCommit): nothing
+// is lost, and no commit is applied twice. Without a log (record nil) the
+// file is written at every commit.
 // OIDs are logged ahead (XLOG NEXTOID, 8192 at a time, as PostgreSQL's
 // VAR_OID_PREFETCH) so that none is handed out twice after a crash.
 
@@ -113,8 +117,9 @@ func (c *Catalog) AllocOID() uint32 {
 }
 
 // Commit replays ops onto the published state, has record log them (the
-// commit record, flushed; nil: nothing is logged), writes the state with
-// the record's LSN and publishes it. If record fails nothing changes.
+// commit record, flushed; nil: nothing is logged, and the state is written
+// to the file instead) and publishes it with the record's LSN. If record
+// fails nothing changes.
 func (c *Catalog) Commit(ops []*CatOp, record func(payload []byte) (wal.LSN, error)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,8 +150,10 @@ func (c *Catalog) Commit(ops []*CatOp, record func(payload []byte) (wal.LSN, err
 		st.LSN = uint64(lsn)
 	}
 	st.Version++
-	if err := c.Write(st); err != nil {
-		return err
+	if record == nil {
+		if err := c.Write(st); err != nil {
+			return err
+		}
 	}
 	c.cur.Store(st)
 	for _, oid := range truncated {
