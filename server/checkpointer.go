@@ -125,7 +125,16 @@ func (in *instance) checkpoint(flags wal.CheckpointFlags) error {
 		errs = append(errs, err)
 	}
 	writeStart := time.Now()
-	written, total, err := in.store.CheckpointBuffers(p, func(progress float64) { in.wal.WriteDelay(p, c, progress) })
+	written, total, err := in.store.CheckpointBuffers(p, func(progress float64) {
+		select {
+		case <-in.ckptStop:
+			// a shutdown waits for this checkpoint: no more pacing
+			// (CheckpointWriteDelay's ShutdownRequestPending)
+			return
+		default:
+		}
+		in.wal.WriteDelay(p, c, progress)
+	})
 	if err != nil {
 		errs = append(errs, err)
 	}
