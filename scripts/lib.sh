@@ -49,3 +49,25 @@ start_pg() {
 stop_pg() {
 	as_pg "$PGBIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1
 }
+
+# start_pair WORK: a lockd (LOCKD_BIN, or built from this tree) and a
+# PostgreSQL 15, both fresh in WORK, with the settings of DESIGN.md's
+# "Comparing with PostgreSQL" (lockd: shared_buffers=1GB; PostgreSQL:
+# shared_buffers=1GB, synchronous_commit=off, max_wal_size=4GB,
+# checkpoint_timeout=30min, max_parallel_workers_per_gather=0). Sets
+# lport, pport and lockd_pid; the caller stops them (kill -INT
+# $lockd_pid; stop_pg WORK/pg).
+start_pair() {
+	local work=$1 repo
+	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	if [ -n "${LOCKD_BIN:-}" ]; then cp "$LOCKD_BIN" "$work/lockd"; else (cd "$repo" && go build -o "$work/lockd" ./cmd/lockd); fi
+	lport=$(free_port)
+	"$work/lockd" -D "$work/lockd-data" -p "$lport" -c shared_buffers=1GB -c metrics_listen_address= >"$work/lockd.log" 2>&1 &
+	lockd_pid=$!
+	wait_ready "$lport"
+	pport=$(free_port)
+	start_pg "$work/pg" "$pport"
+	as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w -m fast \
+		-o "-c listen_addresses=127.0.0.1 -p $pport -c unix_socket_directories=$work/pg -c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=4GB -c checkpoint_timeout=30min -c max_parallel_workers_per_gather=0" restart >/dev/null
+	wait_ready "$pport"
+}

@@ -34,16 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -n "${LOCKD_BIN:-}" ]; then cp "$LOCKD_BIN" "$work/lockd"; else (cd "$repo" && go build -o "$work/lockd" ./cmd/lockd); fi
-lport=$(free_port)
-"$work/lockd" -D "$work/lockd-data" -p "$lport" -c shared_buffers=1GB -c metrics_listen_address= >"$work/lockd.log" 2>&1 &
-lockd_pid=$!
-wait_ready "$lport"
-pport=$(free_port)
-start_pg "$work/pg" "$pport"
-as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w -m fast \
-	-o "-c listen_addresses=127.0.0.1 -p $pport -c unix_socket_directories=$work/pg -c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=4GB -c checkpoint_timeout=30min -c max_parallel_workers_per_gather=0" restart >/dev/null
-wait_ready "$pport"
+start_pair "$work"
 for port in "$lport" "$pport"; do
 	pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$port" -U postgres postgres >>"$work/init.log" 2>&1
 	psql -X -q -h 127.0.0.1 -p "$port" -U postgres -c "vacuum analyze" postgres
