@@ -118,9 +118,33 @@ func (st *aggState) Add(ec *expr.EvalCtx, row []types.Datum) error {
 		st.count++
 		return nil
 	}
-	v, err := r.Arg.Eval(ec, row)
-	if err != nil {
-		return err
+	var v types.Datum
+	if c, ok := r.Arg.(*expr.ColExpr); ok {
+		// the common case: a column, read in place for the integer
+		// sums and counts of a column (no copy of the value)
+		if d := &row[c.I]; !r.Distinct {
+			switch {
+			case d.Null && st.kind != aggUnset && st.kind != aggItems:
+				return nil
+			case st.kind == aggSumInt:
+				st.count++
+				st.i += d.I
+				return nil
+			case st.kind == aggSumWide:
+				st.count++
+				st.wide.add(d.I)
+				return nil
+			case st.kind == aggCount:
+				st.count++
+				return nil
+			}
+		}
+		v = row[c.I]
+	} else {
+		var err error
+		if v, err = r.Arg.Eval(ec, row); err != nil {
+			return err
+		}
 	}
 	if st.kind == aggUnset {
 		st.setKind()
@@ -174,6 +198,7 @@ func (st *aggState) Add(ec *expr.EvalCtx, row []types.Datum) error {
 	case aggItems:
 		it := aggItem{v: v}
 		if r.Arg2 != nil {
+			var err error
 			if it.delim, err = r.Arg2.Eval(ec, row); err != nil {
 				return err
 			}
