@@ -78,9 +78,9 @@ type Executor struct {
 	// leafDst is the level row's span of the table leaf about to be
 	// scanned: the scan decodes its rows there rather than into a row
 	// of its own that runLeaf would copy (taken once, by takeLeafDst)
-	leafDst []types.Datum
-	CopySrc CopySource
-	CopySink   CopySink
+	leafDst  []types.Datum
+	CopySrc  CopySource
+	CopySink CopySink
 	// spi analyses a statement for the executor's own queries (the
 	// referential actions), as PostgreSQL's triggers use SPI
 	Spi func(n *pg.Node, text string, params *[]types.Type) (*plan.Stmt, error)
