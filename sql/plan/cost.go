@@ -41,7 +41,7 @@ type costs struct {
 	seqPage, randomPage, cpuTuple, cpuIndexTuple, cpuOperator float64
 	cacheSize                                                 float64 // effective_cache_size, pages
 
-	seqscan, indexscan, nestloop, hashjoin, pruning bool // enable_*
+	seqscan, indexscan, indexonly, nestloop, hashjoin, pruning bool // enable_*
 }
 
 // costsOf reads the session's cost settings.
@@ -56,6 +56,7 @@ func costsOf(b *expr.Backend) *costs {
 		cacheSize:     float64(get("effective_cache_size").Int),
 		seqscan:       get("enable_seqscan").Bool,
 		indexscan:     get("enable_indexscan").Bool,
+		indexonly:     get("enable_indexonlyscan").Bool,
 		nestloop:      get("enable_nestloop").Bool,
 		hashjoin:      get("enable_hashjoin").Bool,
 		pruning:       get("enable_partition_pruning").Bool,

@@ -85,7 +85,7 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 	indexConds := map[expr.Expr]bool{}
 	if ts.Index != nil {
 		n.typ = "Index Scan"
-		if ts.covers(l) {
+		if ts.covers(l) && ex.c.indexonly {
 			n.typ = "Index Only Scan"
 		}
 		n.index, n.backward = ts.Index.Name, ts.Backward
