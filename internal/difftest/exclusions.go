@@ -38,18 +38,6 @@ type Exclusions struct {
 	// With the exclusion, a subquery is correlated only to the query
 	// directly around it.
 	SkipLevelCorrelation bool
-	// ValueFirstComparison: an index condition made from "value op
-	// column" keeps the operator instead of commuting it, so with an
-	// index on the column 16 >= i scans i >= 16 (also with a parameter
-	// or an uncorrelated subquery as the value):
-	//
-	//	create table ct (i int); create index on ct (i);
-	//	insert into ct select generate_series(1, 20);
-	//	set enable_seqscan = off;
-	//	select count(*) from ct where 16 >= i;  -- 1 row counted, PostgreSQL 16
-	//
-	// With the exclusion, comparisons are written column first.
-	ValueFirstComparison bool
 	// NestedCorrelation: lockd runs a correlated subquery again for every
 	// row of the query around it, also inside another correlated
 	// subquery, where PostgreSQL turns EXISTS and IN into semi-joins; two
@@ -71,6 +59,5 @@ var Known = Exclusions{
 	FullJoinNonEquiOn:    true,
 	DateFunctions:        true,
 	SkipLevelCorrelation: true,
-	ValueFirstComparison: true,
 	NestedCorrelation:    true,
 }

@@ -137,7 +137,7 @@ func (g *gen) pred(sc *scope, depth int) string {
 	switch g.pickW(20, 8, 7, 8, 6, 6, 3, 3*nest, 8*nest, 5*sub, 5*sub, 2*sub, 4*sub, 3, 3, 3, 1, 2, 2) {
 	case 0: // column op literal, or literal op column
 		c, _ := g.col(sc, anyCol)
-		if !g.ex.ValueFirstComparison && g.chance(0.25) {
+		if g.chance(0.25) {
 			return fmt.Sprintf("%s %s %s", g.lit(c), g.cmpOp(), c.sql())
 		}
 		return fmt.Sprintf("%s %s %s", c.sql(), g.cmpOp(), g.lit(c))
@@ -445,7 +445,7 @@ func (g *gen) scalarSubPred(sc *scope, depth int) string {
 	if !ok {
 		return g.pred(sc, depth)
 	}
-	if !g.ex.ValueFirstComparison && g.chance(0.5) {
+	if g.chance(0.5) {
 		return fmt.Sprintf("%s %s %s", s, g.cmpOp(), c.sql())
 	}
 	return fmt.Sprintf("%s %s %s", c.sql(), g.cmpOp(), s)

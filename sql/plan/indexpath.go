@@ -68,13 +68,15 @@ func (cs condSet) add(e expr.Expr, colOf colFunc, valOK func(expr.Expr) bool) {
 		if !ok {
 			return
 		}
+		// op as seen from the column: value op column is column
+		// flipped-op value (16 >= i is i <= 16)
 		c, t, ok := colOf(x.L)
 		val := x.R
 		if !ok {
 			if c, t, ok = colOf(x.R); !ok {
 				return
 			}
-			val, op = x.L, flipped[op]
+			val = x.L
 		} else {
 			op = x.Op
 		}
