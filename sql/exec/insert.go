@@ -32,13 +32,13 @@ func (s *Executor) checkConstraints(ec *expr.EvalCtx, t *catalog.TableDef, row [
 	return nil
 }
 
-// buildRow makes a full table row from target values and defaults.
-func (x *Executor) buildInsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, vals []types.Datum) ([]types.Datum, error) {
-	row := make([]types.Datum, len(p.T.Cols))
-	set := make([]bool, len(p.T.Cols))
+// buildInsertRow makes a full table row from target values and defaults;
+// row is the statement's buffer (the row is written, never kept: index
+// keys and foreign-key events copy what they need); set marks the
+// columns the statement gives.
+func (x *Executor) buildInsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, vals, row []types.Datum, set []bool) error {
 	for j, c := range p.Targets {
 		row[c] = vals[j]
-		set[c] = true
 	}
 	for i := range row {
 		if set[i] {
@@ -50,11 +50,11 @@ func (x *Executor) buildInsertRow(ec *expr.EvalCtx, p *plan.InsertPlan, vals []t
 		}
 		v, err := p.Defs[i].Eval(ec, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		row[i] = v
 	}
-	return row, nil
+	return nil
 }
 
 func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]types.Datum) error) (int64, error) {
@@ -69,9 +69,13 @@ func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]
 			return 0, err
 		}
 	}
+	row := make([]types.Datum, len(p.T.Cols))
+	set := make([]bool, len(p.T.Cols))
+	for _, c := range p.Targets {
+		set[c] = true
+	}
 	insertOne := func(vals []types.Datum) error {
-		row, err := s.buildInsertRow(ec, p, vals)
-		if err != nil {
+		if err := s.buildInsertRow(ec, p, vals, row, set); err != nil {
 			return err
 		}
 		if p.Conflict != nil {
@@ -82,6 +86,7 @@ func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]
 			return err
 		}
 		var tid storage.TID
+		var err error
 		leaf := p.T
 		if p.Route != nil {
 			tid, leaf, err = s.routeInsertTID(ec, p.Route, row)
@@ -95,18 +100,12 @@ func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]
 		return s.emitReturning(ec, p.Ret, row, tid, leaf, emit)
 	}
 	if p.Sel != nil {
-		// materialise first: the SELECT must not see the rows inserted
-		var rows [][]types.Datum
-		if err := s.RunSelect(ec, p.Sel, func(r []types.Datum) error {
-			rows = append(rows, append([]types.Datum(nil), r...))
-			return nil
-		}); err != nil {
+		// each row goes in as the SELECT produces it: the rows this
+		// command inserts carry its command id, which its own scans do
+		// not see (as in PostgreSQL), so INSERT INTO t SELECT ... FROM t
+		// reads only the rows that were there before
+		if err := s.RunSelect(ec, p.Sel, insertOne); err != nil {
 			return 0, err
-		}
-		for _, r := range rows {
-			if err := insertOne(r); err != nil {
-				return 0, err
-			}
 		}
 		return n, nil
 	}
