@@ -98,9 +98,20 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 		null bool
 	}
 	var entries []entry
+	if ts := s.Cat().TableStats(nt.OID); ts != nil && ts.RelTuples > 0 {
+		entries = make([]entry, 0, int(ts.RelTuples)+int(ts.RelTuples)/8)
+	}
+	// the keys are carved from large shared blocks, not allocated one by one
+	var arena []byte
 	var nullErr error
 	if err := s.ScanTableTIDs(ec, src, func(tid storage.TID, row []types.Datum) error {
-		key, null := s.IndexKey(nt, ix, row)
+		if cap(arena)-len(arena) < 256 {
+			arena = make([]byte, 0, 1<<20)
+		}
+		start := len(arena)
+		var null bool
+		arena, null = s.AppendIndexKey(arena, nt, ix, row)
+		key := arena[start:len(arena):len(arena)]
 		if primary && null && nullErr == nil {
 			for _, c := range cols { // a primary key's SET NOT NULL, checked as ATRewriteTables does
 				if row[c].Null {

@@ -170,6 +170,11 @@ func (s *Executor) insertIndexEntries(ec *expr.EvalCtx, t *catalog.TableDef, ind
 // PostgreSQL's default NULLS LAST), so scans of a key prefix and IS NULL
 // find them, but they are never duplicates of one another.
 func (s *Executor) IndexKey(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) (key []byte, null bool) {
+	return s.AppendIndexKey(nil, t, ix, row)
+}
+
+// AppendIndexKey appends row's key for ix to dst (IndexKey's encoding).
+func (s *Executor) AppendIndexKey(dst []byte, t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) (key []byte, null bool) {
 	var typs [4]types.Type
 	var vals [4]types.Datum
 	ts, vs := typs[:0], vals[:0]
@@ -178,7 +183,7 @@ func (s *Executor) IndexKey(t *catalog.TableDef, ix *catalog.IndexDef, row []typ
 		ts = append(ts, t.Cols[c].Type())
 		vs = append(vs, row[c])
 	}
-	return catalog.AppendKey(nil, ts, vs), null
+	return catalog.AppendKey(dst, ts, vs), null
 }
 
 func (s *Executor) UniqueViolation(t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum) error {
