@@ -54,7 +54,8 @@ type Engine struct {
 	mu   sync.Mutex
 	live map[int32]*Session // guarded by mu; for pg_stat_activity
 
-	closedStmts stmtTotals // guarded by mu; statement counters of closed sessions (stats.go)
+	closedStmts    stmtTotals    // guarded by mu; statement counters of closed sessions (stats.go)
+	closedSessions sessionTotals // guarded by mu; pg_stat_database's session counters of closed sessions (dbstats.go)
 }
 
 // EngineConfig is what an Engine runs on.
@@ -86,6 +87,8 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
 	views = append(views, sysviews.WALViews()...)
+	views = append(views, sysviews.ReplicationViews()...)
+	views = append(views, e.statDatabaseView())
 	for _, v := range append(views, sysviews.SequenceViews()...) {
 		e.views[v.Name] = v
 	}

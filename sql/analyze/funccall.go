@@ -113,6 +113,21 @@ func (a *Analyzer) FuncCall(fc *pg.FuncCall) (expr.Expr, error) {
 		if e, ok, err := relSizeFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
+		if e, ok, err := a.databaseSizeFunc(name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		// A type name called with one argument is a cast, as PostgreSQL's
+		// function-style casts: pg_lsn('0/0'), int4('7').
+		if t, ok := types.LookupType(name); ok && len(args) == 1 && !strings.HasSuffix(name, "[]") {
+			if IsUnknown(args[0]) {
+				return a.CoerceUnknown(args[0], t)
+			}
+			e, err := a.CastTo(args[0], t, true)
+			if err != nil {
+				return nil, noFunction(name, args, fc.Location)
+			}
+			return e, nil
+		}
 		return nil, noFunction(name, args, fc.Location)
 	}
 	b, err := pickBuiltin(cands, args)

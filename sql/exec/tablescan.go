@@ -237,7 +237,9 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	n := len(ts.Defs)
 	row := make([]types.Datum, n+plan.NumSysCols)
 	row[n+plan.SysColTableoid] = types.IntDatum(int64(ts.T.OID))
+	var rows int64 // visible rows the scan returned, for pg_stat_all_tables
 	fn := func(tid storage.TID, row []types.Datum) error {
+		rows++
 		row[n+plan.SysColCtid] = tidDatum(tid)
 		return fn0(tid, row)
 	}
@@ -245,16 +247,22 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	relfile := storage.RelID(ts.T.RelFile)
 	switch {
 	case ts.ExactLookup():
-		return x.lookupExact(ec, ts, level, row, fn)
+		err := x.lookupExact(ec, ts, level, row, fn)
+		s.TabStats.IndexScanned(ts.T.OID, rows)
+		return err
 	case ts.Index != nil:
-		return x.scanIndex(ec, ts, level, row, fn)
+		err := x.scanIndex(ec, ts, level, row, fn)
+		s.TabStats.IndexScanned(ts.T.OID, rows)
+		return err
 	}
-	return st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
+	err := st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
 		if err := catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen()); err != nil {
 			return err
 		}
 		return fn(tid, row)
 	})
+	s.TabStats.SeqScanned(ts.T.OID, rows)
+	return err
 }
 
 // lookupExact reads the tuples under one key of ts's index (every key

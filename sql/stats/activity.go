@@ -34,9 +34,17 @@ type totals struct {
 	ins, upd, del int64
 	live, dead    int64
 	changed       int64
+	// scans: sequential scans and the rows they returned, index scans
+	// and the rows they fetched (seq_scan, seq_tup_read, idx_scan,
+	// idx_tup_fetch), whether the transaction commits or not
+	seqScan, seqRead, idxScan, idxFetch int64
 }
 
 func (t *totals) add(o *totals) {
+	t.seqScan += o.seqScan
+	t.seqRead += o.seqRead
+	t.idxScan += o.idxScan
+	t.idxFetch += o.idxFetch
 	t.ins += o.ins
 	t.upd += o.upd
 	t.del += o.del
@@ -91,6 +99,8 @@ type xactEntry struct {
 	// made before it, which count again if the truncation rolls back
 	truncated              bool
 	preIns, preUpd, preDel int64
+	// scans, which rollbacks do not undo
+	seqScan, seqRead, idxScan, idxFetch int64
 }
 
 // Xact is the counts of one transaction, per table (PostgreSQL's
@@ -125,6 +135,22 @@ func (x *Xact) Updated(oid uint32, n int64) { x.entries[x.entry(oid)].upd += n }
 
 // Deleted counts n rows of table oid deleted.
 func (x *Xact) Deleted(oid uint32, n int64) { x.entries[x.entry(oid)].del += n }
+
+// SeqScanned counts a sequential scan of table oid that returned rows
+// rows (pgstat_count_heap_scan and pgstat_count_heap_getnext).
+func (x *Xact) SeqScanned(oid uint32, rows int64) {
+	e := &x.entries[x.entry(oid)]
+	e.seqScan++
+	e.seqRead += rows
+}
+
+// IndexScanned counts an index scan of table oid that fetched rows live
+// rows (pgstat_count_index_scan and pgstat_count_heap_fetch).
+func (x *Xact) IndexScanned(oid uint32, rows int64) {
+	e := &x.entries[x.entry(oid)]
+	e.idxScan++
+	e.idxFetch += rows
+}
 
 // Truncated records a TRUNCATE of table oid (pgstat_count_truncate): the
 // counts so far stop mattering unless it rolls back.
@@ -206,6 +232,10 @@ func (x *Xact) End(b *Backend, commit bool) {
 		t.ins += e.ins + e.abIns
 		t.upd += e.upd + e.abUpd
 		t.del += e.del + e.abDel
+		t.seqScan += e.seqScan
+		t.seqRead += e.seqRead
+		t.idxScan += e.idxScan
+		t.idxFetch += e.idxFetch
 		if commit {
 			t.live += e.ins - e.del
 			t.dead += e.upd + e.del + e.abIns + e.abUpd
@@ -331,6 +361,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 	}
 	for oid, t := range sums {
 		a := &TableActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del,
+			SeqScan: t.seqScan, SeqTupRead: t.seqRead, IdxScan: t.idxScan, IdxTupFetch: t.idxFetch,
 			Live: t.live, Dead: t.dead, ModSinceAnalyze: t.changed, InsSinceVacuum: t.ins}
 		if b := s.bases[oid]; b != nil {
 			a.Live = b.LiveBase + t.live - b.LiveAt

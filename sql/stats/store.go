@@ -68,7 +68,8 @@ func Open(fsys vfs.FS, dataDir string) (*Store, error) {
 			rels[oid] = ts
 		}
 		for oid, a := range f.Activity {
-			s.closed[oid] = &totals{a.Inserted, a.Updated, a.Deleted, a.Live, a.Dead, a.Changed}
+			s.closed[oid] = &totals{ins: a.Inserted, upd: a.Updated, del: a.Deleted, live: a.Live, dead: a.Dead, changed: a.Changed,
+				seqScan: a.SeqScan, seqRead: a.SeqRead, idxScan: a.IdxScan, idxFetch: a.IdxFetch}
 			b := a.Base
 			s.bases[oid] = &b
 		}
@@ -182,7 +183,8 @@ func (s *Store) Flush() error {
 	}
 	s.mu.Lock()
 	for oid, t := range s.sumAllLocked() {
-		a := fileActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del, Live: t.live, Dead: t.dead, Changed: t.changed}
+		a := fileActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del, Live: t.live, Dead: t.dead, Changed: t.changed,
+			SeqScan: t.seqScan, SeqRead: t.seqRead, IdxScan: t.idxScan, IdxFetch: t.idxFetch}
 		if b := s.bases[oid]; b != nil {
 			a.Base = *b
 		}
@@ -217,6 +219,10 @@ type fileActivity struct {
 	Live     int64 `json:"live,omitempty"`
 	Dead     int64 `json:"dead,omitempty"`
 	Changed  int64 `json:"changed,omitempty"`
+	SeqScan  int64 `json:"seq_scan,omitempty"`
+	SeqRead  int64 `json:"seq_tup_read,omitempty"`
+	IdxScan  int64 `json:"idx_scan,omitempty"`
+	IdxFetch int64 `json:"idx_tup_fetch,omitempty"`
 	Base     base  `json:"base"`
 }
 
