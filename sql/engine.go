@@ -88,7 +88,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	views = append(views, sysviews.StatisticsViews()...)
 	views = append(views, sysviews.WALViews()...)
 	views = append(views, sysviews.ReplicationViews()...)
-	views = append(views, e.statDatabaseView())
+	views = append(views, e.statDatabaseView(), e.cursorsView())
 	for _, v := range append(views, sysviews.SequenceViews()...) {
 		e.views[v.Name] = v
 	}

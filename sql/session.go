@@ -39,7 +39,8 @@ type Session struct {
 	// backendType is pg_stat_activity.backend_type: "" for a client
 	// backend, "autovacuum worker" for autovacuum's (autovacuum.go)
 	backendType string
-	endCause    EndCause // how the session ended, for pg_stat_database
+	endCause    EndCause           // how the session ended, for pg_stat_database
+	cursors     map[string]*cursor // DECLAREd cursors by name (cursor.go)
 }
 
 // SessionInfo identifies a new backend.

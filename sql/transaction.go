@@ -122,6 +122,7 @@ func (s *Session) endTxn(commit bool) {
 		s.Settings.AbortTxn()
 	}
 	s.Locks.ReleaseTransactionLocks(s.Proc)
+	s.endCursors(commit)
 	s.Tx = expr.TxNone
 	s.popSavepoints(0)
 	s.RefreshFormat()

@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"lockd/internal/lockdtest"
+)
+
+// TestPsycopg2NamedCursors runs psycopg2's server-side cursors against
+// lockd: iteration in itersize batches (DECLARE ... FETCH FORWARD),
+// fetchmany, scrolling (SCROLL cursors, MOVE), WITH HOLD cursors that
+// outlive the commit. Skipped without python3 and psycopg2
+// (apt-get install python3-psycopg2; .ci/run installs it).
+func TestPsycopg2NamedCursors(t *testing.T) {
+	py := pythonWith(t, "psycopg2", "python3-psycopg2")
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	script, _ := filepath.Abs(filepath.Join("testdata", "clients", "psycopg2_cursors.py"))
+	dsn := "host=127.0.0.1 port=" + strconv.Itoa(inst.Port) + " user=postgres dbname=postgres"
+	o := run(t, 60*time.Second, py, script, dsn)
+	if o.code != 0 || !strings.HasSuffix(strings.TrimSpace(o.stdout), "done") {
+		t.Fatalf("exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+}
+
+// pythonWith returns a Python 3 that can import module: python3 on PATH,
+// or Debian's /usr/bin/python3 (where apt installs the module when PATH's
+// python3 is another installation); it skips the test if neither can.
+func pythonWith(t *testing.T, module, pkg string) string {
+	t.Helper()
+	var tried []string
+	for _, name := range []string{"python3", "/usr/bin/python3"} {
+		py, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		if err := exec.Command(py, "-c", "import "+module).Run(); err == nil {
+			return py
+		}
+		tried = append(tried, py)
+	}
+	t.Skipf("no python3 that can import %s (tried %v; apt-get install %s)", module, tried, pkg)
+	return ""
+}
