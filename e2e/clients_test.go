@@ -46,3 +46,20 @@ func pythonWith(t *testing.T, module, pkg string) string {
 	t.Skipf("no python3 that can import %s (tried %v; apt-get install %s)", module, tried, pkg)
 	return ""
 }
+
+// TestPsqlListExtensions: psql's \dx reads pg_extension, which is empty in
+// lockd (PostgreSQL 15 lists plpgsql, an extension lockd does not have).
+func TestPsqlListExtensions(t *testing.T) {
+	psql := need(t, "psql")
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	o := run(t, 30*time.Second, psql, "-X", "-h", "127.0.0.1", "-p", strconv.Itoa(inst.Port), "-U", "postgres", "-d", "postgres", "-c", `\dx`)
+	want := `     List of installed extensions
+ Name | Version | Schema | Description 
+------+---------+--------+-------------
+(0 rows)
+
+`
+	if o.code != 0 || o.stdout != want {
+		t.Fatalf("\\dx: exit %d\n%s%s\nwant:\n%s", o.code, o.stdout, o.stderr, want)
+	}
+}
