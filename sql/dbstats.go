@@ -55,6 +55,40 @@ func (e *Engine) sessionStats() (t sessionTotals, backends int64) {
 	return t, backends
 }
 
+// dbCounters are pg_stat_database's cumulative counters at one moment.
+type dbCounters struct {
+	at                                      time.Time // zero: never reset
+	commits, aborts, reads, hits, deadlocks uint64
+	sessions                                sessionTotals
+}
+
+// currentCounters reads the counters pg_stat_database shows of the
+// database (the table activity counts are read from sql/stats).
+func (e *Engine) currentCounters() dbCounters {
+	xs := e.txns.Stats()
+	bs := e.store.Stats()
+	ls := e.locks.Stats()
+	c := dbCounters{commits: xs.Commits, aborts: xs.Aborts, reads: bs.BufferReads, hits: bs.BufferHits}
+	for t := range ls.Lock {
+		for m := range ls.Lock[t] {
+			c.deadlocks += ls.Lock[t][m].Deadlocks
+		}
+	}
+	c.sessions, _ = e.sessionStats()
+	return c
+}
+
+// resetStats is pg_stat_reset(): pg_stat_database's counters and every
+// table's cumulative counts start again from zero, and stats_reset is now.
+func (e *Engine) resetStats() {
+	c := e.currentCounters()
+	c.at = time.Now()
+	e.cat.Stats().ResetCounters()
+	e.mu.Lock()
+	e.dbReset = c
+	e.mu.Unlock()
+}
+
 func ms(d time.Duration) types.Datum { return types.FloatDatum(float64(d) / 1e6) }
 
 func (e *Engine) statDatabaseView() *expr.View {
@@ -80,14 +114,16 @@ func (e *Engine) statDatabaseView() *expr.View {
 				types.FloatDatum(0), types.FloatDatum(0), types.FloatDatum(0), z, z, z, z, types.NullDatum}); err != nil {
 				return err
 			}
-			xs := e.txns.Stats()
-			bs := e.store.Stats()
-			var deadlocks uint64
-			ls := e.locks.Stats()
-			for t := range ls.Lock {
-				for m := range ls.Lock[t] {
-					deadlocks += ls.Lock[t][m].Deadlocks
-				}
+			c := e.currentCounters()
+			_, backends := e.sessionStats()
+			e.mu.Lock()
+			r := e.dbReset
+			e.mu.Unlock()
+			d := func(now, then uint64) types.Datum { return types.IntDatum(int64(now - then)) }
+			st, rs := c.sessions, r.sessions
+			reset := types.NullDatum
+			if !r.at.IsZero() {
+				reset = types.IntDatum(r.at.UnixMicro())
 			}
 			var ret, fetch, ins, upd, del int64
 			for _, a := range e.cat.Stats().Activity() {
@@ -97,17 +133,16 @@ func (e *Engine) statDatabaseView() *expr.View {
 				upd += a.Updated
 				del += a.Deleted
 			}
-			st, backends := e.sessionStats()
 			// Checksums are off (data_checksums), so checksum_failures is
 			// NULL; track_io_timing has no effect, so the block times
 			// stay 0 as with PostgreSQL's default; lockd writes no
 			// temporary files; conflicts happen only on standbys.
 			return emit([]types.Datum{types.OIDDatum(catalog.DatabaseOID), types.TextDatum(ec.B.Database), i(backends),
-				i(int64(xs.Commits)), i(int64(xs.Aborts)), i(int64(bs.BufferReads)), i(int64(bs.BufferHits)),
-				i(ret), i(fetch), i(ins), i(upd), i(del), z, z, z, i(int64(deadlocks)),
+				d(c.commits, r.commits), d(c.aborts, r.aborts), d(c.reads, r.reads), d(c.hits, r.hits),
+				i(ret), i(fetch), i(ins), i(upd), i(del), z, z, z, d(c.deadlocks, r.deadlocks),
 				types.NullDatum, types.NullDatum, types.FloatDatum(0), types.FloatDatum(0),
-				ms(st.sessionTime), ms(st.activeTime), ms(st.idleInXactTime),
-				i(st.sessions), i(st.abandoned), i(st.fatal), i(st.killed), types.NullDatum})
+				ms(st.sessionTime - rs.sessionTime), ms(st.activeTime - rs.activeTime), ms(st.idleInXactTime - rs.idleInXactTime),
+				i(st.sessions - rs.sessions), i(st.abandoned - rs.abandoned), i(st.fatal - rs.fatal), i(st.killed - rs.killed), reset})
 		},
 	}
 }

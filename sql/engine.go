@@ -56,6 +56,7 @@ type Engine struct {
 
 	closedStmts    stmtTotals    // guarded by mu; statement counters of closed sessions (stats.go)
 	closedSessions sessionTotals // guarded by mu; pg_stat_database's session counters of closed sessions (dbstats.go)
+	dbReset        dbCounters    // guarded by mu; pg_stat_database's counters at the last pg_stat_reset() (dbstats.go)
 }
 
 // EngineConfig is what an Engine runs on.
@@ -158,6 +159,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started,
 		Activity: e.cat.Stats().NewBackend()}
 	s.Spi = s.analyze
+	s.ResetStats = e.resetStats
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now

@@ -71,6 +71,9 @@ type Backend struct {
 	// totals, which pg_stat_all_tables and autovacuum sum (sql/stats).
 	TabStats stats.Xact
 	Activity *stats.Backend
+	// ResetStats resets the database's statistics counters
+	// (pg_stat_reset; the facade's)
+	ResetStats func()
 }
 
 func (s *Backend) Notice(severity, code, msg string) {

@@ -347,6 +347,21 @@ func (s *Store) ReportVacuum(oid uint32, live, dead int64, now time.Time) {
 	b.VacuumCount++
 }
 
+// ResetCounters restarts every table's cumulative counters — inserts,
+// updates, deletes, scans — from zero, as pg_stat_reset() does. The live
+// and dead row counts, the changes since ANALYZE and the inserts since
+// VACUUM that autovacuum reads are kept (PostgreSQL resets them too, which
+// leaves autovacuum without its counts until the next ANALYZE).
+func (s *Store) ResetCounters() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for oid, t := range s.sumAllLocked() {
+		b := s.baseLocked(oid)
+		b.ResetIns, b.ResetUpd, b.ResetDel = t.ins, t.upd, t.del
+		b.ResetSeqScan, b.ResetSeqRead, b.ResetIdxScan, b.ResetIdxFetch = t.seqScan, t.seqRead, t.idxScan, t.idxFetch
+	}
+}
+
 // Activity returns what pg_stat_all_tables shows of every table with
 // counts, by OID.
 func (s *Store) Activity() map[uint32]*TableActivity {
@@ -370,6 +385,13 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 			a.InsSinceVacuum = t.ins - b.InsAt
 			a.LastVacuum, a.LastAnalyze, a.LastAutoAnalyze = b.LastVacuum, b.LastAnalyze, b.LastAutoAnalyze
 			a.VacuumCount, a.AnalyzeCount, a.AutoAnalyzeCount = b.VacuumCount, b.AnalyzeCount, b.AutoAnalyzeCount
+			a.Inserted -= b.ResetIns
+			a.Updated -= b.ResetUpd
+			a.Deleted -= b.ResetDel
+			a.SeqScan -= b.ResetSeqScan
+			a.SeqTupRead -= b.ResetSeqRead
+			a.IdxScan -= b.ResetIdxScan
+			a.IdxTupFetch -= b.ResetIdxFetch
 		}
 		a.Live, a.Dead = max(a.Live, 0), max(a.Dead, 0)
 		out[oid] = a

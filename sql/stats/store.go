@@ -237,6 +237,16 @@ type base struct {
 	ChangedAt int64 `json:"changed_at,omitempty"`
 	InsAt     int64 `json:"ins_at,omitempty"`
 
+	// the cumulative counters' sums at the last pg_stat_reset(), which
+	// the counts shown start from
+	ResetIns      int64 `json:"reset_ins,omitempty"`
+	ResetUpd      int64 `json:"reset_upd,omitempty"`
+	ResetDel      int64 `json:"reset_del,omitempty"`
+	ResetSeqScan  int64 `json:"reset_seq_scan,omitempty"`
+	ResetSeqRead  int64 `json:"reset_seq_tup_read,omitempty"`
+	ResetIdxScan  int64 `json:"reset_idx_scan,omitempty"`
+	ResetIdxFetch int64 `json:"reset_idx_tup_fetch,omitempty"`
+
 	LastVacuum       time.Time `json:"last_vacuum,omitzero"`
 	LastAnalyze      time.Time `json:"last_analyze,omitzero"`
 	LastAutoAnalyze  time.Time `json:"last_autoanalyze,omitzero"`
