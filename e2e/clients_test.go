@@ -63,3 +63,31 @@ func TestPsqlListExtensions(t *testing.T) {
 		t.Fatalf("\\dx: exit %d\n%s%s\nwant:\n%s", o.code, o.stdout, o.stderr, want)
 	}
 }
+
+// TestPGOPTIONSWithPostgresSettings: a client's PGOPTIONS may name any
+// PostgreSQL 15 setting that PostgreSQL accepts at connection start (the
+// 2024 measurements set max_parallel_workers_per_gather and jit this way);
+// one PostgreSQL refuses there gets PostgreSQL's FATAL.
+func TestPGOPTIONSWithPostgresSettings(t *testing.T) {
+	psql := need(t, "psql")
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	psqlWith := func(options string, args ...string) (string, error) {
+		cmd := exec.Command(psql, append([]string{"-X", "-At", "-h", "127.0.0.1", "-p", strconv.Itoa(inst.Port), "-U", "postgres", "-d", "postgres"}, args...)...)
+		cmd.Env = append(clientEnv(), "PGOPTIONS="+options)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := psqlWith("-c max_parallel_workers_per_gather=0 -c jit=off -c work_mem=64MB -c enable_memoize=off",
+		"-c", "select current_setting('jit'), current_setting('work_mem'), current_setting('enable_memoize'), current_setting('max_parallel_workers_per_gather')")
+	if err != nil || out != "off|64MB|off|0\n" {
+		t.Fatalf("psql with PGOPTIONS: %v\n%s", err, out)
+	}
+	out, err = psqlWith("-c shared_preload_libraries=pg_stat_statements", "-c", "select 1")
+	if err == nil || !strings.Contains(out, `FATAL:  parameter "shared_preload_libraries" cannot be changed without restarting the server`) {
+		t.Fatalf("psql with a postmaster setting in PGOPTIONS: %v\n%s", err, out)
+	}
+	out, err = psqlWith("-c autovacuum_vacuum_cost_limit=100", "-c", "select 1")
+	if err == nil || !strings.Contains(out, `FATAL:  parameter "autovacuum_vacuum_cost_limit" cannot be changed now`) {
+		t.Fatalf("psql with a sighup setting in PGOPTIONS: %v\n%s", err, out)
+	}
+}

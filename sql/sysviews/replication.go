@@ -17,12 +17,14 @@ const (
 	oidPgReplicationSlots      = 12257
 	oidPgStatDatabaseConflicts = 12271
 	oidPgStatArchiver          = 12285
+	oidPgStatWalReceiver       = 12236
 )
 
 // ReplicationViews returns pg_stat_replication, pg_replication_slots,
-// pg_stat_archiver and pg_stat_database_conflicts.
+// pg_stat_archiver, pg_stat_database_conflicts and pg_stat_wal_receiver.
 func ReplicationViews() []*expr.View {
-	return []*expr.View{statReplicationView(), replicationSlotsView(), statArchiverView(), statDatabaseConflictsView()}
+	return []*expr.View{statReplicationView(), replicationSlotsView(), statArchiverView(), statDatabaseConflictsView(),
+		statWalReceiverView()}
 }
 
 func empty(*expr.EvalCtx, func([]types.Datum) error) error { return nil }
@@ -86,5 +88,20 @@ func statDatabaseConflictsView() *expr.View {
 			z := types.IntDatum(0)
 			return emit([]types.Datum{types.OIDDatum(catalog.DatabaseOID), types.TextDatum(ec.B.Database), z, z, z, z, z})
 		},
+	}
+}
+
+// statWalReceiverView is pg_stat_wal_receiver: a standby's WAL receiver;
+// lockd is never a standby, so it is empty, as on a PostgreSQL primary.
+func statWalReceiverView() *expr.View {
+	return &expr.View{
+		Name: "pg_stat_wal_receiver", Oid: oidPgStatWalReceiver,
+		Cols: Cols(oidPgStatWalReceiver,
+			"pid", types.TypeInt4, "status", types.TypeText, "receive_start_lsn", types.TypePgLsn, "receive_start_tli", types.TypeInt4,
+			"written_lsn", types.TypePgLsn, "flushed_lsn", types.TypePgLsn, "received_tli", types.TypeInt4,
+			"last_msg_send_time", types.TypeTimestamptz, "last_msg_receipt_time", types.TypeTimestamptz,
+			"latest_end_lsn", types.TypePgLsn, "latest_end_time", types.TypeTimestamptz, "slot_name", types.TypeText,
+			"sender_host", types.TypeText, "sender_port", types.TypeInt4, "conninfo", types.TypeText),
+		Rows: empty,
 	}
 }
