@@ -125,10 +125,17 @@ func (e *Engine) statDatabaseView() *expr.View {
 			if !r.at.IsZero() {
 				reset = types.IntDatum(r.at.UnixMicro())
 			}
+			// tup_returned: rows sequential scans returned and entries
+			// index scans returned; tup_fetched: rows index scans fetched
+			cat := ec.B.Cat()
 			var ret, fetch, ins, upd, del int64
-			for _, a := range e.cat.Stats().Activity() {
-				ret += a.SeqTupRead + a.IdxTupFetch
-				fetch += a.IdxTupFetch
+			for oid, a := range e.cat.Stats().Activity() {
+				if cat.Indexes[oid] != nil {
+					ret += a.IdxTupRead
+					fetch += a.IdxTupFetch
+					continue
+				}
+				ret += a.SeqTupRead
 				ins += a.Inserted
 				upd += a.Updated
 				del += a.Deleted

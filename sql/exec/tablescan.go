@@ -247,12 +247,16 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	relfile := storage.RelID(ts.T.RelFile)
 	switch {
 	case ts.ExactLookup():
-		err := x.lookupExact(ec, ts, level, row, fn)
+		var read int64
+		err := x.lookupExact(ec, ts, level, row, &read, fn)
 		s.TabStats.IndexScanned(ts.T.OID, rows)
+		s.TabStats.IndexUsed(ts.Index.OID, read, rows)
 		return err
 	case ts.Index != nil:
-		err := x.scanIndex(ec, ts, level, row, fn)
+		var read int64
+		err := x.scanIndex(ec, ts, level, row, &read, fn)
 		s.TabStats.IndexScanned(ts.T.OID, rows)
+		s.TabStats.IndexUsed(ts.Index.OID, read, rows)
 		return err
 	}
 	err := st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
@@ -266,8 +270,8 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 }
 
 // lookupExact reads the tuples under one key of ts's index (every key
-// column pinned by equality).
-func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, fn func(storage.TID, []types.Datum) error) error {
+// column pinned by equality), adding the index entries it read to *read.
+func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, read *int64, fn func(storage.TID, []types.Datum) error) error {
 	s := x
 	st := s.Store
 	relfile := storage.RelID(ts.T.RelFile)
@@ -282,6 +286,7 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	}); err != nil {
 		return err
 	}
+	*read += int64(len(tids))
 	// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
 	// is dead to every transaction are removed as the lookup meets
 	// them, so a row updated many times does not make every lookup

@@ -38,9 +38,12 @@ type totals struct {
 	// and the rows they fetched (seq_scan, seq_tup_read, idx_scan,
 	// idx_tup_fetch), whether the transaction commits or not
 	seqScan, seqRead, idxScan, idxFetch int64
+	// for an index: the entries its scans returned (idx_tup_read)
+	idxRead int64
 }
 
 func (t *totals) add(o *totals) {
+	t.idxRead += o.idxRead
 	t.seqScan += o.seqScan
 	t.seqRead += o.seqRead
 	t.idxScan += o.idxScan
@@ -100,7 +103,7 @@ type xactEntry struct {
 	truncated              bool
 	preIns, preUpd, preDel int64
 	// scans, which rollbacks do not undo
-	seqScan, seqRead, idxScan, idxFetch int64
+	seqScan, seqRead, idxScan, idxFetch, idxRead int64
 }
 
 // Xact is the counts of one transaction, per table (PostgreSQL's
@@ -150,6 +153,16 @@ func (x *Xact) IndexScanned(oid uint32, rows int64) {
 	e := &x.entries[x.entry(oid)]
 	e.idxScan++
 	e.idxFetch += rows
+}
+
+// IndexUsed counts a scan of index oid that returned read entries and
+// fetched fetched live rows (pgstat_count_index_scan,
+// pgstat_count_index_tuples and the heap fetches counted on the index).
+func (x *Xact) IndexUsed(oid uint32, read, fetched int64) {
+	e := &x.entries[x.entry(oid)]
+	e.idxScan++
+	e.idxRead += read
+	e.idxFetch += fetched
 }
 
 // Truncated records a TRUNCATE of table oid (pgstat_count_truncate): the
@@ -236,6 +249,7 @@ func (x *Xact) End(b *Backend, commit bool) {
 		t.seqRead += e.seqRead
 		t.idxScan += e.idxScan
 		t.idxFetch += e.idxFetch
+		t.idxRead += e.idxRead
 		if commit {
 			t.live += e.ins - e.del
 			t.dead += e.upd + e.del + e.abIns + e.abUpd
@@ -359,6 +373,7 @@ func (s *Store) ResetCounters() {
 		b := s.baseLocked(oid)
 		b.ResetIns, b.ResetUpd, b.ResetDel = t.ins, t.upd, t.del
 		b.ResetSeqScan, b.ResetSeqRead, b.ResetIdxScan, b.ResetIdxFetch = t.seqScan, t.seqRead, t.idxScan, t.idxFetch
+		b.ResetIdxRead = t.idxRead
 	}
 }
 
@@ -376,7 +391,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 	}
 	for oid, t := range sums {
 		a := &TableActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del,
-			SeqScan: t.seqScan, SeqTupRead: t.seqRead, IdxScan: t.idxScan, IdxTupFetch: t.idxFetch,
+			SeqScan: t.seqScan, SeqTupRead: t.seqRead, IdxScan: t.idxScan, IdxTupFetch: t.idxFetch, IdxTupRead: t.idxRead,
 			Live: t.live, Dead: t.dead, ModSinceAnalyze: t.changed, InsSinceVacuum: t.ins}
 		if b := s.bases[oid]; b != nil {
 			a.Live = b.LiveBase + t.live - b.LiveAt
@@ -392,6 +407,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 			a.SeqTupRead -= b.ResetSeqRead
 			a.IdxScan -= b.ResetIdxScan
 			a.IdxTupFetch -= b.ResetIdxFetch
+			a.IdxTupRead -= b.ResetIdxRead
 		}
 		a.Live, a.Dead = max(a.Live, 0), max(a.Dead, 0)
 		out[oid] = a

@@ -69,7 +69,7 @@ func Open(fsys vfs.FS, dataDir string) (*Store, error) {
 		}
 		for oid, a := range f.Activity {
 			s.closed[oid] = &totals{ins: a.Inserted, upd: a.Updated, del: a.Deleted, live: a.Live, dead: a.Dead, changed: a.Changed,
-				seqScan: a.SeqScan, seqRead: a.SeqRead, idxScan: a.IdxScan, idxFetch: a.IdxFetch}
+				seqScan: a.SeqScan, seqRead: a.SeqRead, idxScan: a.IdxScan, idxFetch: a.IdxFetch, idxRead: a.IdxRead}
 			b := a.Base
 			s.bases[oid] = &b
 		}
@@ -184,7 +184,7 @@ func (s *Store) Flush() error {
 	s.mu.Lock()
 	for oid, t := range s.sumAllLocked() {
 		a := fileActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del, Live: t.live, Dead: t.dead, Changed: t.changed,
-			SeqScan: t.seqScan, SeqRead: t.seqRead, IdxScan: t.idxScan, IdxFetch: t.idxFetch}
+			SeqScan: t.seqScan, SeqRead: t.seqRead, IdxScan: t.idxScan, IdxFetch: t.idxFetch, IdxRead: t.idxRead}
 		if b := s.bases[oid]; b != nil {
 			a.Base = *b
 		}
@@ -223,6 +223,7 @@ type fileActivity struct {
 	SeqRead  int64 `json:"seq_tup_read,omitempty"`
 	IdxScan  int64 `json:"idx_scan,omitempty"`
 	IdxFetch int64 `json:"idx_tup_fetch,omitempty"`
+	IdxRead  int64 `json:"idx_tup_read,omitempty"`
 	Base     base  `json:"base"`
 }
 
@@ -246,6 +247,7 @@ type base struct {
 	ResetSeqRead  int64 `json:"reset_seq_tup_read,omitempty"`
 	ResetIdxScan  int64 `json:"reset_idx_scan,omitempty"`
 	ResetIdxFetch int64 `json:"reset_idx_tup_fetch,omitempty"`
+	ResetIdxRead  int64 `json:"reset_idx_tup_read,omitempty"`
 
 	LastVacuum       time.Time `json:"last_vacuum,omitzero"`
 	LastAnalyze      time.Time `json:"last_analyze,omitzero"`
