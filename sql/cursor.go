@@ -90,7 +90,7 @@ func (s *Session) compileDeclare(d *pg.DeclareCursorStmt, text string, params *[
 	s.FoldedVolatile = true // resolved at run time: never reused from a plan cache
 	name := d.Portalname
 	st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
-		if opts&cursorHold == 0 && s.Tx != expr.TxBlock {
+		if opts&cursorHold == 0 && s.Tx != expr.TxBlock && !(s.Tx == expr.TxImplicit && s.multiStmt) {
 			return "", notInBlock("DECLARE CURSOR")
 		}
 		if _, dup := s.cursors[name]; dup {

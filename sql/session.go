@@ -41,6 +41,7 @@ type Session struct {
 	backendType string
 	endCause    EndCause           // how the session ended, for pg_stat_database
 	cursors     map[string]*cursor // DECLAREd cursors by name (cursor.go)
+	multiStmt   bool               // the current simple query has several statements (an implicit block)
 }
 
 // SessionInfo identifies a new backend.

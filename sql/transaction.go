@@ -72,6 +72,7 @@ func (s *Session) failStatement() {
 // Sync ends an implicit transaction (the end of a simple Query message or
 // an extended-protocol Sync), committing it.
 func (s *Session) Sync() {
+	s.multiStmt = false
 	if s.Tx == expr.TxImplicit {
 		s.endTxn(true)
 	}
