@@ -49,6 +49,7 @@ type Engine struct {
 	dataDir  string
 	hostRef  expr.Host
 	views    map[string]*expr.View
+	resets   *sysviews.SharedResets // pg_stat_reset_shared's baselines
 	started  time.Time
 
 	mu   sync.Mutex
@@ -85,10 +86,11 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
-	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	e.resets = sysviews.NewSharedResets()
+	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(e.resets), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
-	views = append(views, sysviews.WALViews()...)
-	views = append(views, sysviews.ReplicationViews()...)
+	views = append(views, sysviews.WALViews(e.resets)...)
+	views = append(views, sysviews.ReplicationViews(e.resets)...)
 	views = append(views, e.statDatabaseView(), e.cursorsView())
 	for _, v := range append(views, sysviews.SequenceViews()...) {
 		e.views[v.Name] = v
@@ -160,6 +162,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 		Activity: e.cat.Stats().NewBackend()}
 	s.Spi = s.analyze
 	s.ResetStats = e.resetStats
+	s.ResetShared = func(target string) error { return e.resets.Reset(&s.Backend, target) }
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now

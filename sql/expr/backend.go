@@ -74,6 +74,9 @@ type Backend struct {
 	// ResetStats resets the database's statistics counters
 	// (pg_stat_reset; the facade's)
 	ResetStats func()
+	// ResetShared resets a server-wide view's counters
+	// (pg_stat_reset_shared; the facade's)
+	ResetShared func(target string) error
 }
 
 func (s *Backend) Notice(severity, code, msg string) {

@@ -110,6 +110,11 @@ var systemFuncs = map[string][]Builtin{
 		ec.B.ResetStats()
 		return types.Datum{}, nil
 	}}},
+	// pg_stat_reset_shared restarts a server-wide view's counters
+	// (sql/sysviews/resets.go)
+	"pg_stat_reset_shared": {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeVoid), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+		return types.Datum{}, ec.B.ResetShared(a[0].S)
+	}}},
 	"pg_stat_clear_snapshot": {{Result: fixed(types.TypeVoid), Volatile: true, Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
 		return types.Datum{}, nil
 	}}},

@@ -106,8 +106,9 @@ const oidPgStatLock = 16001 // lockd's: PostgreSQL 19 adds the view
 // count every wait: lockd_waits, lockd_wait_time (milliseconds, while
 // track_lock_timing is on), lockd_deadlocks and lockd_lock_timeouts. The
 // counters are each backend's own, summed when the view is read;
-// stats_reset is the server's start.
-func StatLockView() *expr.View {
+// stats_reset is the server's start or the last
+// pg_stat_reset_shared('lock') (PostgreSQL 19's target).
+func StatLockView(r *SharedResets) *expr.View {
 	return &expr.View{
 		Name: "pg_stat_lock", Oid: oidPgStatLock,
 		Cols: Cols(oidPgStatLock,
@@ -117,24 +118,25 @@ func StatLockView() *expr.View {
 			"lockd_deadlocks", types.TypeInt8, "lockd_lock_timeouts", types.TypeInt8),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			s := ec.B.Locks.Stats()
+			base, resetAt := r.lockBase()
 			i := func(v uint64) types.Datum { return types.IntDatum(int64(v)) }
 			for t := range locks.NumLockTagTypes {
 				var waits, waitMs, all, allNs, deadlocks, timeouts uint64
 				for m := range s.Lock[t] {
-					c := &s.Lock[t][m]
-					waits += c.LoggedWaits
-					waitMs += c.LoggedWaitMs
-					all += c.Waits
-					allNs += c.WaitTimeNs
-					deadlocks += c.Deadlocks
-					timeouts += c.LockTimeouts
+					c, b := &s.Lock[t][m], &base.Lock[t][m]
+					waits += c.LoggedWaits - b.LoggedWaits
+					waitMs += c.LoggedWaitMs - b.LoggedWaitMs
+					all += c.Waits - b.Waits
+					allNs += c.WaitTimeNs - b.WaitTimeNs
+					deadlocks += c.Deadlocks - b.Deadlocks
+					timeouts += c.LockTimeouts - b.LockTimeouts
 				}
 				var exceeded uint64
 				if locks.LockTagType(t) == locks.LockTagRelation {
-					exceeded = s.FastPath.FallbacksFull
+					exceeded = s.FastPath.FallbacksFull - base.FastPath.FallbacksFull
 				}
 				if err := emit([]types.Datum{types.TextDatum(locks.LockTagType(t).String()), i(waits), i(waitMs), i(exceeded),
-					types.IntDatum(ec.B.Started.UnixMicro()), i(all), types.FloatDatum(float64(allNs) / 1e6), i(deadlocks), i(timeouts)}); err != nil {
+					types.IntDatum(at(resetAt, ec.B.Started).UnixMicro()), i(all), types.FloatDatum(float64(allNs) / 1e6), i(deadlocks), i(timeouts)}); err != nil {
 					return err
 				}
 			}

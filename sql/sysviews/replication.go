@@ -22,8 +22,8 @@ const (
 
 // ReplicationViews returns pg_stat_replication, pg_replication_slots,
 // pg_stat_archiver, pg_stat_database_conflicts and pg_stat_wal_receiver.
-func ReplicationViews() []*expr.View {
-	return []*expr.View{statReplicationView(), replicationSlotsView(), statArchiverView(), statDatabaseConflictsView(),
+func ReplicationViews(r *SharedResets) []*expr.View {
+	return []*expr.View{statReplicationView(), replicationSlotsView(), statArchiverView(r), statDatabaseConflictsView(),
 		statWalReceiverView()}
 }
 
@@ -61,8 +61,9 @@ func replicationSlotsView() *expr.View {
 
 // statArchiverView is pg_stat_archiver: one row; lockd does not archive
 // WAL (archive_mode has no effect), so nothing was archived or failed.
-// stats_reset is when the counters started: the server's start.
-func statArchiverView() *expr.View {
+// stats_reset is the server's start or the last
+// pg_stat_reset_shared('archiver').
+func statArchiverView(r *SharedResets) *expr.View {
 	return &expr.View{
 		Name: "pg_stat_archiver", Oid: oidPgStatArchiver,
 		Cols: Cols(oidPgStatArchiver,
@@ -71,7 +72,7 @@ func statArchiverView() *expr.View {
 			"stats_reset", types.TypeTimestamptz),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			return emit([]types.Datum{types.IntDatum(0), types.NullDatum, types.NullDatum,
-				types.IntDatum(0), types.NullDatum, types.NullDatum, types.IntDatum(ec.B.Started.UnixMicro())})
+				types.IntDatum(0), types.NullDatum, types.NullDatum, types.IntDatum(at(r.archiverAt(), ec.B.Started).UnixMicro())})
 		},
 	}
 }
