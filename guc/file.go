@@ -30,9 +30,10 @@ type fileEntry struct {
 	line int
 }
 
-// readConfig reads one TOML configuration file. fatal holds errors that make
-// the whole file unusable (unreadable, syntax, unknown names); entries with
-// bad values carry their own err.
+// readConfig reads one configuration file, TOML or PostgreSQL's syntax
+// (see [isPGSyntax]). fatal holds errors that make the whole file unusable
+// (unreadable, syntax, unknown names); entries with bad values carry their
+// own err. Entries are in file order.
 func readConfig(path string, mustExist bool) (entries []fileEntry, fatal []*FileError) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -46,6 +47,9 @@ func readConfig(path string, mustExist bool) (entries []fileEntry, fatal []*File
 }
 
 func parseConfig(path, data string) (entries []fileEntry, fatal []*FileError) {
+	if isPGSyntax(data) && !looksTOML(data) {
+		return parsePGConfig(path, data)
+	}
 	var m map[string]any
 	if _, err := toml.Decode(data, &m); err != nil {
 		line := 0

@@ -45,11 +45,14 @@ func testLogger() (*slog.Logger, *logBuffer) {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
 }
 
-// TestLoadFilesErrors runs every testdata/config/*.toml file through LoadFiles
+// TestLoadFilesErrors runs every testdata/config/*.toml and *.conf
+// (PostgreSQL syntax) file through LoadFiles
 // and compares the error with the file's "# want:" line ($FILE stands for the
 // file's path). A file without one must load.
 func TestLoadFilesErrors(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "config", "*.toml"))
+	confs, _ := filepath.Glob(filepath.Join("testdata", "config", "*.conf"))
+	files = append(files, confs...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata: %v", err)
 	}
@@ -63,7 +66,7 @@ func TestLoadFilesErrors(t *testing.T) {
 			var want []string
 			for _, line := range strings.Split(string(data), "\n") {
 				if w, ok := strings.CutPrefix(line, "# want: "); ok {
-					want = append(want, strings.ReplaceAll(w, "$FILE", abs))
+					want = append(want, strings.NewReplacer("$FILE", abs, "$DIR", filepath.Dir(abs)).Replace(w))
 				}
 			}
 			r := NewRegistry(nil)

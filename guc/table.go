@@ -40,10 +40,18 @@ var (
 	isolationLevels     = []string{"serializable", "repeatable read", "read committed", "read uncommitted"}
 )
 
-// Table is every setting lockd has, the single source of truth (PostgreSQL's
-// guc_tables.c). It must not be modified. Order matters only for
-// lockd.conf.example, which lists categories in order of first appearance.
-var Table = []Def{
+//go:generate go run gen_pgsettings.go
+
+// Table is every setting lockd knows, the single source of truth (PostgreSQL's
+// guc_tables.c): lockdSettings, then every other setting of PostgreSQL 15
+// (pg15Settings), which lockd accepts where PostgreSQL does and ignores. It
+// must not be modified. Order matters only for lockd.conf.example, which
+// lists categories in order of first appearance.
+var Table = withPG15(lockdSettings, pg15Settings)
+
+// lockdSettings are the settings lockd implements, with PostgreSQL's
+// definition where PostgreSQL has the setting.
+var lockdSettings = []Def{
 	// --- Lock Management
 	{Name: "max_locks_per_transaction", Type: Int, Boot: "64", Min: 10, Max: intMax, Context: Postmaster, Category: catLocks,
 		Short: "Sets the maximum number of locks per transaction.",
@@ -377,4 +385,50 @@ func Lookup(name string) (*Def, bool) {
 		return nil, false
 	}
 	return &Table[i], true
+}
+
+// NoEffect is the extra description of the PostgreSQL settings lockd accepts
+// but does not implement.
+const NoEffect = "Accepted for compatibility with PostgreSQL 15; has no effect in lockd."
+
+// withPG15 returns own followed by the settings of pg that own does not
+// define, marked as having no effect in lockd and left out of
+// lockd.conf.example.
+func withPG15(own, pg []Def) []Def {
+	have := map[string]bool{}
+	for i := range own {
+		have[strings.ToLower(own[i].Name)] = true
+	}
+	out := append([]Def(nil), own...)
+	for _, d := range pg {
+		if have[strings.ToLower(d.Name)] {
+			continue
+		}
+		d.Extra = NoEffect
+		d.flags |= flagNotInSample
+		d.enumAliases = pgEnumAliases(&d)
+		out = append(out, d)
+	}
+	return out
+}
+
+// pgEnumAliases returns the spellings PostgreSQL accepts for an enum setting
+// besides those pg_settings lists: the Boolean words for enums that have
+// "on" and "off" values, and wal_level's pre-9.6 names.
+func pgEnumAliases(d *Def) map[string]string {
+	if d.Type != Enum {
+		return nil
+	}
+	if d.Name == "wal_level" {
+		return map[string]string{"archive": "replica", "hot_standby": "replica"}
+	}
+	on, off := false, false
+	for _, v := range d.EnumValues {
+		on = on || v == "on"
+		off = off || v == "off"
+	}
+	if !on || !off {
+		return nil
+	}
+	return map[string]string{"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off"}
 }

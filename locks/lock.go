@@ -26,6 +26,11 @@ type LockOptions struct {
 	// manager's, see SetDeadlockTimeout): how long a wait lasts before the
 	// deadlock detector runs.
 	DeadlockTimeout time.Duration
+	// LogLockWaits is the waiting session's log_lock_waits when
+	// LogLockWaitsSet (else the manager's, see SetLogLockWaits): whether
+	// waits longer than the deadlock timeout are logged (and counted in
+	// Stats' LoggedWaits).
+	LogLockWaits, LogLockWaitsSet bool
 	// Unlogged keeps a transaction-level count out of the subtransaction
 	// acquisition log (see Mark), so ReleaseSince does not release it: it
 	// is held until Unlock or the end of the transaction. txn takes the
@@ -215,6 +220,10 @@ func (m *Manager) waitOnLock(ctx context.Context, p *Proc, ll *localLock, part *
 	if dt <= 0 {
 		dt = time.Duration(m.deadlockTimeout.Load())
 	}
+	logOn := m.logLockWaits.Load()
+	if opt.LogLockWaitsSet {
+		logOn = opt.LogLockWaits
+	}
 	p.dlTimer.Reset(dt)
 	dlC := p.dlTimer.C
 	var ltC <-chan time.Time
@@ -235,10 +244,10 @@ func (m *Manager) waitOnLock(ctx context.Context, p *Proc, ll *localLock, part *
 		case <-dlC:
 			dlC = nil
 			checked = true
-			err = m.checkDeadlock(p, part, ll, start, &logged)
+			err = m.checkDeadlock(p, part, ll, start, logOn, &logged)
 		case <-p.dlKick:
 			checked = true
-			err = m.checkDeadlock(p, part, ll, start, &logged)
+			err = m.checkDeadlock(p, part, ll, start, logOn, &logged)
 		case <-ltC:
 			if granted = m.cancelWait(p, part); !granted {
 				err = errLockTimeout()
@@ -260,11 +269,13 @@ func (m *Manager) waitOnLock(ctx context.Context, p *Proc, ll *localLock, part *
 	if timing {
 		st.waitTime.observe(elapsed)
 	}
-	logWaits := checked && m.logLockWaits.Load()
+	logWaits := checked && logOn
 	if granted {
 		ll.procLock = pl
 		st.shared.Add(1)
 		if logWaits {
+			st.loggedWaits.Add(1)
+			st.loggedWaitMs.Add(uint64(elapsed / time.Millisecond))
 			m.logf("process %d acquired %s on %s after %s ms", p, mode, "", p.pid, mode, tag.Describe(), fmtMs(elapsed))
 		}
 		return nil
@@ -297,7 +308,7 @@ func (m *Manager) cancelWait(p *Proc, part *partition) bool {
 
 // checkDeadlock runs the deadlock detector for waiting backend p with every
 // partition locked (CheckDeadLock), and does log_lock_waits reporting.
-func (m *Manager) checkDeadlock(p *Proc, part *partition, ll *localLock, start time.Time, logged *bool) error {
+func (m *Manager) checkDeadlock(p *Proc, part *partition, ll *localLock, start time.Time, logOn bool, logged *bool) error {
 	defer p.dlChecks.Add(1)
 	for i := range m.parts {
 		m.parts[i].lock.Acquire(p, LWExclusive)
@@ -315,7 +326,7 @@ func (m *Manager) checkDeadlock(p *Proc, part *partition, ll *localLock, start t
 	for i := len(m.parts) - 1; i >= 0; i-- {
 		m.parts[i].lock.Release(p)
 	}
-	if state == dsNotWaiting || !m.logLockWaits.Load() {
+	if state == dsNotWaiting || !logOn {
 		return err
 	}
 	elapsed := time.Since(start)

@@ -81,6 +81,11 @@ type lockCounters struct {
 	waitTime     waitTiming
 	deadlocks    atomic.Uint64
 	lockTimeouts atomic.Uint64
+	// granted waits that outlasted deadlock_timeout while log_lock_waits
+	// was on, and their duration in whole milliseconds (PostgreSQL 19's
+	// pg_stat_lock waits and wait_time)
+	loggedWaits  atomic.Uint64
+	loggedWaitMs atomic.Uint64
 }
 
 // Fast-path acquisitions are not counted separately: they are the sum of
@@ -143,6 +148,12 @@ type LockStats struct {
 	WaitBuckets  [NumWaitBuckets]uint64 // timed waits by duration, as in LWLockStats
 	Deadlocks    uint64                 // requests aborted with 40P01
 	LockTimeouts uint64                 // requests aborted by lock_timeout
+	// LoggedWaits counts the granted waits that lasted longer than
+	// deadlock_timeout while log_lock_waits was on (the waits PostgreSQL
+	// 19's pg_stat_lock counts), LoggedWaitMs their total duration in
+	// milliseconds, each wait truncated to whole milliseconds.
+	LoggedWaits  uint64
+	LoggedWaitMs uint64
 }
 
 // FastPathStats are a backend's fast-path counters.
@@ -189,6 +200,8 @@ func (s *Stats) Add(o *Stats) {
 			addBuckets(&a.WaitBuckets, &b.WaitBuckets)
 			a.Deadlocks += b.Deadlocks
 			a.LockTimeouts += b.LockTimeouts
+			a.LoggedWaits += b.LoggedWaits
+			a.LoggedWaitMs += b.LoggedWaitMs
 		}
 	}
 	s.FastPath.Acquisitions += o.FastPath.Acquisitions
@@ -232,6 +245,8 @@ func (ps *procStats) addTo(dst *Stats) {
 			c.waitTime.addTo(&d.WaitTimeNs, &d.WaitBuckets)
 			d.Deadlocks += c.deadlocks.Load()
 			d.LockTimeouts += c.lockTimeouts.Load()
+			d.LoggedWaits += c.loggedWaits.Load()
+			d.LoggedWaitMs += c.loggedWaitMs.Load()
 		}
 	}
 	for m := AccessShareLock; m <= RowExclusiveLock; m++ {

@@ -179,6 +179,7 @@ func (b *backend) dispatch(msg pgproto3.FrontendMessage) bool {
 	case *pgproto3.Flush:
 		_ = b.be.Flush()
 	case *pgproto3.Terminate:
+		b.sess.SetEndCause(sql.EndNormal)
 		return true
 	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
 		// PostgreSQL ignores these outside COPY (a failed COPY's leftovers).

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"lockd/pgerr"
+	"lockd/sql"
 )
 
 // Error reporting: the errors the server itself raises, and the one place
@@ -82,6 +83,11 @@ func noticeResponse(e *pgerr.Error) *pgproto3.NoticeResponse {
 
 // fatal sends a FATAL error and ends the session.
 func (b *backend) fatal(e *pgerr.Error) {
+	if b.terminatedErr() != nil {
+		b.sess.SetEndCause(sql.EndKilled) // pg_terminate_backend or shutdown
+	} else {
+		b.sess.SetEndCause(sql.EndFatal)
+	}
 	b.sess.Abort()
 	ee := *e
 	ee.Severity = pgerr.SeverityFatal

@@ -59,9 +59,12 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 	// described once its locks are held: a statement that waited behind
 	// DDL shows the table as it is now (sql.Session.ExecuteDescribed)
 	var cols []sql.Column
+	if formats == nil && st.BinaryRows {
+		formats = []int16{1} // FETCH from a BINARY cursor
+	}
 	describe := func(c []sql.Column) {
 		if cols = c; cols != nil {
-			b.send(rowDescription(cols, nil))
+			b.send(rowDescription(cols, formats))
 		}
 	}
 	sink := b.prepareCopy(st)

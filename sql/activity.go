@@ -24,6 +24,33 @@ type activity struct {
 	backendStart time.Time
 	app          string
 	clientAddr   net.Addr
+	// time spent in the states pg_stat_database adds up, not counting
+	// the current state (since stateChange)
+	activeTime, idleInXactTime time.Duration
+}
+
+// leaveState adds the time spent in the current state to its total (mu
+// held).
+func (a *activity) leaveState(now time.Time) {
+	switch a.state {
+	case "active":
+		a.activeTime += now.Sub(a.stateChange)
+	case "idle in transaction", "idle in transaction (aborted)":
+		a.idleInXactTime += now.Sub(a.stateChange)
+	}
+}
+
+// times returns the session's total, active and idle-in-transaction
+// times up to now (mu held).
+func (a *activity) times(now time.Time) (total, active, idleInXact time.Duration) {
+	active, idleInXact = a.activeTime, a.idleInXactTime
+	switch a.state {
+	case "active":
+		active += now.Sub(a.stateChange)
+	case "idle in transaction", "idle in transaction (aborted)":
+		idleInXact += now.Sub(a.stateChange)
+	}
+	return now.Sub(a.backendStart), active, idleInXact
 }
 
 // startStatement records a running statement for pg_stat_activity.
@@ -34,6 +61,7 @@ func (s *Session) startStatement(text string, now time.Time) {
 	a.queryStart = now
 	a.xactStart = s.XactStart
 	if a.state != "active" {
+		a.leaveState(now)
 		a.state = "active"
 		a.stateChange = now
 	}
@@ -56,8 +84,10 @@ func (s *Session) Idle() {
 		a.xactStart = time.Time{}
 	}
 	if a.state != state {
+		now := time.Now()
+		a.leaveState(now)
 		a.state = state
-		a.stateChange = time.Now()
+		a.stateChange = now
 	}
 	a.mu.Unlock()
 }

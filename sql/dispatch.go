@@ -136,6 +136,16 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		if err := s.compileExecute(n.GetExecuteStmt(), params, st); err != nil {
 			return nil, err
 		}
+	case n.GetDeclareCursorStmt() != nil: // sql/cursor.go
+		if err := s.compileDeclare(n.GetDeclareCursorStmt(), text, params, st); err != nil {
+			return nil, err
+		}
+	case n.GetFetchStmt() != nil:
+		if err := s.compileFetch(n.GetFetchStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetClosePortalStmt() != nil:
+		s.compileClose(n.GetClosePortalStmt(), st)
 	case n.GetDeallocateStmt() != nil:
 		s.compileDeallocate(n.GetDeallocateStmt(), st)
 	case n.GetDiscardStmt() != nil:

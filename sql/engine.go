@@ -49,12 +49,15 @@ type Engine struct {
 	dataDir  string
 	hostRef  expr.Host
 	views    map[string]*expr.View
+	resets   *sysviews.SharedResets // pg_stat_reset_shared's baselines
 	started  time.Time
 
 	mu   sync.Mutex
 	live map[int32]*Session // guarded by mu; for pg_stat_activity
 
-	closedStmts stmtTotals // guarded by mu; statement counters of closed sessions (stats.go)
+	closedStmts    stmtTotals    // guarded by mu; statement counters of closed sessions (stats.go)
+	closedSessions sessionTotals // guarded by mu; pg_stat_database's session counters of closed sessions (dbstats.go)
+	dbReset        dbCounters    // guarded by mu; pg_stat_database's counters at the last pg_stat_reset() (dbstats.go)
 }
 
 // EngineConfig is what an Engine runs on.
@@ -83,9 +86,12 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
-	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	e.resets = sysviews.NewSharedResets()
+	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(e.resets), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
-	views = append(views, sysviews.WALViews()...)
+	views = append(views, sysviews.WALViews(e.resets)...)
+	views = append(views, sysviews.ReplicationViews(e.resets)...)
+	views = append(views, e.statDatabaseView(), e.cursorsView())
 	for _, v := range append(views, sysviews.SequenceViews()...) {
 		e.views[v.Name] = v
 	}
@@ -155,6 +161,8 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 		Locks: e.locks, Txns: e.txns, Store: e.store, Catalog: e.cat, Seqs: e.seqs, DataDir: e.dataDir, Host: e.hostRef, Views: e.views, Started: e.started,
 		Activity: e.cat.Stats().NewBackend()}
 	s.Spi = s.analyze
+	s.ResetStats = e.resetStats
+	s.ResetShared = func(target string) error { return e.resets.Reset(&s.Backend, target) }
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now

@@ -17,6 +17,14 @@ import (
 // result means an empty query. params are the parameter values of a
 // statement found by its shape (see shapeOf); nil otherwise.
 func (s *Session) Parse(query string) (sts []*plan.Stmt, params []types.Datum, err error) {
+	sts, params, err = s.parseQuery(query)
+	// several statements run in an implicit transaction block, where
+	// PostgreSQL lets DECLARE without WITH HOLD run (until Sync)
+	s.multiStmt = len(sts) > 1
+	return sts, params, err
+}
+
+func (s *Session) parseQuery(query string) (sts []*plan.Stmt, params []types.Datum, err error) {
 	if s.Tx == expr.TxFailed {
 		// In a failed block only syntax errors come before 25P02: defer
 		// analysis to Resolve.

@@ -166,10 +166,16 @@ func (s *Session) abortSubxact(sp *savepoint) {
 	s.rollbackCatalog(sp.catMark)
 	s.TabStats.RollbackTo(sp.statMark)
 	s.RefreshFormat()
+	for j := range s.savepoints {
+		if &s.savepoints[j] == sp {
+			s.abortSubCursors(j) // declared since savepoint j began
+		}
+	}
 	sp.aborted = true
 }
 
 func (s *Session) popSavepoints(i int) {
+	s.releaseSubCursors(i)
 	clear(s.savepoints[i:])
 	s.savepoints = s.savepoints[:i]
 }

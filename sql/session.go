@@ -39,6 +39,9 @@ type Session struct {
 	// backendType is pg_stat_activity.backend_type: "" for a client
 	// backend, "autovacuum worker" for autovacuum's (autovacuum.go)
 	backendType string
+	endCause    EndCause           // how the session ended, for pg_stat_database
+	cursors     map[string]*cursor // DECLAREd cursors by name (cursor.go)
+	multiStmt   bool               // the current simple query has several statements (an implicit block)
 }
 
 // SessionInfo identifies a new backend.
@@ -64,13 +67,48 @@ func (s *Session) TakeNotices() []*pgerr.Error {
 // lock it holds, session-level ones included, is released.
 func (s *Session) Close() {
 	s.Abort()
+	s.act.mu.Lock()
+	total, active, idle := s.act.times(time.Now())
+	s.act.mu.Unlock()
 	s.eng.mu.Lock()
 	s.stats.addTo(&s.eng.closedStmts)
+	if s.backendType == "" {
+		c := &s.eng.closedSessions
+		c.sessions++
+		c.sessionTime += total
+		c.activeTime += active
+		c.idleInXactTime += idle
+		switch s.endCause {
+		case EndAbandoned:
+			c.abandoned++
+		case EndFatal:
+			c.fatal++
+		case EndKilled:
+			c.killed++
+		}
+	}
 	delete(s.eng.live, s.PID)
 	s.eng.mu.Unlock()
 	s.Activity.Close()
 	s.Proc.Close()
 }
+
+// EndCause is how a session ended, as pg_stat_database counts them.
+type EndCause uint8
+
+const (
+	EndAbandoned EndCause = iota // the connection was lost without a Terminate message
+	EndNormal                    // the client sent Terminate
+	EndFatal                     // a FATAL error ended it
+	EndKilled                    // an operator ended it (pg_terminate_backend, shutdown)
+)
+
+// SetEndCause records how the session is ending; the server calls it
+// before Close.
+func (s *Session) SetEndCause(c EndCause) { s.endCause = c }
+
+// EndCause returns what SetEndCause recorded (EndAbandoned if nothing).
+func (s *Session) EndCause() EndCause { return s.endCause }
 
 // StatementTimeout is the session's statement_timeout.
 func (s *Session) StatementTimeout() time.Duration {

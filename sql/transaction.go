@@ -72,6 +72,7 @@ func (s *Session) failStatement() {
 // Sync ends an implicit transaction (the end of a simple Query message or
 // an extended-protocol Sync), committing it.
 func (s *Session) Sync() {
+	s.multiStmt = false
 	if s.Tx == expr.TxImplicit {
 		s.endTxn(true)
 	}
@@ -122,6 +123,7 @@ func (s *Session) endTxn(commit bool) {
 		s.Settings.AbortTxn()
 	}
 	s.Locks.ReleaseTransactionLocks(s.Proc)
+	s.endCursors(commit)
 	s.Tx = expr.TxNone
 	s.popSavepoints(0)
 	s.RefreshFormat()

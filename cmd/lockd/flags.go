@@ -21,7 +21,8 @@ Options:
   -p PORT             port to listen on (setting "port", default 5433)
   -c NAME=VALUE       set a setting (also --NAME=VALUE)
   -C NAME             print the value of a setting and exit
-  --config FILE       configuration file (TOML; default DATADIR/lockd.conf if present)
+  --config FILE       configuration file, TOML or postgresql.conf syntax
+                      (default DATADIR/lockd.conf if present)
   -V, --version       print the version and exit
   --help              show this help and exit
 

@@ -113,6 +113,21 @@ func (a *Analyzer) FuncCall(fc *pg.FuncCall) (expr.Expr, error) {
 		if e, ok, err := relSizeFunc(a, name, args, fc.Location); ok || err != nil {
 			return e, err
 		}
+		if e, ok, err := a.databaseSizeFunc(name, args, fc.Location); ok || err != nil {
+			return e, err
+		}
+		// A type name called with one argument is a cast, as PostgreSQL's
+		// function-style casts: pg_lsn('0/0'), int4('7').
+		if t, ok := types.LookupType(name); ok && len(args) == 1 && !strings.HasSuffix(name, "[]") {
+			if IsUnknown(args[0]) {
+				return a.CoerceUnknown(args[0], t)
+			}
+			e, err := a.CastTo(args[0], t, true)
+			if err != nil {
+				return nil, noFunction(name, args, fc.Location)
+			}
+			return e, nil
+		}
 		return nil, noFunction(name, args, fc.Location)
 	}
 	b, err := pickBuiltin(cands, args)
@@ -270,4 +285,32 @@ func (a *Analyzer) coerceArg(e expr.Expr, t types.Type, fname string, loc int32)
 		return nil, expr.PosErr(pgerr.From(err), loc)
 	}
 	return e, nil
+}
+
+// FunctionNames returns the names of every function lockd can call, in no
+// particular order: the built-in table's, the catalog functions, and those
+// the analyzer resolves itself (aggregates, set-returning, sequence,
+// advisory-lock, array and size functions). pg_proc lists PostgreSQL's
+// entries for these names.
+func FunctionNames() []string {
+	var out []string
+	for n := range funcs.Builtins {
+		out = append(out, n)
+	}
+	for n := range funcs.CatalogFns {
+		out = append(out, n)
+	}
+	for n := range funcs.RelSizeFuncs {
+		out = append(out, n)
+	}
+	for n := range funcs.AdvisoryFns {
+		out = append(out, n)
+	}
+	return append(out,
+		"count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg", "array_agg",
+		"generate_series", "unnest", "pg_partition_ancestors",
+		"nextval", "currval", "setval", "lastval", "pg_sequence_last_value",
+		"pg_advisory_unlock_all", "pg_blocking_pids",
+		"array_to_string", "array_length", "array_upper", "array_lower", "cardinality", "array_position", "array_positions",
+		"concat", "concat_ws", "format", "pg_typeof", "octet_length", "pg_database_size")
 }

@@ -544,3 +544,49 @@ func (a *Analyzer) srfCall(name string, fc *pg.FuncCall) (expr.Expr, error) {
 		return funcs.IntSeries(ec, v[0].I, v[1].I, step, emit)
 	}}, nil
 }
+
+// databaseSizeFunc resolves pg_database_size(name) and
+// pg_database_size(oid): the bytes of the database's tables, indexes and
+// sequences (lockd's system catalogs are views and take no space, and
+// lockd has one database). An unknown database is 3D000, as in
+// PostgreSQL; an unknown OID gives NULL.
+func (a *Analyzer) databaseSizeFunc(name string, args []expr.Expr, loc int32) (expr.Expr, bool, error) {
+	if name != "pg_database_size" {
+		return nil, false, nil
+	}
+	if len(args) != 1 {
+		return nil, true, noFunction(name, args, loc)
+	}
+	arg := args[0]
+	var err error
+	if IsUnknown(arg) {
+		if arg, err = a.CoerceUnknown(arg, types.TypeName); err != nil {
+			return nil, true, err
+		}
+	}
+	byOID := types.CategoryOf(arg.Type()) == types.CatInt || types.IsOIDLike(arg.Type())
+	if !byOID && types.CategoryOf(arg.Type()) != types.CatString {
+		return nil, true, noFunction(name, args, loc)
+	}
+	return &expr.FuncExpr{Name: name, T: types.TypeInt8, Args: []expr.Expr{arg}, Volatile: true, Fn: func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		s := ec.B
+		if byOID {
+			if uint32(v[0].I) != catalog.DatabaseOID {
+				return types.NullDatum, nil
+			}
+		} else if v[0].S != s.Database {
+			return types.Datum{}, pgerr.New(pgerr.InvalidCatalogName, "database \"%s\" does not exist", v[0].S)
+		}
+		cat := s.Cat()
+		var pages int64
+		for _, t := range cat.Tables {
+			n, _ := s.Store.RelationPages(storage.RelID(t.RelFile))
+			pages += int64(n)
+		}
+		for _, ix := range cat.Indexes {
+			pages += int64(s.Store.IndexPages(storage.RelID(ix.RelFile)))
+		}
+		pages += int64(len(cat.Sequences))
+		return types.IntDatum(pages * funcs.BlockSize), nil
+	}}, true, nil
+}

@@ -33,7 +33,7 @@ const (
 // scanIndex reads the tuples of ts whose index entries lie in the key
 // ranges ts's conditions give, in key order (reversed for a backward
 // scan), calling fn with each visible one.
-func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, fn func(storage.TID, []types.Datum) error) error {
+func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, read *int64, fn func(storage.TID, []types.Datum) error) error {
 	ranges, err := x.indexRanges(ec, ts, level)
 	if err != nil {
 		return err
@@ -53,6 +53,7 @@ func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row 
 			if len(batch) == 0 {
 				break
 			}
+			*read += int64(len(batch))
 			for _, e := range batch {
 				var derr error
 				visible, err := st.Fetch(x.Proc, &x.Txn, relfile, e.TID, func(_ *plan.TxnHeader, data []byte) {

@@ -253,7 +253,9 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	n := len(ts.Defs)
 	row := x.takeLeafDst(n + plan.NumSysCols)
 	row[n+plan.SysColTableoid] = types.IntDatum(int64(ts.T.OID))
+	var rows int64 // visible rows the scan returned, for pg_stat_all_tables
 	fn := func(tid storage.TID, row []types.Datum) error {
+		rows++
 		row[n+plan.SysColCtid] = tidDatum(tid)
 		return fn0(tid, row)
 	}
@@ -261,21 +263,31 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	relfile := storage.RelID(ts.T.RelFile)
 	switch {
 	case ts.ExactLookup():
-		return x.lookupExact(ec, ts, level, row, fn)
+		var read int64
+		err := x.lookupExact(ec, ts, level, row, &read, fn)
+		s.TabStats.IndexScanned(ts.T.OID, rows)
+		s.TabStats.IndexUsed(ts.Index.OID, read, rows)
+		return err
 	case ts.Index != nil:
-		return x.scanIndex(ec, ts, level, row, fn)
+		var read int64
+		err := x.scanIndex(ec, ts, level, row, &read, fn)
+		s.TabStats.IndexScanned(ts.T.OID, rows)
+		s.TabStats.IndexUsed(ts.Index.OID, read, rows)
+		return err
 	}
-	return st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
+	err := st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
 		if err := catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen()); err != nil {
 			return err
 		}
 		return fn(tid, row)
 	})
+	s.TabStats.SeqScanned(ts.T.OID, rows)
+	return err
 }
 
 // lookupExact reads the tuples under one key of ts's index (every key
-// column pinned by equality).
-func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, fn func(storage.TID, []types.Datum) error) error {
+// column pinned by equality), adding the index entries it read to *read.
+func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, row []types.Datum, read *int64, fn func(storage.TID, []types.Datum) error) error {
 	s := x
 	st := s.Store
 	relfile := storage.RelID(ts.T.RelFile)
@@ -290,6 +302,7 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	}); err != nil {
 		return err
 	}
+	*read += int64(len(tids))
 	// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
 	// is dead to every transaction are removed as the lookup meets
 	// them, so a row updated many times does not make every lookup

@@ -71,6 +71,12 @@ type Backend struct {
 	// totals, which pg_stat_all_tables and autovacuum sum (sql/stats).
 	TabStats stats.Xact
 	Activity *stats.Backend
+	// ResetStats resets the database's statistics counters
+	// (pg_stat_reset; the facade's)
+	ResetStats func()
+	// ResetShared resets a server-wide view's counters
+	// (pg_stat_reset_shared; the facade's)
+	ResetShared func(target string) error
 }
 
 func (s *Backend) Notice(severity, code, msg string) {

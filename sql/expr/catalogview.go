@@ -239,6 +239,9 @@ func (s *Backend) RegName(t types.Type, oid uint32) (string, bool) {
 		if oid == types.OIDAnyArray {
 			return types.TypeAnyArray.Name, true
 		}
+		if oid == types.OIDVoid {
+			return types.TypeVoid.Name, true
+		}
 		if _, ok := types.TypeByOID(oid); !ok {
 			if _, ok := types.ArrayTypeByOID(oid); !ok {
 				return "", false
@@ -254,6 +257,10 @@ func (s *Backend) RegName(t types.Type, oid uint32) (string, bool) {
 	case types.OIDRegrole:
 		if oid == catalog.BootstrapRoleOID {
 			return types.QuoteIdent(catalog.BootstrapRole), true
+		}
+	case types.OIDRegproc:
+		if p, ok := catalog.ProcByOID(oid); ok {
+			return types.QuoteIdent(p.Name), true
 		}
 	}
 	return "", false
@@ -295,6 +302,17 @@ func (s *Backend) RegInput(t types.Type, in string) (types.Datum, error) {
 			return types.IntDatum(catalog.BootstrapRoleOID), nil
 		}
 		return types.Datum{}, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", v)
+	case types.OIDRegproc:
+		if schema != "" && schema != "pg_catalog" {
+			return types.Datum{}, pgerr.New(pgerr.UndefinedFunction, "function \"%s\" does not exist", v)
+		}
+		switch ps := catalog.ProcsNamed(name); len(ps) {
+		case 0:
+			return types.Datum{}, pgerr.New(pgerr.UndefinedFunction, "function \"%s\" does not exist", v)
+		case 1:
+			return types.IntDatum(int64(ps[0].OID)), nil
+		}
+		return types.Datum{}, pgerr.New(pgerr.AmbiguousFunction, "more than one function named \"%s\"", v)
 	}
 	return types.Datum{}, pgerr.NotSupported("input of type %s by name is not supported", t.Name)
 }

@@ -45,11 +45,13 @@ func (s *Backend) lockTimeout() time.Duration {
 }
 
 // lockOptions are the session's heavyweight-lock wait options: its
-// lock_timeout and deadlock_timeout (both per session, as in PostgreSQL).
+// lock_timeout, deadlock_timeout and log_lock_waits (all per session, as
+// in PostgreSQL).
 func (s *Backend) LockOptions(session, nowait bool) locks.LockOptions {
 	return locks.LockOptions{
 		NoWait: nowait, Session: session, LockTimeout: s.lockTimeout(),
 		DeadlockTimeout: time.Duration(s.Settings.Int("deadlock_timeout")) * time.Millisecond,
+		LogLockWaits:    s.Settings.Bool("log_lock_waits"), LogLockWaitsSet: true,
 	}
 }
 

@@ -30,7 +30,41 @@ var CatalogFns = merged(catalogFns, privilegeFns())
 
 var oidArgs = []types.Type{types.TypeOid}
 
+// procText is a pg_get_function_* function: a text of the built-in
+// function with the given OID, NULL for an unknown OID.
+func procText(text func(p *catalog.Proc) string) CatalogFn {
+	return CatalogFn{1, 1, oidArgs, types.TypeText, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		p, ok := catalog.ProcByOID(uint32(v[0].I))
+		if !ok {
+			return types.NullDatum, nil
+		}
+		return types.TextDatum(text(p)), nil
+	}}
+}
+
 var catalogFns = map[string]CatalogFn{
+	"pg_get_function_result":             procText(func(p *catalog.Proc) string { return p.Result }),
+	"pg_get_function_arguments":          procText(func(p *catalog.Proc) string { return p.Arguments }),
+	"pg_get_function_identity_arguments": procText(func(p *catalog.Proc) string { return p.Identity }),
+	"pg_get_functiondef": {1, 1, oidArgs, types.TypeText, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		p, ok := catalog.ProcByOID(uint32(v[0].I))
+		if !ok {
+			return types.NullDatum, nil
+		}
+		if p.Kind == 'a' {
+			return types.Datum{}, pgerr.New(pgerr.WrongObjectType, "\"%s\" is an aggregate function", p.Name)
+		}
+		return types.TextDatum(p.Def), nil
+	}},
+	// no built-in function has a SQL-standard body (prosqlbody)
+	"pg_get_function_sqlbody": {1, 1, oidArgs, types.TypeText, false, nullFn},
+	// every built-in function is in pg_catalog, which is always on the path
+	"pg_function_is_visible": {1, 1, oidArgs, types.TypeBool, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		if _, ok := catalog.ProcByOID(uint32(v[0].I)); !ok {
+			return types.NullDatum, nil
+		}
+		return types.BoolDatum(true), nil
+	}},
 	"pg_get_userbyid": {1, 1, oidArgs, types.TypeName, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 		return types.TextDatum(roleName(uint32(v[0].I))), nil
 	}},

@@ -104,6 +104,17 @@ var systemFuncs = map[string][]Builtin{
 	"pg_stat_force_next_flush": {{Result: fixed(types.TypeVoid), Volatile: true, Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
 		return types.Datum{}, nil
 	}}},
+	// pg_stat_reset restarts the database's counters: pg_stat_database's
+	// and every table's cumulative counts (sql/dbstats.go)
+	"pg_stat_reset": {{Result: fixed(types.TypeVoid), Volatile: true, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		ec.B.ResetStats()
+		return types.Datum{}, nil
+	}}},
+	// pg_stat_reset_shared restarts a server-wide view's counters
+	// (sql/sysviews/resets.go)
+	"pg_stat_reset_shared": {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeVoid), Volatile: true, Fn: func(ec *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
+		return types.Datum{}, ec.B.ResetShared(a[0].S)
+	}}},
 	"pg_stat_clear_snapshot": {{Result: fixed(types.TypeVoid), Volatile: true, Fn: func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
 		return types.Datum{}, nil
 	}}},

@@ -34,9 +34,20 @@ type totals struct {
 	ins, upd, del int64
 	live, dead    int64
 	changed       int64
+	// scans: sequential scans and the rows they returned, index scans
+	// and the rows they fetched (seq_scan, seq_tup_read, idx_scan,
+	// idx_tup_fetch), whether the transaction commits or not
+	seqScan, seqRead, idxScan, idxFetch int64
+	// for an index: the entries its scans returned (idx_tup_read)
+	idxRead int64
 }
 
 func (t *totals) add(o *totals) {
+	t.idxRead += o.idxRead
+	t.seqScan += o.seqScan
+	t.seqRead += o.seqRead
+	t.idxScan += o.idxScan
+	t.idxFetch += o.idxFetch
 	t.ins += o.ins
 	t.upd += o.upd
 	t.del += o.del
@@ -91,6 +102,8 @@ type xactEntry struct {
 	// made before it, which count again if the truncation rolls back
 	truncated              bool
 	preIns, preUpd, preDel int64
+	// scans, which rollbacks do not undo
+	seqScan, seqRead, idxScan, idxFetch, idxRead int64
 }
 
 // Xact is the counts of one transaction, per table (PostgreSQL's
@@ -125,6 +138,32 @@ func (x *Xact) Updated(oid uint32, n int64) { x.entries[x.entry(oid)].upd += n }
 
 // Deleted counts n rows of table oid deleted.
 func (x *Xact) Deleted(oid uint32, n int64) { x.entries[x.entry(oid)].del += n }
+
+// SeqScanned counts a sequential scan of table oid that returned rows
+// rows (pgstat_count_heap_scan and pgstat_count_heap_getnext).
+func (x *Xact) SeqScanned(oid uint32, rows int64) {
+	e := &x.entries[x.entry(oid)]
+	e.seqScan++
+	e.seqRead += rows
+}
+
+// IndexScanned counts an index scan of table oid that fetched rows live
+// rows (pgstat_count_index_scan and pgstat_count_heap_fetch).
+func (x *Xact) IndexScanned(oid uint32, rows int64) {
+	e := &x.entries[x.entry(oid)]
+	e.idxScan++
+	e.idxFetch += rows
+}
+
+// IndexUsed counts a scan of index oid that returned read entries and
+// fetched fetched live rows (pgstat_count_index_scan,
+// pgstat_count_index_tuples and the heap fetches counted on the index).
+func (x *Xact) IndexUsed(oid uint32, read, fetched int64) {
+	e := &x.entries[x.entry(oid)]
+	e.idxScan++
+	e.idxRead += read
+	e.idxFetch += fetched
+}
 
 // Truncated records a TRUNCATE of table oid (pgstat_count_truncate): the
 // counts so far stop mattering unless it rolls back.
@@ -206,6 +245,11 @@ func (x *Xact) End(b *Backend, commit bool) {
 		t.ins += e.ins + e.abIns
 		t.upd += e.upd + e.abUpd
 		t.del += e.del + e.abDel
+		t.seqScan += e.seqScan
+		t.seqRead += e.seqRead
+		t.idxScan += e.idxScan
+		t.idxFetch += e.idxFetch
+		t.idxRead += e.idxRead
 		if commit {
 			t.live += e.ins - e.del
 			t.dead += e.upd + e.del + e.abIns + e.abUpd
@@ -317,6 +361,22 @@ func (s *Store) ReportVacuum(oid uint32, live, dead int64, now time.Time) {
 	b.VacuumCount++
 }
 
+// ResetCounters restarts every table's cumulative counters — inserts,
+// updates, deletes, scans — from zero, as pg_stat_reset() does. The live
+// and dead row counts, the changes since ANALYZE and the inserts since
+// VACUUM that autovacuum reads are kept (PostgreSQL resets them too, which
+// leaves autovacuum without its counts until the next ANALYZE).
+func (s *Store) ResetCounters() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for oid, t := range s.sumAllLocked() {
+		b := s.baseLocked(oid)
+		b.ResetIns, b.ResetUpd, b.ResetDel = t.ins, t.upd, t.del
+		b.ResetSeqScan, b.ResetSeqRead, b.ResetIdxScan, b.ResetIdxFetch = t.seqScan, t.seqRead, t.idxScan, t.idxFetch
+		b.ResetIdxRead = t.idxRead
+	}
+}
+
 // Activity returns what pg_stat_all_tables shows of every table with
 // counts, by OID.
 func (s *Store) Activity() map[uint32]*TableActivity {
@@ -331,6 +391,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 	}
 	for oid, t := range sums {
 		a := &TableActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del,
+			SeqScan: t.seqScan, SeqTupRead: t.seqRead, IdxScan: t.idxScan, IdxTupFetch: t.idxFetch, IdxTupRead: t.idxRead,
 			Live: t.live, Dead: t.dead, ModSinceAnalyze: t.changed, InsSinceVacuum: t.ins}
 		if b := s.bases[oid]; b != nil {
 			a.Live = b.LiveBase + t.live - b.LiveAt
@@ -339,6 +400,14 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 			a.InsSinceVacuum = t.ins - b.InsAt
 			a.LastVacuum, a.LastAnalyze, a.LastAutoAnalyze = b.LastVacuum, b.LastAnalyze, b.LastAutoAnalyze
 			a.VacuumCount, a.AnalyzeCount, a.AutoAnalyzeCount = b.VacuumCount, b.AnalyzeCount, b.AutoAnalyzeCount
+			a.Inserted -= b.ResetIns
+			a.Updated -= b.ResetUpd
+			a.Deleted -= b.ResetDel
+			a.SeqScan -= b.ResetSeqScan
+			a.SeqTupRead -= b.ResetSeqRead
+			a.IdxScan -= b.ResetIdxScan
+			a.IdxTupFetch -= b.ResetIdxFetch
+			a.IdxTupRead -= b.ResetIdxRead
 		}
 		a.Live, a.Dead = max(a.Live, 0), max(a.Dead, 0)
 		out[oid] = a

@@ -142,6 +142,9 @@ func Operators(typ uint32) (eq, lt, coll uint32) {
 // TableActivity is one table's row of pg_stat_all_tables, as far as
 // lockd counts it (activity.go).
 type TableActivity struct {
+	SeqScan, SeqTupRead        int64 // seq_scan, seq_tup_read
+	IdxScan, IdxTupFetch       int64 // idx_scan, idx_tup_fetch
+	IdxTupRead                 int64 // an index's idx_tup_read
 	Inserted, Updated, Deleted int64 // n_tup_ins, n_tup_upd, n_tup_del
 	Live, Dead                 int64 // n_live_tup, n_dead_tup
 	ModSinceAnalyze            int64 // n_mod_since_analyze

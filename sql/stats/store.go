@@ -68,7 +68,8 @@ func Open(fsys vfs.FS, dataDir string) (*Store, error) {
 			rels[oid] = ts
 		}
 		for oid, a := range f.Activity {
-			s.closed[oid] = &totals{a.Inserted, a.Updated, a.Deleted, a.Live, a.Dead, a.Changed}
+			s.closed[oid] = &totals{ins: a.Inserted, upd: a.Updated, del: a.Deleted, live: a.Live, dead: a.Dead, changed: a.Changed,
+				seqScan: a.SeqScan, seqRead: a.SeqRead, idxScan: a.IdxScan, idxFetch: a.IdxFetch, idxRead: a.IdxRead}
 			b := a.Base
 			s.bases[oid] = &b
 		}
@@ -182,7 +183,8 @@ func (s *Store) Flush() error {
 	}
 	s.mu.Lock()
 	for oid, t := range s.sumAllLocked() {
-		a := fileActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del, Live: t.live, Dead: t.dead, Changed: t.changed}
+		a := fileActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del, Live: t.live, Dead: t.dead, Changed: t.changed,
+			SeqScan: t.seqScan, SeqRead: t.seqRead, IdxScan: t.idxScan, IdxFetch: t.idxFetch, IdxRead: t.idxRead}
 		if b := s.bases[oid]; b != nil {
 			a.Base = *b
 		}
@@ -217,6 +219,11 @@ type fileActivity struct {
 	Live     int64 `json:"live,omitempty"`
 	Dead     int64 `json:"dead,omitempty"`
 	Changed  int64 `json:"changed,omitempty"`
+	SeqScan  int64 `json:"seq_scan,omitempty"`
+	SeqRead  int64 `json:"seq_tup_read,omitempty"`
+	IdxScan  int64 `json:"idx_scan,omitempty"`
+	IdxFetch int64 `json:"idx_tup_fetch,omitempty"`
+	IdxRead  int64 `json:"idx_tup_read,omitempty"`
 	Base     base  `json:"base"`
 }
 
@@ -230,6 +237,17 @@ type base struct {
 	DeadAt    int64 `json:"dead_at,omitempty"`
 	ChangedAt int64 `json:"changed_at,omitempty"`
 	InsAt     int64 `json:"ins_at,omitempty"`
+
+	// the cumulative counters' sums at the last pg_stat_reset(), which
+	// the counts shown start from
+	ResetIns      int64 `json:"reset_ins,omitempty"`
+	ResetUpd      int64 `json:"reset_upd,omitempty"`
+	ResetDel      int64 `json:"reset_del,omitempty"`
+	ResetSeqScan  int64 `json:"reset_seq_scan,omitempty"`
+	ResetSeqRead  int64 `json:"reset_seq_tup_read,omitempty"`
+	ResetIdxScan  int64 `json:"reset_idx_scan,omitempty"`
+	ResetIdxFetch int64 `json:"reset_idx_tup_fetch,omitempty"`
+	ResetIdxRead  int64 `json:"reset_idx_tup_read,omitempty"`
 
 	LastVacuum       time.Time `json:"last_vacuum,omitzero"`
 	LastAnalyze      time.Time `json:"last_analyze,omitzero"`

@@ -34,6 +34,7 @@ const (
 	oidPgNamespace   = 2615
 	oidPgTrigger     = 2620
 	oidPgPolicy      = 3256
+	oidPgExtension   = 3079
 	oidPgPartTable   = 3350
 	oidPgStatExt     = 3381
 	oidPgCollation   = 3456
@@ -58,8 +59,12 @@ func CatalogViews() []*expr.View {
 	return []*expr.View{
 		pgClassView(), pgNamespaceView(), pgAttributeView(), pgTypeView(), pgIndexView(), pgInheritsView(),
 		pgPartitionedTableView(), pgConstraintView(), pgDatabaseView(), pgRolesView(), pgAmView(),
-		pgAttrdefView(), pgCollationView(), pgTablespaceView(), pgTablesView(), pgIndexesView(),
+		pgAttrdefView(), pgCollationView(), pgTablespaceView(), pgTablesView(), pgIndexesView(), ProcView(), languageView(),
 		emptyView("pg_auth_members", oidPgAuthMembers, "oid", types.TypeOid, "roleid", types.TypeOid, "member", types.TypeOid, "grantor", types.TypeOid, "admin_option", types.TypeBool),
+		// lockd has no extensions (not even PostgreSQL's plpgsql)
+		emptyView("pg_extension", oidPgExtension, "oid", types.TypeOid, "extname", types.TypeName, "extowner", types.TypeOid,
+			"extnamespace", types.TypeOid, "extrelocatable", types.TypeBool, "extversion", types.TypeText,
+			"extconfig", typeOidArray, "extcondition", types.TypeTextArray),
 		emptyView("pg_description", oidPgDescription, "objoid", types.TypeOid, "classoid", types.TypeOid, "objsubid", types.TypeInt4, "description", types.TypeText),
 		emptyView("pg_policy", oidPgPolicy, "oid", types.TypeOid, "polname", types.TypeName, "polrelid", types.TypeOid, "polcmd", types.TypeChar,
 			"polpermissive", types.TypeBool, "polroles", typeOidArray, "polqual", types.TypeNodeTree, "polwithcheck", types.TypeNodeTree),

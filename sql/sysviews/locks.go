@@ -93,3 +93,54 @@ func ExtensionView() *expr.View {
 		},
 	}
 }
+
+const oidPgStatLock = 16001 // lockd's: PostgreSQL 19 adds the view
+
+// StatLockView is PostgreSQL 19's pg_stat_lock: one row per lock type
+// (pg_locks' locktype names). Its own columns keep PostgreSQL 19's meaning:
+// waits and wait_time (milliseconds) count only the waits that ended with
+// the lock granted after more than deadlock_timeout while log_lock_waits
+// was on — the waits PostgreSQL logs as "acquired ... after"; and
+// fastpath_exceeded counts relation locks that went to the shared lock
+// table because the backend's fast-path slots were full. lockd's columns
+// count every wait: lockd_waits, lockd_wait_time (milliseconds, while
+// track_lock_timing is on), lockd_deadlocks and lockd_lock_timeouts. The
+// counters are each backend's own, summed when the view is read;
+// stats_reset is the server's start or the last
+// pg_stat_reset_shared('lock') (PostgreSQL 19's target).
+func StatLockView(r *SharedResets) *expr.View {
+	return &expr.View{
+		Name: "pg_stat_lock", Oid: oidPgStatLock,
+		Cols: Cols(oidPgStatLock,
+			"locktype", types.TypeText, "waits", types.TypeInt8, "wait_time", types.TypeInt8,
+			"fastpath_exceeded", types.TypeInt8, "stats_reset", types.TypeTimestamptz,
+			"lockd_waits", types.TypeInt8, "lockd_wait_time", types.TypeFloat8,
+			"lockd_deadlocks", types.TypeInt8, "lockd_lock_timeouts", types.TypeInt8),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			s := ec.B.Locks.Stats()
+			base, resetAt := r.lockBase()
+			i := func(v uint64) types.Datum { return types.IntDatum(int64(v)) }
+			for t := range locks.NumLockTagTypes {
+				var waits, waitMs, all, allNs, deadlocks, timeouts uint64
+				for m := range s.Lock[t] {
+					c, b := &s.Lock[t][m], &base.Lock[t][m]
+					waits += c.LoggedWaits - b.LoggedWaits
+					waitMs += c.LoggedWaitMs - b.LoggedWaitMs
+					all += c.Waits - b.Waits
+					allNs += c.WaitTimeNs - b.WaitTimeNs
+					deadlocks += c.Deadlocks - b.Deadlocks
+					timeouts += c.LockTimeouts - b.LockTimeouts
+				}
+				var exceeded uint64
+				if locks.LockTagType(t) == locks.LockTagRelation {
+					exceeded = s.FastPath.FallbacksFull - base.FastPath.FallbacksFull
+				}
+				if err := emit([]types.Datum{types.TextDatum(locks.LockTagType(t).String()), i(waits), i(waitMs), i(exceeded),
+					types.IntDatum(at(resetAt, ec.B.Started).UnixMicro()), i(all), types.FloatDatum(float64(allNs) / 1e6), i(deadlocks), i(timeouts)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}

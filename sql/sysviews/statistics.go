@@ -21,6 +21,7 @@ const (
 	oidPgStats          = 12053
 	oidPgStatAllTables  = 12142
 	oidPgStatUserTables = 12161
+	oidPgStatSysTables  = 12152
 )
 
 var typeFloat4Array = types.Type{OID: 1021, Len: -1, Mod: -1, Name: "real[]"}
@@ -28,7 +29,9 @@ var typeFloat4Array = types.Type{OID: 1021, Len: -1, Mod: -1, Name: "real[]"}
 // StatisticsViews are the statistics views.
 func StatisticsViews() []*expr.View {
 	return []*expr.View{pgStatisticView(), pgStatsView(), statTablesView("pg_stat_all_tables", oidPgStatAllTables),
-		statTablesView("pg_stat_user_tables", oidPgStatUserTables)}
+		statTablesView("pg_stat_user_tables", oidPgStatUserTables), statTablesView("pg_stat_sys_tables", oidPgStatSysTables),
+		statIndexesView("pg_stat_all_indexes", oidPgStatAllIndexes), statIndexesView("pg_stat_user_indexes", oidPgStatUserIndexes),
+		statIndexesView("pg_stat_sys_indexes", oidPgStatSysIndexes)}
 }
 
 // columnStat is one pg_statistic row: a column of a table and its
@@ -157,9 +160,10 @@ func pgStatsView() *expr.View {
 
 // statTablesView is pg_stat_all_tables or pg_stat_user_tables: every
 // table, partitioned ones included (lockd's system catalogs are views, so
-// the two list the same tables). lockd does not count scans: seq_scan,
-// seq_tup_read, idx_scan and idx_tup_fetch are NULL; it has no HOT
-// updates, and its autovacuum does not vacuum.
+// the two list the same tables; pg_stat_sys_tables is empty). Scans are
+// counted by the executor per backend (sql/stats): seq_tup_read is the
+// visible rows sequential scans returned, idx_tup_fetch those index scans
+// fetched. lockd has no HOT updates, and its autovacuum does not vacuum.
 func statTablesView(name string, oid uint32) *expr.View {
 	return &expr.View{
 		Name: name, Oid: oid,
@@ -171,6 +175,9 @@ func statTablesView(name string, oid uint32) *expr.View {
 			"last_autoanalyze", types.TypeTimestamptz, "vacuum_count", types.TypeInt8, "autovacuum_count", types.TypeInt8,
 			"analyze_count", types.TypeInt8, "autoanalyze_count", types.TypeInt8),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			if oid == oidPgStatSysTables {
+				return nil // lockd's system catalogs are views, not tables
+			}
 			cat := ec.B.Cat()
 			act := ec.B.Catalog.Stats().Activity()
 			oids := make([]uint32, 0, len(cat.Tables))
@@ -186,7 +193,7 @@ func statTablesView(name string, oid uint32) *expr.View {
 				i := func(v int64) types.Datum { return types.IntDatum(v) }
 				row := []types.Datum{
 					types.OIDDatum(oid), types.TextDatum("public"), types.TextDatum(cat.Tables[oid].Name),
-					types.NullDatum, types.NullDatum, types.NullDatum, types.NullDatum,
+					i(a.SeqScan), i(a.SeqTupRead), i(a.IdxScan), i(a.IdxTupFetch),
 					i(a.Inserted), i(a.Updated), i(a.Deleted), i(0),
 					i(a.Live), i(a.Dead), i(a.ModSinceAnalyze), i(a.InsSinceVacuum),
 					funcs.TsDatum(a.LastVacuum), types.NullDatum, funcs.TsDatum(a.LastAnalyze),
@@ -194,6 +201,55 @@ func statTablesView(name string, oid uint32) *expr.View {
 					i(a.AnalyzeCount), i(a.AutoAnalyzeCount),
 				}
 				if err := emit(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+const (
+	oidPgStatAllIndexes  = 12183
+	oidPgStatUserIndexes = 12192
+	oidPgStatSysIndexes  = 12188
+)
+
+// statIndexesView is pg_stat_all_indexes, pg_stat_user_indexes or
+// pg_stat_sys_indexes: every index, with the scans that used it, the
+// entries they returned and the live rows they fetched, counted per
+// backend by the executor. lockd's catalogs have no indexes, so
+// pg_stat_sys_indexes is empty and the other two list the same indexes.
+func statIndexesView(name string, oid uint32) *expr.View {
+	return &expr.View{
+		Name: name, Oid: oid,
+		Cols: Cols(oid, "relid", types.TypeOid, "indexrelid", types.TypeOid, "schemaname", types.TypeName,
+			"relname", types.TypeName, "indexrelname", types.TypeName, "idx_scan", types.TypeInt8,
+			"idx_tup_read", types.TypeInt8, "idx_tup_fetch", types.TypeInt8),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			if oid == oidPgStatSysIndexes {
+				return nil
+			}
+			cat := ec.B.Cat()
+			act := ec.B.Catalog.Stats().Activity()
+			oids := make([]uint32, 0, len(cat.Indexes))
+			for o := range cat.Indexes {
+				oids = append(oids, o)
+			}
+			sort.Slice(oids, func(i, j int) bool { return oids[i] < oids[j] })
+			for _, o := range oids {
+				ix := cat.Indexes[o]
+				t := cat.Tables[ix.Table]
+				if t == nil {
+					continue
+				}
+				a := act[o]
+				if a == nil {
+					a = &stats.TableActivity{}
+				}
+				if err := emit([]types.Datum{types.OIDDatum(ix.Table), types.OIDDatum(o), types.TextDatum("public"),
+					types.TextDatum(t.Name), types.TextDatum(ix.Name), types.IntDatum(a.IdxScan),
+					types.IntDatum(a.IdxTupRead), types.IntDatum(a.IdxTupFetch)}); err != nil {
 					return err
 				}
 			}

@@ -13,15 +13,16 @@ const (
 	oidPgStatWal      = 12194
 )
 
-// WALViews returns pg_stat_wal, pg_stat_bgwriter and pg_prepared_xacts.
-func WALViews() []*expr.View {
-	return []*expr.View{statWALView(), statBgwriterView(), PreparedXactsView()}
+// WALViews returns pg_stat_wal, pg_stat_bgwriter and pg_prepared_xacts;
+// r holds pg_stat_reset_shared's baselines.
+func WALViews(r *SharedResets) []*expr.View {
+	return []*expr.View{statWALView(r), statBgwriterView(r), PreparedXactsView()}
 }
 
 // statWALView is pg_stat_wal (PostgreSQL 14+): the log's counters, summed
 // over backends. wal_write_time and wal_sync_time (ms) grow only while
 // track_wal_io_timing is on, as in PostgreSQL.
-func statWALView() *expr.View {
+func statWALView(r *SharedResets) *expr.View {
 	return &expr.View{
 		Name: "pg_stat_wal",
 		Oid:  oidPgStatWal,
@@ -35,11 +36,12 @@ func statWALView() *expr.View {
 				return nil
 			}
 			s := w.Stats()
-			return emit([]types.Datum{types.IntDatum(int64(s.Records)), types.IntDatum(int64(s.FPI)),
-				types.TextDatum(strconv.FormatUint(s.Bytes, 10)), types.IntDatum(int64(s.BuffersFull)),
-				types.IntDatum(int64(s.Writes)), types.IntDatum(int64(s.Syncs)),
-				types.FloatDatum(float64(s.WriteTime) / 1e6), types.FloatDatum(float64(s.SyncTime) / 1e6),
-				types.IntDatum(s.Reset.UnixMicro())})
+			b, resetAt := r.walBase()
+			return emit([]types.Datum{types.IntDatum(int64(s.Records - b.Records)), types.IntDatum(int64(s.FPI - b.FPI)),
+				types.TextDatum(strconv.FormatUint(s.Bytes-b.Bytes, 10)), types.IntDatum(int64(s.BuffersFull - b.BuffersFull)),
+				types.IntDatum(int64(s.Writes - b.Writes)), types.IntDatum(int64(s.Syncs - b.Syncs)),
+				types.FloatDatum(float64(s.WriteTime-b.WriteTime) / 1e6), types.FloatDatum(float64(s.SyncTime-b.SyncTime) / 1e6),
+				types.IntDatum(at(resetAt, s.Reset).UnixMicro())})
 		},
 	}
 }
@@ -49,7 +51,7 @@ func statWALView() *expr.View {
 // buffers_backend counts pages backends wrote back when they evicted a
 // dirty buffer; buffers_backend_fsync stays 0 (backends never fsync data
 // files); buffers_alloc counts buffers allocated for pages read in.
-func statBgwriterView() *expr.View {
+func statBgwriterView(r *SharedResets) *expr.View {
 	return &expr.View{
 		Name: "pg_stat_bgwriter",
 		Oid:  oidPgStatBgwriter,
@@ -66,11 +68,12 @@ func statBgwriterView() *expr.View {
 			}
 			c := w.CheckpointStats()
 			st := ec.B.Store.Stats()
-			return emit([]types.Datum{types.IntDatum(int64(c.Timed)), types.IntDatum(int64(c.Requested)),
-				types.FloatDatum(float64(c.WriteTime) / 1e6), types.FloatDatum(float64(c.SyncTime) / 1e6),
-				types.IntDatum(int64(st.CheckpointWrites)), types.IntDatum(0), types.IntDatum(0),
-				types.IntDatum(int64(st.BufferWrites - st.CheckpointWrites)), types.IntDatum(0),
-				types.IntDatum(int64(st.BufferReads)), types.IntDatum(w.Stats().Reset.UnixMicro())})
+			bc, bs, resetAt := r.bgBase()
+			return emit([]types.Datum{types.IntDatum(int64(c.Timed - bc.Timed)), types.IntDatum(int64(c.Requested - bc.Requested)),
+				types.FloatDatum(float64(c.WriteTime-bc.WriteTime) / 1e6), types.FloatDatum(float64(c.SyncTime-bc.SyncTime) / 1e6),
+				types.IntDatum(int64(st.CheckpointWrites - bs.CheckpointWrites)), types.IntDatum(0), types.IntDatum(0),
+				types.IntDatum(int64((st.BufferWrites - st.CheckpointWrites) - (bs.BufferWrites - bs.CheckpointWrites))), types.IntDatum(0),
+				types.IntDatum(int64(st.BufferReads - bs.BufferReads)), types.IntDatum(at(resetAt, w.Stats().Reset).UnixMicro())})
 		},
 	}
 }
