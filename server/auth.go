@@ -10,23 +10,29 @@ import (
 	"lockd/sql"
 )
 
-// Authentication: after the startup packet, a connection is authorized
-// (trust: every user is accepted, as DESIGN.md's default), checked against
-// the connection limit and shutdown, and given its SQL session. Password,
-// SCRAM and pg_hba.conf rules belong here when they come.
+// After the startup packet a connection is authorized (trust), its role checked
+// (it must exist and may log in, within its connection limit), checked
+// against the connection limit and shutdown, and given its SQL session.
 
-// newBackend authenticates (trust), checks limits and builds the session.
+// newBackend checks the authenticated user's role and the limits, and
+// builds the session.
 func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, *pgerr.Error) {
-	user := params["user"]
+	user, db := params["user"], params["database"]
 	if user == "" {
 		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
 	}
-	db := params["database"]
 	if db == "" {
 		db = user
 	}
 	if params["replication"] != "" && params["replication"] != "false" && params["replication"] != "0" {
 		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
+	}
+	role := s.inst.engine.Role(user)
+	if role == nil {
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "role \"" + user + "\" does not exist"}
+	}
+	if !role.CanLogin {
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "role \"" + user + "\" is not permitted to log in"}
 	}
 	client := map[string]string{}
 	for k, v := range params {
@@ -55,6 +61,18 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 	if len(s.backends) >= s.inst.maxConnections {
 		s.mu.Unlock()
 		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "sorry, too many clients already"}
+	}
+	if role.ConnLimit >= 0 && !role.Super {
+		n := 0
+		for _, o := range s.backends {
+			if o.user == user {
+				n++
+			}
+		}
+		if n >= role.ConnLimit {
+			s.mu.Unlock()
+			return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "too many connections for role \"" + user + "\""}
+		}
 	}
 	pid := s.nextPID.Add(1)
 	b := &backend{srv: s, conn: conn, pid: pid, secret: newSecret(), gucs: gs, user: user,

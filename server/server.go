@@ -39,6 +39,9 @@ type Config struct {
 	// PostgreSQL's PANIC does, and the next start recovers. The goroutine
 	// that hit it never continues.
 	Panic func(msg string)
+	// BootstrapUser names the superuser made with a new data directory
+	// ("": postgres; lockd -U).
+	BootstrapUser string
 }
 
 // Validate reports a Config that New would refuse.

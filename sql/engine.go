@@ -69,12 +69,18 @@ type EngineConfig struct {
 	// FS is the file system (vfs.Default if nil).
 	WAL *wal.WAL
 	FS  vfs.FS
+	// BootstrapUser names the superuser a new data directory gets
+	// ("": postgres), as initdb -U does.
+	BootstrapUser string
 }
 
 // NewEngine opens the catalog and returns an engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	cat, err := catalog.OpenCatalog(cfg.FS, cfg.WAL, cfg.DataDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := cat.Bootstrap(cfg.BootstrapUser); err != nil {
 		return nil, err
 	}
 	seqs, err := catalog.OpenSeqStore(cfg.FS, cfg.WAL, cfg.DataDir, cat.State())
@@ -104,6 +110,10 @@ func (e *Engine) Checkpoint() error {
 	}
 	return e.seqs.Checkpoint(e.cat.State())
 }
+
+// Roles returns the published catalog's view of roles, for
+// authentication: the role of that name, nil if there is none.
+func (e *Engine) Role(name string) *catalog.RoleDef { return e.cat.State().Role(name) }
 
 // NextOID returns the catalog's next OID (for checkpoint records).
 func (e *Engine) NextOID() uint32 { return e.cat.NextOID() }

@@ -21,6 +21,7 @@ Options:
   -p PORT             port to listen on (setting "port", default 5433)
   -c NAME=VALUE       set a setting (also --NAME=VALUE)
   -C NAME             print the value of a setting and exit
+  -U NAME             superuser a new data directory gets (default postgres)
   --config FILE       configuration file (TOML; default DATADIR/lockd.conf if present)
   -V, --version       print the version and exit
   --help              show this help and exit
@@ -36,6 +37,7 @@ type options struct {
 	config   string
 	settings [][2]string // -p, -c and --name=value, in command-line order
 	show     string
+	user     string // -U: the bootstrap superuser of a new data directory
 }
 
 // usageError is a command line that cannot be run (exit code 2).
@@ -54,6 +56,7 @@ func parseArgs(args []string) (*options, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.dataDir, "D", o.dataDir, "data directory")
 	fs.StringVar(&o.show, "C", "", "print the value of a setting and exit")
+	fs.StringVar(&o.user, "U", "", "bootstrap superuser")
 	fs.StringVar(&o.config, "config", "", "configuration file")
 	fs.Func("p", "port", func(v string) error {
 		o.settings = append(o.settings, [2]string{"port", v})
@@ -91,13 +94,13 @@ func normalize(args []string) ([]string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-D" || a == "-p" || a == "-c" || a == "-C" || a == "--config":
+		case a == "-D" || a == "-p" || a == "-c" || a == "-C" || a == "-U" || a == "--config":
 			if i+1 >= len(args) {
 				return out, &usageError{fmt.Sprintf("option %s requires an argument", a)}
 			}
 			out = append(out, a, args[i+1])
 			i++
-		case len(a) > 2 && (strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "-p") || strings.HasPrefix(a, "-c")):
+		case len(a) > 2 && (strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "-p") || strings.HasPrefix(a, "-c") || strings.HasPrefix(a, "-U")):
 			out = append(out, a[:2], a[2:])
 		case strings.HasPrefix(a, "--config="):
 			out = append(out, "--config", strings.TrimPrefix(a, "--config="))

@@ -212,3 +212,14 @@ func (s *Backend) SetDefault(name string, local bool) error {
 	}
 	return err
 }
+
+// CurrentRole is the role the session runs as (nil if it has been
+// dropped since the session began).
+func (s *Backend) CurrentRole() *catalog.RoleDef { return s.Cat().Role(s.User) }
+
+// Superuser reports whether the session's role is a superuser
+// (PostgreSQL's superuser()).
+func (s *Backend) Superuser() bool {
+	r := s.CurrentRole()
+	return r != nil && r.Super
+}

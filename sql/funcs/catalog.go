@@ -31,8 +31,8 @@ var CatalogFns = merged(catalogFns, privilegeFns())
 var oidArgs = []types.Type{types.TypeOid}
 
 var catalogFns = map[string]CatalogFn{
-	"pg_get_userbyid": {1, 1, oidArgs, types.TypeName, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		return types.TextDatum(roleName(uint32(v[0].I))), nil
+	"pg_get_userbyid": {1, 1, oidArgs, types.TypeName, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		return types.TextDatum(ec.B.Cat().RoleName(uint32(v[0].I))), nil
 	}},
 	"format_type": {2, 2, []types.Type{types.TypeOid, types.TypeInt4}, types.TypeText, true, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 		if v[0].Null {
@@ -185,16 +185,6 @@ func privilegeFns() map[string]CatalogFn {
 }
 
 func nullFn(*expr.EvalCtx, []types.Datum) (types.Datum, error) { return types.NullDatum, nil }
-
-func roleName(oid uint32) string {
-	switch oid {
-	case catalog.BootstrapRoleOID:
-		return catalog.BootstrapRole
-	case catalog.DbOwnerRoleOID:
-		return catalog.DbOwnerRole
-	}
-	return "unknown (OID=" + strconv.FormatUint(uint64(oid), 10) + ")"
-}
 
 func fnIndexDef(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 	cat := ec.B.Cat()
