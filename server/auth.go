@@ -10,7 +10,8 @@ import (
 	"lockd/sql"
 )
 
-// After the startup packet a connection is authorized (trust), its role checked
+// After the startup packet a connection is authenticated (authenticate.go:
+// the pg_hba.conf rule that matches it and its method), its role checked
 // (it must exist and may log in, within its connection limit), checked
 // against the connection limit and shutdown, and given its SQL session.
 
@@ -18,14 +19,8 @@ import (
 // builds the session.
 func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, *pgerr.Error) {
 	user, db := params["user"], params["database"]
-	if user == "" {
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
-	}
 	if db == "" {
 		db = user
-	}
-	if params["replication"] != "" && params["replication"] != "false" && params["replication"] != "0" {
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
 	}
 	role := s.inst.engine.Role(user)
 	if role == nil {

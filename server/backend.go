@@ -96,6 +96,13 @@ func (s *Server) handle(conn net.Conn) {
 	if st.cancel {
 		return
 	}
+	if err := s.authenticate(conn, st.params); err != nil {
+		var pe *pgerr.Error
+		if errors.As(err, &pe) {
+			writeFatal(conn, pe)
+		}
+		return
+	}
 	b, ferr := s.newBackend(conn, st.params)
 	if ferr != nil {
 		writeFatal(conn, ferr)

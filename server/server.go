@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 
+	"lockd/auth"
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/pgerr"
@@ -81,6 +83,11 @@ type Server struct {
 	errc      chan error // accept failures of Listen's listeners
 
 	nextPID atomic.Int32
+
+	// hba is the pg_hba.conf rules in force (nil: trust everyone;
+	// hba.go); mockSecret keys the salts of mock SCRAM exchanges.
+	hba        atomic.Pointer[auth.HBA]
+	mockSecret []byte
 }
 
 // New validates cfg, locks the data directory and builds the instance over
@@ -106,6 +113,16 @@ func New(cfg Config) (*Server, error) {
 	// Backend pids start above the range of real process ids so that
 	// pg_cancel_backend on a real pid never matches by accident.
 	s.nextPID.Store(int32(100000 + randUint32()%100000))
+	s.mockSecret = make([]byte, 32)
+	_, _ = rand.Read(s.mockSecret)
+	h, errs := loadHBA(cfg.Settings.Value("hba_file").Str)
+	if len(errs) > 0 {
+		for _, e := range errs {
+			cfg.Logger.Error("invalid pg_hba.conf entry", "err", e.Error())
+		}
+		return nil, fmt.Errorf("could not load %s: %w", cfg.Settings.Value("hba_file").Str, errs[0])
+	}
+	s.hba.Store(h)
 	inst, err := openInstance(cfg, s, func() int32 { return s.nextPID.Add(1) })
 	if err != nil {
 		return nil, err
@@ -276,6 +293,7 @@ func (s *Server) ReloadConfig() bool {
 	for _, e := range s.settings.Reload() {
 		s.log.Warn(e.Error())
 	}
+	s.reloadHBA()
 	return true
 }
 

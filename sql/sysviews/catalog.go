@@ -60,7 +60,7 @@ var (
 func CatalogViews() []*expr.View {
 	return []*expr.View{
 		pgClassView(), pgNamespaceView(), pgAttributeView(), pgTypeView(), pgIndexView(), pgInheritsView(),
-		pgPartitionedTableView(), pgConstraintView(), pgDatabaseView(), pgRolesView(), pgAuthidView(), pgUserView(), pgAmView(),
+		pgPartitionedTableView(), pgConstraintView(), pgDatabaseView(), pgRolesView(), pgAuthidView(), pgUserView(), pgHbaFileRulesView(), pgAmView(),
 		pgAttrdefView(), pgCollationView(), pgTablespaceView(), pgTablesView(), pgIndexesView(),
 		emptyView("pg_auth_members", oidPgAuthMembers, "oid", types.TypeOid, "roleid", types.TypeOid, "member", types.TypeOid, "grantor", types.TypeOid, "admin_option", types.TypeBool),
 		emptyView("pg_description", oidPgDescription, "objoid", types.TypeOid, "classoid", types.TypeOid, "objsubid", types.TypeInt4, "description", types.TypeText),
