@@ -204,3 +204,46 @@ func FuzzSCRAM(f *testing.F) {
 		}
 	})
 }
+
+func TestSCRAMChannelBinding(t *testing.T) {
+	stored := EncryptSCRAM("secret")
+	const gs2 = "p=tls-server-end-point,,"
+	run := func(cb []byte, sentHash string) error {
+		s := NewSCRAM("u", stored, nil, cb)
+		if m := s.Mechanisms(); len(m) != 2 || m[0] != MechSCRAMPlus {
+			t.Fatalf("mechanisms %v", m)
+		}
+		first, err := s.Start(MechSCRAMPlus, []byte(gs2+"n=,r=nonce"))
+		if err != nil {
+			return err
+		}
+		// The client's final message, binding the certificate hash.
+		attrs := map[string]string{}
+		for _, a := range strings.Split(string(first), ",") {
+			attrs[a[:1]] = a[2:]
+		}
+		c := "c=" + base64.StdEncoding.EncodeToString([]byte(gs2+sentHash)) + ",r=" + attrs["r"]
+		salt, _ := base64.StdEncoding.DecodeString(attrs["s"])
+		salted := saltedPassword("secret", salt, SCRAMIterations)
+		ck := hmacSHA256(salted, "Client Key")
+		sk := sha256.Sum256(ck)
+		sig := hmacSHA256(sk[:], "n=,r=nonce,"+string(first)+","+c)
+		for i := range ck {
+			ck[i] ^= sig[i]
+		}
+		_, err = s.Finish([]byte(c + ",p=" + base64.StdEncoding.EncodeToString(ck)))
+		return err
+	}
+	if err := run([]byte("certhash"), "certhash"); err != nil {
+		t.Fatalf("channel binding: %v", err)
+	}
+	var pe *pgerr.Error
+	if err := run([]byte("certhash"), "otherhash"); !errors.As(err, &pe) || pe.Message != "SCRAM channel binding check failed" {
+		t.Fatalf("a wrong binding: %v", err)
+	}
+	// A client that could bind but thinks the server cannot: a downgrade.
+	s := NewSCRAM("u", stored, nil, []byte("certhash"))
+	if _, err := s.Start(MechSCRAM, []byte("y,,n=,r=x")); !errors.As(err, &pe) || pe.Message != "SCRAM channel binding negotiation error" {
+		t.Fatalf("downgrade: %v", err)
+	}
+}

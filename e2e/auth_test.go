@@ -89,3 +89,35 @@ CREATE ROLE
 		t.Fatalf("pgbench with a wrong password: %d\n%s", o.code, o.stderr)
 	}
 }
+
+// psql and pgbench over SSL with sslmode=verify-full against a CA the
+// test made, authenticating with SCRAM-SHA-256-PLUS (channel binding).
+func TestTLSPsql(t *testing.T) {
+	psqlBin, pgbench := need(t, "psql"), need(t, "pgbench")
+	ca := lockdtest.NewTestCA(t)
+	hba := filepath.Join(t.TempDir(), "pg_hba.conf")
+	if err := os.WriteFile(hba, []byte("hostnossl all postgres 127.0.0.1/32 trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inst := lockdtest.Start(t, lockdtest.Options{Settings: []string{"hba_file=" + hba, "ssl=on",
+		"ssl_cert_file=" + ca.CertFile, "ssl_key_file=" + ca.KeyFile}})
+	wantOutput(t, "create role", runEnv(t, []string{"PGSSLMODE=disable"}, psqlBin, psqlArgs(inst.Port, "-c", "create role alice login password 'wonderland'")...),
+		0, "CREATE ROLE\n", "")
+	conn := "host=localhost hostaddr=127.0.0.1 port=" + strconv.Itoa(inst.Port) + " dbname=postgres user=alice sslmode=verify-full sslrootcert=" + ca.CAFile
+	env := []string{"PGPASSWORD=wonderland"}
+	o := runEnv(t, env, psqlBin, "-X", "-At", "-d", conn+" channel_binding=require",
+		"-c", "select ssl, version from pg_stat_ssl where pid = pg_backend_pid()")
+	wantOutput(t, "psql verify-full with channel binding", o, 0, "t|TLSv1.3\n", "")
+	o = runEnv(t, []string{"PGPASSWORD=wrong"}, psqlBin, "-X", "-At", "-d", conn, "-c", "select 1")
+	if o.code != 2 || !strings.Contains(o.stderr, `FATAL:  password authentication failed for user "alice"`) {
+		t.Fatalf("wrong password over SSL: %d %s", o.code, o.stderr)
+	}
+	script := filepath.Join(t.TempDir(), "select.sql")
+	if err := os.WriteFile(script, []byte("select 1;\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o = runEnv(t, env, pgbench, "-n", "-t", "5", "-c", "2", "-f", script, "-d", conn)
+	if o.code != 0 {
+		t.Fatalf("pgbench over SSL: %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+}

@@ -20,6 +20,7 @@ const (
 	catLocale       = "Client Connection Defaults / Locale and Formatting"
 	catConnSettings = "Connections and Authentication / Connection Settings"
 	catAuth         = "Connections and Authentication / Authentication"
+	catSSL          = "Connections and Authentication / SSL"
 	catMemory       = "Resource Usage / Memory"
 	catDisk         = "Resource Usage / Disk"
 	catWALSettings  = "Write-Ahead Log / Settings"
@@ -204,6 +205,23 @@ var Table = []Def{
 		Short:       "Chooses the algorithm for encrypting passwords.",
 		Extra:       "How CREATE ROLE and ALTER ROLE store a password given in clear text; one given already encrypted is stored as it is.",
 		enumAliases: map[string]string{"on": "md5", "true": "md5", "yes": "md5", "1": "md5"}},
+	{Name: "ssl", Type: Bool, Boot: "off", Context: Sighup, Category: catSSL,
+		Short: "Enables SSL connections.",
+		Extra: "An SSLRequest is answered S and the connection encrypted with crypto/tls; hostssl and hostnossl rules in the hba file tell the two apart."},
+	{Name: "ssl_cert_file", Type: String, Boot: "server.crt", Context: Sighup, Category: catSSL,
+		Short: "Location of the SSL server certificate file.",
+		Extra: "A relative path is relative to the data directory."},
+	{Name: "ssl_key_file", Type: String, Boot: "server.key", Context: Sighup, Category: catSSL,
+		Short: "Location of the SSL server private key file.",
+		Extra: "A relative path is relative to the data directory."},
+	{Name: "ssl_ca_file", Type: String, Boot: "", Context: Sighup, Category: catSSL,
+		Short: "Location of the SSL certificate authority file.",
+		Extra: "When set, clients are asked for a certificate, which must be signed by one of these authorities; hba rules with clientcert=verify-ca or verify-full require one."},
+	{Name: "ssl_min_protocol_version", Type: Enum, Boot: "TLSv1.2", EnumValues: []string{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}, Context: Sighup, Category: catSSL,
+		Short: "Sets the minimum SSL/TLS protocol version to use."},
+	{Name: "ssl_ciphers", Type: String, Boot: "HIGH:MEDIUM:+3DES:!aNULL", Context: Sighup, Category: catSSL,
+		Short: "Sets the list of allowed SSL ciphers.",
+		Extra: "An OpenSSL cipher list, mapped onto the TLS 1.2 cipher suites Go implements; Go does not let TLS 1.3's suites be restricted."},
 	{Name: "hba_file", Type: String, Boot: "", Context: Postmaster, Category: catFiles,
 		Short: "Sets the server's \"hba\" configuration file.",
 		Extra: "Client authentication rules in pg_hba.conf's format, read at start-up and on every reload; a file with errors keeps the rules in force. Empty: every connection is trusted, as initdb --auth=trust would configure."},

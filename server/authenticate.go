@@ -64,6 +64,20 @@ func (s *Server) authenticate(conn net.Conn, params map[string]string) error {
 		s.log.Warn(e.Message)
 		return e
 	}
+	if line.ClientCert != "" {
+		c := clientCert(conn)
+		if c == nil {
+			e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "connection requires a valid client certificate"}
+			s.log.Warn(e.Message, "user", user, "hba_line", line.LineNo)
+			return e
+		}
+		if line.ClientCert == "verify-full" && c.Subject.CommonName != user {
+			e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec,
+				Message: fmt.Sprintf("certificate validation (clientcert=verify-full) failed for user \"%s\": CN mismatch", user)}
+			s.log.Warn(e.Message, "hba_line", line.LineNo)
+			return e
+		}
+	}
 	failed := func(detail string) error {
 		e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidPassword,
 			Message: fmt.Sprintf("password authentication failed for user \"%s\"", user)}
@@ -152,7 +166,7 @@ func (s *Server) authenticate(conn net.Conn, params map[string]string) error {
 // verifier ("" for a mock exchange). It reports whether the proof was
 // right; a malformed exchange is an error sent to the client.
 func (s *Server) saslExchange(conn net.Conn, user, stored string) (bool, error) {
-	sc := auth.NewSCRAM(user, stored, s.mockSecret, channelBinding(conn))
+	sc := auth.NewSCRAM(user, stored, s.mockSecret, s.channelBinding(conn))
 	if err := writeMsg(conn, &pgproto3.AuthenticationSASL{AuthMechanisms: sc.Mechanisms()}); err != nil {
 		return false, err
 	}
@@ -254,10 +268,3 @@ func remoteIP(conn net.Conn) (string, net.IP) {
 	host, _, _ := net.SplitHostPort(conn.RemoteAddr().String())
 	return host, net.ParseIP(host)
 }
-
-// isTLS reports whether the connection is encrypted.
-func isTLS(conn net.Conn) bool { return false }
-
-// channelBinding is the tls-server-end-point data of an encrypted
-// connection (nil: none, and SCRAM-SHA-256-PLUS is not offered).
-func channelBinding(conn net.Conn) []byte { return nil }

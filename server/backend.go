@@ -74,10 +74,11 @@ func (b *backend) terminatedErr() *pgerr.Error {
 
 // handle serves one connection from startup to exit.
 func (s *Server) handle(conn net.Conn) {
+	raw := conn
 	defer func() {
 		conn.Close()
 		s.mu.Lock()
-		delete(s.conns, conn)
+		delete(s.conns, raw)
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
@@ -96,6 +97,7 @@ func (s *Server) handle(conn net.Conn) {
 	if st.cancel {
 		return
 	}
+	conn = st.conn // encrypted after SSL
 	if err := s.authenticate(conn, st.params); err != nil {
 		var pe *pgerr.Error
 		if errors.As(err, &pe) {

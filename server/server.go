@@ -88,6 +88,9 @@ type Server struct {
 	// hba.go); mockSecret keys the salts of mock SCRAM exchanges.
 	hba        atomic.Pointer[auth.HBA]
 	mockSecret []byte
+	// tls is the SSL configuration in force (nil: ssl is off; tls.go)
+	tls     atomic.Pointer[tlsState]
+	dataDir string
 }
 
 // New validates cfg, locks the data directory and builds the instance over
@@ -123,6 +126,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("could not load %s: %w", cfg.Settings.Value("hba_file").Str, errs[0])
 	}
 	s.hba.Store(h)
+	s.dataDir = cfg.DataDir
+	ts, err := s.loadTLS()
+	if err != nil {
+		return nil, err
+	}
+	s.tls.Store(ts)
 	inst, err := openInstance(cfg, s, func() int32 { return s.nextPID.Add(1) })
 	if err != nil {
 		return nil, err
@@ -294,6 +303,7 @@ func (s *Server) ReloadConfig() bool {
 		s.log.Warn(e.Error())
 	}
 	s.reloadHBA()
+	s.reloadTLS()
 	return true
 }
 

@@ -89,7 +89,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
-	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), e.statActivityView(), e.statSSLView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
 	views = append(views, sysviews.WALViews()...)
 	for _, v := range append(views, sysviews.SequenceViews()...) {
@@ -171,6 +171,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.backendType = info.BackendType
+	s.ssl = info.SSL
 	s.act.app = info.Settings.String("application_name")
 	s.Format.Names = &s.Backend
 	s.RefreshFormat()

@@ -39,6 +39,7 @@ type Session struct {
 	// backendType is pg_stat_activity.backend_type: "" for a client
 	// backend, "autovacuum worker" for autovacuum's (autovacuum.go)
 	backendType string
+	ssl         *SSLInfo // the connection's encryption (nil: none), for pg_stat_ssl
 }
 
 // SessionInfo identifies a new backend.
@@ -51,6 +52,18 @@ type SessionInfo struct {
 	// BackendType is pg_stat_activity.backend_type for a background
 	// worker ("autovacuum worker"); "" is a client backend.
 	BackendType string
+	// SSL describes an encrypted connection (nil: not encrypted), for
+	// pg_stat_ssl.
+	SSL *SSLInfo
+}
+
+// SSLInfo is what pg_stat_ssl shows of an encrypted connection.
+type SSLInfo struct {
+	Version, Cipher string
+	Bits            int
+	// The client certificate's subject, serial number (decimal) and
+	// issuer ("" without one).
+	ClientDN, ClientSerial, IssuerDN string
 }
 
 // TakeNotices returns and clears the notices raised since the last call.
