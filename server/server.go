@@ -44,6 +44,9 @@ type Config struct {
 	// BootstrapUser names the superuser made with a new data directory
 	// ("": postgres; lockd -U).
 	BootstrapUser string
+	// BootstrapPassword, if not empty, is its password (lockd --pwfile),
+	// stored as password_encryption says.
+	BootstrapPassword string
 }
 
 // Validate reports a Config that New would refuse.

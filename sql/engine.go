@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"lockd/auth"
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/sql/catalog"
@@ -72,6 +73,9 @@ type EngineConfig struct {
 	// BootstrapUser names the superuser a new data directory gets
 	// ("": postgres), as initdb -U does.
 	BootstrapUser string
+	// BootstrapPassword is its password ("": none), stored as
+	// password_encryption says.
+	BootstrapPassword string
 }
 
 // NewEngine opens the catalog and returns an engine.
@@ -80,7 +84,14 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cat.Bootstrap(cfg.BootstrapUser); err != nil {
+	name, stored := cfg.BootstrapUser, ""
+	if name == "" {
+		name = catalog.BootstrapRole
+	}
+	if cfg.BootstrapPassword != "" {
+		stored = auth.Encrypt(cfg.Settings.Value("password_encryption").Str, name, cfg.BootstrapPassword)
+	}
+	if err := cat.Bootstrap(name, stored); err != nil {
 		return nil, err
 	}
 	seqs, err := catalog.OpenSeqStore(cfg.FS, cfg.WAL, cfg.DataDir, cat.State())

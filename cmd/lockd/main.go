@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"lockd/guc"
@@ -65,7 +66,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, v)
 		return 0
 	}
-	srv, err := server.New(server.Config{Settings: settings, Logger: logger, LogLevel: logLevel, DataDir: opts.dataDir, BootstrapUser: opts.user})
+	password := ""
+	if opts.pwfile != "" {
+		// As initdb --pwfile: the first line is the password.
+		data, err := os.ReadFile(opts.pwfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockd: could not read password from file \"%s\": %v\n", opts.pwfile, err)
+			return 1
+		}
+		password, _, _ = strings.Cut(string(data), "\n")
+		password = strings.TrimRight(password, "\r")
+		if password == "" {
+			fmt.Fprintf(stderr, "lockd: password file \"%s\" is empty\n", opts.pwfile)
+			return 1
+		}
+	}
+	srv, err := server.New(server.Config{Settings: settings, Logger: logger, LogLevel: logLevel, DataDir: opts.dataDir,
+		BootstrapUser: opts.user, BootstrapPassword: password})
 	if err != nil {
 		logger.Error(err.Error())
 		return 1

@@ -407,3 +407,51 @@ func TestSIGTERMNoSessions(t *testing.T) {
 		t.Errorf("log does not say the server shut down:\n%s", s.stderr.String())
 	}
 }
+
+// -U and --pwfile make the superuser of a new data directory, with a
+// SCRAM password (as initdb -U NAME --pwfile FILE), and an hba file that
+// asks for it is then satisfied; SIGHUP reloads the hba file.
+func TestBootstrapSuperuserPassword(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	hba := filepath.Join(dir, "pg_hba.conf")
+	if err := os.WriteFile(pw, []byte("s3cret\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hba, []byte("host all all 127.0.0.1/32 scram-sha-256\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, filepath.Join(dir, "data"), "-U", "admin", "--pwfile", pw, "-c", "hba_file="+hba)
+	connect := func(user, password string) (*pgx.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable", user, password, s.addr()))
+	}
+	c, err := connect("admin", "s3cret")
+	if err != nil {
+		t.Fatalf("admin with the password from --pwfile: %v\n%s", err, s.stderr.String())
+	}
+	var stored string
+	if err := c.QueryRow(context.Background(), "select rolpassword from pg_authid where rolname = 'admin'").Scan(&stored); err != nil || !strings.HasPrefix(stored, "SCRAM-SHA-256$4096:") {
+		t.Fatalf("stored password %q, %v", stored, err)
+	}
+	c.Close(context.Background())
+	if _, err := connect("admin", "wrong"); err == nil || !strings.Contains(err.Error(), `password authentication failed for user "admin"`) {
+		t.Fatalf("a wrong password: %v", err)
+	}
+	if err := os.WriteFile(hba, []byte("host all all 127.0.0.1/32 reject\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.signal(t, syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := connect("admin", "s3cret")
+		if err != nil && strings.Contains(err.Error(), "pg_hba.conf rejects connection") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hba file not reloaded on SIGHUP: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -116,7 +116,9 @@ func (c *CatalogState) applyRole(op *CatOp) {
 // in a catalog that has no roles: a new data directory, or one made
 // before lockd had roles. The catalog file is written at once, so the
 // name given when the directory was made is the one it keeps.
-func (c *Catalog) Bootstrap(name string) error {
+//
+// password is its stored password (a verifier; "" for none).
+func (c *Catalog) Bootstrap(name, password string) error {
 	if name == "" {
 		name = BootstrapRole
 	}
@@ -128,7 +130,7 @@ func (c *Catalog) Bootstrap(name string) error {
 	}
 	st := cur.Clone()
 	st.Roles = map[uint32]*RoleDef{BootstrapRoleOID: {OID: BootstrapRoleOID, Name: name, Super: true, Inherit: true,
-		CreateRole: true, CreateDB: true, CanLogin: true, Replication: true, BypassRLS: true, ConnLimit: -1}}
+		CreateRole: true, CreateDB: true, CanLogin: true, Replication: true, BypassRLS: true, ConnLimit: -1, Password: password}}
 	st.Version++
 	if err := c.Write(st); err != nil {
 		return err
