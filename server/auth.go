@@ -48,6 +48,13 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		e.Severity = pgerr.SeverityFatal
 		return nil, e
 	}
+	if !role.Super {
+		if err := gs.SetInternal("is_superuser", "off"); err != nil {
+			e := pgerr.From(err)
+			e.Severity = pgerr.SeverityFatal
+			return nil, e
+		}
+	}
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()

@@ -94,6 +94,9 @@ func TestRolePrivileges(t *testing.T) {
 		_, err := alice.Exec(ctx, c.sql)
 		wantPgError(t, c.sql, err, c.code, c.msg)
 	}
+	if got := alice.PgConn().ParameterStatus("is_superuser"); got != "off" {
+		t.Fatalf("is_superuser reported %q to a role that is not a superuser", got)
+	}
 	// A role may change its own password.
 	mustExec(t, alice, "alter role alice password 'new'")
 	mustExec(t, alice, "alter role current_user password 'newer'")
