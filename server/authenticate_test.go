@@ -2,12 +2,16 @@ package server_test
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"lockd/internal/lockdtest"
 )
@@ -171,4 +175,62 @@ func TestHBABrokenAtStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `invalid authentication method "sorcery"`) {
 		t.Fatalf("start with a broken hba file: %v", err)
 	}
+}
+
+// Many wrong passwords in a row: each is refused and logged, another
+// session is served throughout, and nothing is left behind (goroutines
+// return to where they were). Latency is measured by no test here.
+func TestWrongPasswordFlood(t *testing.T) {
+	inst, _, logs := startWithHBA(t, testHBA)
+	admin := inst.Connect(t)
+	mustExec(t, admin, "create role alice login password 'wonderland'")
+	queryText(t, admin, "select 1")
+	base := runtime.NumGoroutine()
+	const workers, each = 4, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				user := "alice"
+				if i%2 == 1 {
+					user = "nosuchuser"
+				}
+				_, err := connectAs(t, inst, user, "wrong")
+				errs <- err
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	queries := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			if got := queryText(t, admin, "select 1"); got != "1" {
+				t.Fatalf("select 1 during the flood: %s", got)
+			}
+			queries++
+		}
+	}
+	close(errs)
+	n := 0
+	for err := range errs {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "28P01" {
+			t.Fatalf("attempt %d: %v", n, err)
+		}
+		n++
+	}
+	if n != workers*each || queries == 0 {
+		t.Fatalf("%d attempts, %d queries meanwhile", n, queries)
+	}
+	waitFor(t, "every failure in the log", func() bool {
+		return strings.Count(logs.String(), "password authentication failed for user") == workers*each
+	})
+	waitFor(t, "the goroutines to go back to where they were", func() bool { return runtime.NumGoroutine() <= base+2 })
 }
