@@ -113,10 +113,20 @@ func TestRolePrivileges(t *testing.T) {
 	_, err = manager.Exec(ctx, "create role boss superuser")
 	wantPgError(t, "CREATEROLE making a superuser", err, "42501", "must be superuser to create superusers")
 	_, err = manager.Exec(ctx, "drop role postgres")
-	wantPgError(t, "drop the bootstrap superuser", err, "2BP01", "cannot drop role postgres because it is required by the database system")
+	wantPgError(t, "drop a superuser", err, "42501", "must be superuser to drop superusers")
 	_, err = manager.Exec(ctx, "drop role manager")
 	wantPgError(t, "drop oneself", err, "55006", "current user cannot be dropped")
 	mustExec(t, manager, "drop role bob")
+
+	// Another superuser cannot drop the bootstrap superuser either: it
+	// owns every object.
+	mustExec(t, admin, "create role boss login superuser")
+	boss, err := connectAs(t, inst, "boss", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = boss.Exec(ctx, "drop role postgres")
+	wantPgError(t, "drop the bootstrap superuser", err, "2BP01", "cannot drop role postgres because it is required by the database system")
 }
 
 // lockd -U: the bootstrap superuser of a new data directory gets that

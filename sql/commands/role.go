@@ -292,13 +292,15 @@ func (s *Utility) CompileDropRole(ds *pg.DropRoleStmt, st *plan.Stmt) error {
 				s.Notice(pgerr.SeverityNotice, pgerr.SuccessfulCompletion, fmt.Sprintf("role \"%s\" does not exist, skipping", name))
 				continue
 			}
+			// PostgreSQL's order: the current user, superusers, then the
+			// roles the system needs (pinned).
 			switch {
-			case r.OID == catalog.DbOwnerRoleOID, r.OID == catalog.BootstrapRoleOID:
-				return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop role %s because it is required by the database system", r.Name)
 			case r.Name == s.User:
 				return "", pgerr.New(pgerr.ObjectInUse, "current user cannot be dropped")
 			case r.Super && !s.Superuser():
 				return "", pgerr.New(pgerr.InsufficientPrivilege, "must be superuser to drop superusers")
+			case r.OID == catalog.DbOwnerRoleOID, r.OID == catalog.BootstrapRoleOID:
+				return "", pgerr.New(pgerr.DependentObjectsStillExist, "cannot drop role %s because it is required by the database system", r.Name)
 			}
 			dropped[r.OID] = true
 			s.AddCatOp(&catalog.CatOp{Kind: "droprole", Oid: r.OID})
