@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"lockd/guc"
 	"lockd/pgerr"
 	"lockd/sql"
 )
@@ -49,6 +50,15 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		return nil, e
 	}
 	if !role.Super {
+		// A role that is not a superuser may not set superuser settings
+		// in its startup packet (PGOPTIONS) either.
+		for i := range guc.Table {
+			d := &guc.Table[i]
+			if (d.Context == guc.Superuser || d.Context == guc.SuperuserBackend) && gs.Source(d.Name) == guc.SourceClient {
+				return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InsufficientPrivilege,
+					Message: "permission denied to set parameter \"" + d.Name + "\""}
+			}
+		}
 		if err := gs.SetInternal("is_superuser", "off"); err != nil {
 			e := pgerr.From(err)
 			e.Severity = pgerr.SeverityFatal

@@ -97,6 +97,54 @@ func TestRolePrivileges(t *testing.T) {
 	if got := alice.PgConn().ParameterStatus("is_superuser"); got != "off" {
 		t.Fatalf("is_superuser reported %q to a role that is not a superuser", got)
 	}
+	// Superuser-only operations, with PostgreSQL 15's messages.
+	var adminPID int
+	if err := admin.QueryRow(ctx, "select pg_backend_pid()").Scan(&adminPID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ sql, code, msg string }{
+		{"alter system set work_mem = '1MB'", "42501", "must be superuser to execute ALTER SYSTEM command"},
+		{"select pg_reload_conf()", "42501", "permission denied for function pg_reload_conf"},
+		{"checkpoint", "42501", "must be superuser or have privileges of pg_checkpoint to do CHECKPOINT"},
+		{"set commit_delay = 10", "42501", `permission denied to set parameter "commit_delay"`},
+		{"select set_config('commit_delay', '10', false)", "42501", `permission denied to set parameter "commit_delay"`},
+		{fmt.Sprintf("select pg_terminate_backend(%d)", adminPID), "42501", "must be a superuser to terminate superuser process"},
+		{fmt.Sprintf("select pg_cancel_backend(%d)", adminPID), "42501", "must be a superuser to cancel superuser query"},
+	} {
+		_, err := alice.Exec(ctx, c.sql)
+		wantPgError(t, c.sql, err, c.code, c.msg)
+	}
+	mustExec(t, alice, "set work_mem = '8MB'") // a user setting
+	ctx5, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err = pgx.Connect(ctx5, fmt.Sprintf("host=127.0.0.1 port=%d user=alice dbname=postgres sslmode=disable options='-c commit_delay=10'", inst.Port))
+	wantPgError(t, "PGOPTIONS with a superuser setting", err, "42501", `permission denied to set parameter "commit_delay"`)
+	// A role signals its own backends only.
+	mustExec(t, admin, "create role carol login")
+	carol, err := connectAs(t, inst, "carol", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var carolPID int
+	if err := carol.QueryRow(ctx, "select pg_backend_pid()").Scan(&carolPID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = alice.Exec(ctx, fmt.Sprintf("select pg_cancel_backend(%d)", carolPID))
+	wantPgError(t, "cancel another role's query", err, "42501", "must be a member of the role whose query is being canceled or member of pg_signal_backend")
+	_, err = alice.Exec(ctx, fmt.Sprintf("select pg_terminate_backend(%d)", carolPID))
+	wantPgError(t, "terminate another role's backend", err, "42501", "must be a member of the role whose process is being terminated or member of pg_signal_backend")
+	alice2, err := connectAs(t, inst, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alice2PID int
+	if err := alice2.QueryRow(ctx, "select pg_backend_pid()").Scan(&alice2PID); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryText(t, alice, fmt.Sprintf("select pg_cancel_backend(%d)", alice2PID)); got != "t" {
+		t.Fatalf("cancel one's own backend: %s", got)
+	}
+
 	// A role may change its own password.
 	mustExec(t, alice, "alter role alice password 'new'")
 	mustExec(t, alice, "alter role current_user password 'newer'")

@@ -310,6 +310,15 @@ func (s *Server) ReloadConfig() bool {
 	return true
 }
 
+// BackendUser implements sql.Host: the user of client backend pid.
+func (s *Server) BackendUser(pid int32) (string, bool) {
+	b := s.backend(pid)
+	if b == nil {
+		return "", false
+	}
+	return b.user, true
+}
+
 func (s *Server) backend(pid int32) *backend {
 	s.mu.Lock()
 	defer s.mu.Unlock()

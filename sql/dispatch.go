@@ -165,6 +165,9 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		st.NoSnapshot = true
 		st.Cacheable = false
 		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			if !s.Superuser() {
+				return "", pgerr.New(pgerr.InsufficientPrivilege, "must be superuser to execute ALTER SYSTEM command")
+			}
 			var err error
 			switch set.Kind {
 			case pg.VariableSetKind_VAR_RESET_ALL:

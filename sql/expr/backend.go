@@ -142,6 +142,8 @@ type Host interface {
 	CancelBackend(pid int32) bool
 	TerminateBackend(pid int32) bool
 	ReloadConfig() bool
+	// BackendUser is the user of the client backend pid (false: none).
+	BackendUser(pid int32) (string, bool)
 	// Checkpoint runs an immediate checkpoint and waits for it (CHECKPOINT).
 	Checkpoint() error
 }
@@ -156,6 +158,22 @@ const (
 )
 
 func (s *Backend) SignalBackend(pid int32, terminate bool) (types.Datum, error) {
+	// pg_signal_backend's rules: only a superuser signals a superuser's
+	// backend, and a role that is not one signals only its own (lockd has
+	// no pg_signal_backend membership).
+	if user, found := s.Host.BackendUser(pid); found && !s.Superuser() {
+		target := s.Cat().Role(user)
+		switch {
+		case target != nil && target.Super && terminate:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a superuser to terminate superuser process")
+		case target != nil && target.Super:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a superuser to cancel superuser query")
+		case user != s.User && terminate:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a member of the role whose process is being terminated or member of pg_signal_backend")
+		case user != s.User:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a member of the role whose query is being canceled or member of pg_signal_backend")
+		}
+	}
 	var ok bool
 	if terminate {
 		ok = s.Host.TerminateBackend(pid)
@@ -168,7 +186,19 @@ func (s *Backend) SignalBackend(pid int32, terminate bool) (types.Datum, error) 
 	return types.BoolDatum(ok), nil
 }
 
+// checkSetPrivilege refuses a superuser setting to a role that is not
+// one, as PostgreSQL's set_config_option does.
+func (s *Backend) checkSetPrivilege(name string) error {
+	if d, ok := guc.Lookup(name); ok && d.Context == guc.Superuser && !s.Superuser() {
+		return pgerr.New(pgerr.InsufficientPrivilege, "permission denied to set parameter \"%s\"", name)
+	}
+	return nil
+}
+
 func (s *Backend) Set(name, value string, local bool) error {
+	if err := s.checkSetPrivilege(name); err != nil {
+		return err
+	}
 	if strings.EqualFold(name, "transaction_read_only") {
 		if d, ok := guc.Lookup(name); ok {
 			if v, err := guc.ParseValue(d, value); err == nil && !v.Bool {
@@ -206,6 +236,9 @@ func IsolationOf(v string) txn.Isolation {
 }
 
 func (s *Backend) SetDefault(name string, local bool) error {
+	if err := s.checkSetPrivilege(name); err != nil {
+		return err
+	}
 	_, err := s.Settings.SetDefault(name, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
 		s.RefreshFormat()
