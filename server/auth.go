@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"fmt"
 	"net"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -18,7 +19,7 @@ import (
 
 // newBackend checks the authenticated user's role and the limits, and
 // builds the session.
-func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, *pgerr.Error) {
+func (s *Server) newBackend(conn net.Conn, params map[string]string, how string) (*backend, *pgerr.Error) {
 	user, db := params["user"], params["database"]
 	if db == "" {
 		db = user
@@ -106,7 +107,12 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 	b.be = pgproto3.NewBackend(&b.frames, conn)
 	b.be.SetMaxBodyLen(maxBody)
 	if s.settings.Value("log_connections").Bool {
-		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app, "remote", conn.RemoteAddr().String())
+		ssl := "off"
+		if x := sslInfo(conn); x != nil {
+			ssl = fmt.Sprintf("%s %s %d bits", x.Version, x.Cipher, x.Bits)
+		}
+		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app,
+			"remote", conn.RemoteAddr().String(), "method", how, "ssl", ssl)
 	}
 	return b, nil
 }

@@ -33,23 +33,24 @@ import (
 var errAuthEOF = errors.New("server: client closed the connection during authentication")
 
 // authenticate runs the authentication of the connection for params'
-// user and database. A *pgerr.Error is sent to the client; errAuthEOF and
-// I/O errors end the connection silently.
-func (s *Server) authenticate(conn net.Conn, params map[string]string) error {
+// user and database, and says how it went for log_connections ("trust",
+// or the method and the hba line). A *pgerr.Error is sent to the client;
+// errAuthEOF and I/O errors end the connection silently.
+func (s *Server) authenticate(conn net.Conn, params map[string]string) (how string, err error) {
 	user := params["user"]
 	if user == "" {
-		return &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
+		return "", &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
 	}
 	db := params["database"]
 	if db == "" {
 		db = user
 	}
 	if params["replication"] != "" && params["replication"] != "false" && params["replication"] != "0" {
-		return &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
+		return "", &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
 	}
 	h := s.hba.Load()
 	if h == nil {
-		return nil // no hba_file: trust
+		return "trust (no hba_file)", nil
 	}
 	host, ip := remoteIP(conn)
 	ssl := isTLS(conn)
@@ -62,20 +63,20 @@ func (s *Server) authenticate(conn net.Conn, params map[string]string) error {
 		e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec,
 			Message: fmt.Sprintf("no pg_hba.conf entry for host \"%s\", user \"%s\", database \"%s\", %s", host, user, db, enc)}
 		s.log.Warn(e.Message)
-		return e
+		return "", e
 	}
 	if line.ClientCert != "" {
 		c := clientCert(conn)
 		if c == nil {
 			e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "connection requires a valid client certificate"}
 			s.log.Warn(e.Message, "user", user, "hba_line", line.LineNo)
-			return e
+			return "", e
 		}
 		if line.ClientCert == "verify-full" && c.Subject.CommonName != user {
 			e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec,
 				Message: fmt.Sprintf("certificate validation (clientcert=verify-full) failed for user \"%s\": CN mismatch", user)}
 			s.log.Warn(e.Message, "hba_line", line.LineNo)
-			return e
+			return "", e
 		}
 	}
 	failed := func(detail string) error {
@@ -102,36 +103,36 @@ func (s *Server) authenticate(conn net.Conn, params map[string]string) error {
 	}
 	switch method {
 	case "trust":
-		return nil
+		return fmt.Sprintf("%s (%s:%d)", method, h.File, line.LineNo), nil
 	case "reject":
 		e := &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec,
 			Message: fmt.Sprintf("pg_hba.conf rejects connection for host \"%s\", user \"%s\", database \"%s\", %s", host, user, db, enc)}
 		s.log.Warn(e.Message)
-		return e
+		return "", e
 	case "scram-sha-256":
 		if stored != "" && auth.TypeOf(stored) != auth.PasswordSCRAM {
 			why, stored = fmt.Sprintf("User \"%s\" does not have a valid SCRAM secret.", user), ""
 		}
 		ok, err := s.saslExchange(conn, user, stored)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if !ok {
 			if why == "" {
 				why = "Password does not match for user \"" + user + "\"."
 			}
-			return failed(why)
+			return "", failed(why)
 		}
-		return nil
+		return fmt.Sprintf("%s (%s:%d)", method, h.File, line.LineNo), nil
 	case "md5":
 		var salt [4]byte
 		_, _ = rand.Read(salt[:])
 		if err := writeMsg(conn, &pgproto3.AuthenticationMD5Password{Salt: salt}); err != nil {
-			return err
+			return "", err
 		}
 		pw, err := readPassword(conn)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if stored != "" && auth.TypeOf(stored) != auth.PasswordMD5 {
 			why = fmt.Sprintf("User \"%s\" has a password that cannot be used with MD5 authentication.", user)
@@ -140,26 +141,26 @@ func (s *Server) authenticate(conn net.Conn, params map[string]string) error {
 			if why == "" {
 				why = "Password does not match for user \"" + user + "\"."
 			}
-			return failed(why)
+			return "", failed(why)
 		}
-		return nil
+		return fmt.Sprintf("%s (%s:%d)", method, h.File, line.LineNo), nil
 	case "password":
 		if err := writeMsg(conn, &pgproto3.AuthenticationCleartextPassword{}); err != nil {
-			return err
+			return "", err
 		}
 		pw, err := readPassword(conn)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if why != "" || !auth.CheckPlain(user, stored, pw) {
 			if why == "" {
 				why = "Password does not match for user \"" + user + "\"."
 			}
-			return failed(why)
+			return "", failed(why)
 		}
-		return nil
+		return fmt.Sprintf("%s (%s:%d)", method, h.File, line.LineNo), nil
 	}
-	return &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "invalid authentication method"}
+	return "", &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "invalid authentication method"}
 }
 
 // saslExchange runs SCRAM-SHA-256 with the client. stored is the role's

@@ -47,20 +47,20 @@ host    other     all       127.0.0.1/32   reject
 host    all       all       127.0.0.1/32   scram-sha-256
 `
 
-func startWithHBA(t *testing.T, hba string) (*lockdtest.Instance, string, *syncBuffer) {
+func startWithHBA(t *testing.T, hba string, settings ...string) (*lockdtest.Instance, string, *syncBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pg_hba.conf")
 	if err := os.WriteFile(path, []byte(hba), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	inst := lockdtest.Start(t, lockdtest.Options{Settings: []string{"hba_file=" + path},
+	inst := lockdtest.Start(t, lockdtest.Options{Settings: append([]string{"hba_file=" + path}, settings...),
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	return inst, path, logs
 }
 
 func TestAuthenticationMethods(t *testing.T) {
-	inst, _, logs := startWithHBA(t, testHBA)
+	inst, hbaPath, logs := startWithHBA(t, testHBA, "log_connections=on")
 	admin := inst.Connect(t) // trust
 	mustExec(t, admin, "create role alice login password 'wonderland'")
 	mustExec(t, admin, "set password_encryption = md5")
@@ -98,6 +98,10 @@ func TestAuthenticationMethods(t *testing.T) {
 		_, err := connectAs(t, inst, c.user, c.password)
 		wantPgError(t, c.user+"/"+c.password, err, c.code, c.msg)
 	}
+	waitFor(t, "log_connections' lines", func() bool {
+		return strings.Contains(logs.String(), `user=alice database=postgres application_name="" remote=127.0.0.1:`) &&
+			strings.Contains(logs.String(), `method="scram-sha-256 (`+hbaPath+`:7)" ssl=off`)
+	})
 	waitFor(t, "the failures in the log", func() bool {
 		l := logs.String()
 		return strings.Contains(l, `Role \"nosuchuser\" does not exist.`) && strings.Contains(l, `User \"nopass\" has no password assigned.`) &&

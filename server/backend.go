@@ -98,14 +98,15 @@ func (s *Server) handle(conn net.Conn) {
 		return
 	}
 	conn = st.conn // encrypted after SSL
-	if err := s.authenticate(conn, st.params); err != nil {
+	how, err := s.authenticate(conn, st.params)
+	if err != nil {
 		var pe *pgerr.Error
 		if errors.As(err, &pe) {
 			writeFatal(conn, pe)
 		}
 		return
 	}
-	b, ferr := s.newBackend(conn, st.params)
+	b, ferr := s.newBackend(conn, st.params, how)
 	if ferr != nil {
 		writeFatal(conn, ferr)
 		return
