@@ -141,10 +141,23 @@ func (s *Utility) lockRoles(ec *expr.EvalCtx) error {
 	return s.LockNow(ec, oidPgAuthid, locks.ShareRowExclusiveLock)
 }
 
-// findRole looks a role up in this transaction's catalog and, for roles
-// another transaction has made since, the newest published one.
+// roleExists looks a name up in this transaction's catalog and, for
+// roles another transaction has made since it began, in the newest
+// published one (less the roles this transaction dropped or renamed).
 func (s *Utility) roleExists(name string) bool {
-	return s.Cat().Role(name) != nil || s.Catalog.State().Role(name) != nil
+	if s.Cat().Role(name) != nil {
+		return true
+	}
+	r := s.Catalog.State().Role(name)
+	if r == nil {
+		return false
+	}
+	for _, op := range s.CatOps {
+		if op.Kind == "droprole" && op.Oid == r.OID || op.Kind == "setrole" && op.Role.OID == r.OID && op.Role.Name != name {
+			return false
+		}
+	}
+	return true
 }
 
 // reservedRoleName is check for names CREATE ROLE and RENAME refuse.
