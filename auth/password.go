@@ -134,11 +134,8 @@ func saltedPassword(password string, salt []byte, iterations int) []byte {
 	return k
 }
 
-// prepPassword is SASLprep as PostgreSQL applies it: a password of
-// printable ASCII is unchanged; any other is used as its raw bytes,
-// which is PostgreSQL's fallback for a string SASLprep rejects (lockd
-// does not normalise non-ASCII passwords; docs/security.md).
-func prepPassword(p string) string { return p }
+// prepPassword is SASLprep as PostgreSQL applies it (saslprep.go).
+func prepPassword(p string) string { return saslprep(p) }
 
 func hmacSHA256(key []byte, msg string) []byte {
 	h := hmac.New(sha256.New, key)

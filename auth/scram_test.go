@@ -247,3 +247,26 @@ func TestSCRAMChannelBinding(t *testing.T) {
 		t.Fatalf("downgrade: %v", err)
 	}
 }
+
+func TestSASLprep(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"user", "user"},
+		{"I\u00adX", "IX"}, // RFC 4013: soft hyphen mapped to nothing
+		{"\u00aa", "a"},    // NFKC
+		{"\u2168", "IX"},   // NFKC
+		{"p\u00e4ss\u00a0word", "p\u00e4ss word"}, // a non-ASCII space becomes a space
+		{"pa\u0308ss", "p\u00e4ss"},               // composed
+		{"a\u0007b\u00e9", "a\u0007b\u00e9"},      // prohibited: used raw
+		{"\xff\xfe", "\xff\xfe"},                  // not UTF-8: used raw
+		{"\uff30\uff41\uff53\uff53", "Pass"},      // fullwidth
+	} {
+		if got := saslprep(c.in); got != c.want {
+			t.Errorf("saslprep(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// Verifiers of two spellings of one password are interchangeable.
+	v := EncryptSCRAM("\uff30\uff41\uff53\uff53")
+	if !CheckPlain("u", v, "Pass") {
+		t.Fatal("a fullwidth password and its NFKC form differ")
+	}
+}

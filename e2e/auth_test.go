@@ -66,6 +66,13 @@ CREATE ROLE
 			append([]string{"-X", "-At", "-h", "127.0.0.1", "-p", port, "-U", user, "-d", "postgres"}, args...)...)
 	}
 	wantOutput(t, "alice with her password", as("alice", "wonderland", "-c", "select current_user"), 0, "alice\n", "")
+	// libpq applies SASLprep to the password as lockd did when it made
+	// the verifier: fullwidth letters and a soft hyphen normalise away.
+	o = psql(t, inst.Port, "-c", "create role uni login password '\uff30\uff41\uff53\uff53\u00ad'")
+	if o.code != 0 {
+		t.Fatalf("create role uni: %s", o.stderr)
+	}
+	wantOutput(t, "a password SASLprep normalises", as("uni", "Pass", "-c", "select current_user"), 0, "uni\n", "")
 	fatal := func(msg string) string {
 		return `psql: error: connection to server at "127.0.0.1", port ` + port + " failed: FATAL:  " + msg + "\n"
 	}

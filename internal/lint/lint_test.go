@@ -102,7 +102,7 @@ func init() {
 var stdlibOnly = map[string][]string{
 	"lockd/locks":              nil,
 	"lockd/pgerr":              nil,
-	"lockd/auth":               nil,
+	"lockd/auth":               {"golang.org/x/text/unicode/norm"}, // SASLprep's NFKC
 	"lockd/vfs":                nil,
 	"lockd/wal":                nil,
 	"lockd/guc":                {"github.com/BurntSushi/toml"},
