@@ -47,4 +47,19 @@ func (s *Server) reloadHBA() {
 		return
 	}
 	s.hba.Store(h)
+	s.warnHostSSL(h)
+}
+
+// warnHostSSL warns of hostssl rules that cannot match because ssl is
+// off, as PostgreSQL does when it loads the file.
+func (s *Server) warnHostSSL(h *auth.HBA) {
+	if h == nil || s.settings.Value("ssl").Bool {
+		return
+	}
+	for _, l := range h.Lines {
+		if l.Type == "hostssl" {
+			s.log.Warn("hostssl record cannot match because SSL is disabled", "hint", "Set ssl = on in the configuration file.",
+				"line", l.LineNo, "file", h.File)
+		}
+	}
 }

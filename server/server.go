@@ -129,6 +129,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("could not load %s: %w", cfg.Settings.Value("hba_file").Str, errs[0])
 	}
 	s.hba.Store(h)
+	s.warnHostSSL(h)
 	s.dataDir = cfg.DataDir
 	ts, err := s.loadTLS()
 	if err != nil {

@@ -56,15 +56,12 @@ func (s *Server) loadTLS() (*tlsState, error) {
 	}
 	cert.Leaf = leaf
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
-	switch s.settings.Value("ssl_min_protocol_version").Str {
-	case "TLSv1":
-		cfg.MinVersion = tls.VersionTLS10
-	case "TLSv1.1":
-		cfg.MinVersion = tls.VersionTLS11
-	case "TLSv1.2":
-		cfg.MinVersion = tls.VersionTLS12
-	case "TLSv1.3":
-		cfg.MinVersion = tls.VersionTLS13
+	versions := map[string]uint16{"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11, "TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
+	cfg.MinVersion = versions[s.settings.Value("ssl_min_protocol_version").Str]
+	cfg.MaxVersion = versions[s.settings.Value("ssl_max_protocol_version").Str] // "": 0, the newest
+	if cfg.MaxVersion != 0 && cfg.MaxVersion < cfg.MinVersion {
+		return nil, fmt.Errorf("could not set SSL protocol version range: \"%s\" cannot be higher than \"%s\"",
+			"ssl_min_protocol_version", "ssl_max_protocol_version")
 	}
 	if cfg.CipherSuites, err = cipherSuites(s.settings.Value("ssl_ciphers").Str); err != nil {
 		return nil, err

@@ -127,6 +127,12 @@ func TestTLSSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A maximum below the minimum is refused.
+	_, err = lockdtest.TryStart(t, lockdtest.Options{Settings: []string{"ssl=on", "ssl_cert_file=" + ca.CertFile, "ssl_key_file=" + ca.KeyFile,
+		"ssl_min_protocol_version=TLSv1.3", "ssl_max_protocol_version=TLSv1.2"}})
+	if err == nil || !strings.Contains(err.Error(), "could not set SSL protocol version range") {
+		t.Fatalf("max below min: %v", err)
+	}
 	// A reload with a missing certificate keeps the SSL configuration in
 	// force.
 	mustExec(t, c, "alter system set ssl_cert_file = '/nonexistent/server.crt'")
