@@ -152,6 +152,11 @@ func (s *Server) authenticate(conn net.Conn, params map[string]string) (how stri
 		if err != nil {
 			return "", err
 		}
+		if why != "" {
+			// Spend the time a real check takes, so that an unknown user
+			// answers as slowly as a wrong password.
+			_ = auth.CheckPlain(user, s.mockVerifier, pw)
+		}
 		if why != "" || !auth.CheckPlain(user, stored, pw) {
 			if why == "" {
 				why = "Password does not match for user \"" + user + "\"."

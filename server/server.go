@@ -89,8 +89,9 @@ type Server struct {
 
 	// hba is the pg_hba.conf rules in force (nil: trust everyone;
 	// hba.go); mockSecret keys the salts of mock SCRAM exchanges.
-	hba        atomic.Pointer[auth.HBA]
-	mockSecret []byte
+	hba          atomic.Pointer[auth.HBA]
+	mockSecret   []byte
+	mockVerifier string // checked against for unknown users (password method)
 	// tls is the SSL configuration in force (nil: ssl is off; tls.go)
 	tls     atomic.Pointer[tlsState]
 	dataDir string
@@ -121,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 	s.nextPID.Store(int32(100000 + randUint32()%100000))
 	s.mockSecret = make([]byte, 32)
 	_, _ = rand.Read(s.mockSecret)
+	s.mockVerifier = auth.EncryptSCRAM(string(s.mockSecret))
 	h, errs := loadHBA(cfg.Settings.Value("hba_file").Str)
 	if len(errs) > 0 {
 		for _, e := range errs {
