@@ -195,9 +195,36 @@ func (s *Backend) checkSetPrivilege(name string) error {
 	return nil
 }
 
+// checkSessionAuthorization is SET SESSION AUTHORIZATION: only a
+// superuser may, and lockd does not switch a session's identity, so it
+// accepts only the session's own user (RESET goes back to it).
+func (s *Backend) checkSessionAuthorization(name, value string) error {
+	if !strings.EqualFold(name, "session_authorization") || value == s.User {
+		return nil
+	}
+	if !s.Superuser() {
+		return pgerr.New(pgerr.InsufficientPrivilege, "permission denied to set session authorization")
+	}
+	return pgerr.NotSupported("SET SESSION AUTHORIZATION to another role is not supported by lockd")
+}
+
 func (s *Backend) Set(name, value string, local bool) error {
 	if err := s.checkSetPrivilege(name); err != nil {
 		return err
+	}
+	if err := s.checkSessionAuthorization(name, value); err != nil {
+		return err
+	}
+	if strings.EqualFold(name, "role") {
+		// SET ROLE: lockd has no membership, so a session can only be
+		// its own role, which SET ROLE NONE and RESET ROLE return to.
+		if value == "none" || value == s.User {
+			return nil
+		}
+		if !s.Superuser() {
+			return pgerr.New(pgerr.InsufficientPrivilege, "permission denied to set role \"%s\"", value)
+		}
+		return pgerr.NotSupported("SET ROLE to another role is not supported by lockd")
 	}
 	if strings.EqualFold(name, "transaction_read_only") {
 		if d, ok := guc.Lookup(name); ok {
@@ -238,6 +265,9 @@ func IsolationOf(v string) txn.Isolation {
 func (s *Backend) SetDefault(name string, local bool) error {
 	if err := s.checkSetPrivilege(name); err != nil {
 		return err
+	}
+	if strings.EqualFold(name, "role") {
+		return nil // RESET ROLE: back to the session's own role, which it is
 	}
 	_, err := s.Settings.SetDefault(name, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
