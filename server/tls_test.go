@@ -60,6 +60,7 @@ func connectTLS12(t *testing.T, dsn string, tls12 bool) (*pgx.Conn, error) {
 
 const tlsHBA = `hostnossl all postgres 127.0.0.1/32 trust
 hostssl   all certuser 127.0.0.1/32 trust clientcert=verify-full
+hostssl   all causer   127.0.0.1/32 trust clientcert=verify-ca
 hostssl   all alice    127.0.0.1/32 scram-sha-256
 `
 
@@ -105,6 +106,17 @@ func TestTLS(t *testing.T) {
 	cert, key = ca.Issue(t, "other", "mallory", false)
 	_, err = connectDSN(t, base+" user=certuser sslmode=verify-full sslcert="+cert+" sslkey="+key)
 	wantPgError(t, "CN mismatch", err, "28000", `certificate validation (clientcert=verify-full) failed for user "certuser": CN mismatch`)
+	// verify-ca: any certificate the CA signed, whatever its name.
+	mustExec(t, admin, "create role causer login")
+	if _, err := connectDSN(t, base+" user=causer sslmode=verify-full sslcert="+cert+" sslkey="+key); err != nil {
+		t.Fatalf("verify-ca with another name: %v", err)
+	}
+	_, err = connectDSN(t, base+" user=causer sslmode=verify-full")
+	wantPgError(t, "verify-ca without a certificate", err, "28000", "connection requires a valid client certificate")
+	// pg_hba_file_rules shows the options.
+	if got := queryText(t, admin, "select line_number, type, options from pg_hba_file_rules where options is not null order by 1"); got != `2,hostssl,{clientcert=verify-full}|3,hostssl,{clientcert=verify-ca}` {
+		t.Fatalf("pg_hba_file_rules options: %s", got)
+	}
 
 	// A server certificate from another CA fails verification in the
 	// client.
