@@ -227,7 +227,7 @@ var Table = []Def{
 		Extra: "An OpenSSL cipher list, mapped onto the TLS 1.2 cipher suites Go implements; Go does not let TLS 1.3's suites be restricted."},
 	{Name: "hba_file", Type: String, Boot: "", Context: Postmaster, Category: catFiles,
 		Short: "Sets the server's \"hba\" configuration file.",
-		Extra: "Client authentication rules in pg_hba.conf's format, read at start-up and on every reload; a file with errors keeps the rules in force. Empty: every connection is trusted, as initdb --auth=trust would configure."},
+		Extra: "Client authentication rules in pg_hba.conf's format, read at start-up and on every reload; a file with errors keeps the rules in force. A relative path is relative to the data directory. Empty: every connection is trusted, as initdb --auth=trust would configure."},
 	{Name: "shared_buffers", Type: Int, Unit: "8kB", Boot: "16384", Min: 16, Max: 1073741823, Context: Postmaster, Category: catMemory,
 		Short: "Sets the number of shared memory buffers used by the server."},
 	{Name: "work_mem", Type: Int, Unit: "kB", Boot: "4096", Min: 64, Max: intMax, Context: User, Category: catMemory,

@@ -238,3 +238,20 @@ func TestWrongPasswordFlood(t *testing.T) {
 	})
 	waitFor(t, "the goroutines to go back to where they were", func() bool { return runtime.NumGoroutine() <= base+2 })
 }
+
+// A relative hba_file is relative to the data directory, as in
+// PostgreSQL, for the rules and for pg_hba_file_rules.
+func TestHBARelativePath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pg_hba.conf"), []byte("host all postgres 127.0.0.1/32 trust\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inst := lockdtest.Start(t, lockdtest.Options{DataDir: dir, Settings: []string{"hba_file=pg_hba.conf"}})
+	admin := inst.Connect(t)
+	mustExec(t, admin, "create role alice login")
+	_, err := connectAs(t, inst, "alice", "")
+	wantPgError(t, "alice", err, "28000", `no pg_hba.conf entry for host "127.0.0.1", user "alice", database "postgres", no encryption`)
+	if got := queryText(t, admin, "select user_name from pg_hba_file_rules"); got != "{postgres}" {
+		t.Fatalf("pg_hba_file_rules: %s", got)
+	}
+}

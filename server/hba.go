@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"lockd/auth"
 )
@@ -15,10 +16,14 @@ import (
 // in force stay.
 
 // loadHBA reads and parses the hba file named by hba_file (nil, nil when
-// it is empty). A file with errors gives them all.
-func loadHBA(path string) (*auth.HBA, []error) {
+// it is empty), a relative name being relative to the data directory as
+// in PostgreSQL. A file with errors gives them all.
+func loadHBA(dataDir, path string) (*auth.HBA, []error) {
 	if path == "" {
 		return nil, nil
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dataDir, path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -38,7 +43,7 @@ func loadHBA(path string) (*auth.HBA, []error) {
 // reloadHBA is the reload's part for the hba file.
 func (s *Server) reloadHBA() {
 	path := s.settings.Value("hba_file").Str
-	h, errs := loadHBA(path)
+	h, errs := loadHBA(s.dataDir, path)
 	if len(errs) > 0 {
 		for _, e := range errs {
 			s.log.Warn("invalid pg_hba.conf entry", "err", e.Error())

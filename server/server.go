@@ -123,16 +123,16 @@ func New(cfg Config) (*Server, error) {
 	s.mockSecret = make([]byte, 32)
 	_, _ = rand.Read(s.mockSecret)
 	s.mockVerifier = auth.EncryptSCRAM(string(s.mockSecret))
-	h, errs := loadHBA(cfg.Settings.Value("hba_file").Str)
+	h, errs := loadHBA(cfg.DataDir, cfg.Settings.Value("hba_file").Str)
 	if len(errs) > 0 {
 		for _, e := range errs {
 			cfg.Logger.Error("invalid pg_hba.conf entry", "err", e.Error())
 		}
 		return nil, fmt.Errorf("could not load %s: %w", cfg.Settings.Value("hba_file").Str, errs[0])
 	}
+	s.dataDir = cfg.DataDir
 	s.hba.Store(h)
 	s.warnHostSSL(h)
-	s.dataDir = cfg.DataDir
 	ts, err := s.loadTLS()
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package sysviews
 import (
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"lockd/auth"
@@ -33,6 +34,9 @@ func pgHbaFileRulesView() *expr.View {
 			path := ec.B.Settings.String("hba_file")
 			if path == "" {
 				return nil
+			}
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(ec.B.DataDir, path)
 			}
 			data, err := os.ReadFile(path)
 			if err != nil {
