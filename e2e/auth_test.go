@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,8 +82,22 @@ CREATE ROLE
 	wantOutput(t, "an hba reject", as("gone", "", "-c", "select 1"), 2, "",
 		fatal(`pg_hba.conf rejects connection for host "127.0.0.1", user "gone", database "postgres", no encryption`))
 
+	// psql's \password hashes the password itself (SCRAM-SHA-256, as
+	// password_encryption says) and sends ALTER ROLE with the verifier,
+	// which is stored as it is. psql reads the password from its
+	// terminal, or from stdin in a session without one.
+	cmd := exec.Command(psqlBin, psqlArgs(inst.Port, "-c", `\password alice`)...)
+	cmd.Env = clientEnv()
+	cmd.Stdin = strings.NewReader("through-the-glass\nthrough-the-glass\n")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("\\password: %v\n%s", err, out)
+	}
+	wantOutput(t, "the new password", as("alice", "through-the-glass", "-c", "select current_user"), 0, "alice\n", "")
+	wantOutput(t, "the stored verifier", psql(t, inst.Port, "-At", "-c", "select rolpassword ~ '^SCRAM-SHA-256\\$4096:' from pg_authid where rolname = 'alice'"), 0, "t\n", "")
+
 	// pgbench initialises and runs as alice over SCRAM.
-	env := []string{"PGPASSWORD=wonderland"}
+	env := []string{"PGPASSWORD=through-the-glass"}
 	o = runEnv(t, env, pgbench, "-i", "-s", "1", "-q", "-h", "127.0.0.1", "-p", port, "-U", "alice", "postgres")
 	if o.code != 0 {
 		t.Fatalf("pgbench -i as alice: %d\n%s", o.code, o.stderr)
