@@ -140,14 +140,19 @@ func (b *backend) run() {
 		if b.sess.TxStatus() != sql.TxIdle {
 			idleTimeout = b.sess.IdleInTransactionTimeout()
 		}
-		if e := b.terminatedErr(); e != nil {
-			b.fatal(e)
-			return
-		}
 		if idleTimeout > 0 {
 			_ = b.conn.SetReadDeadline(time.Now().Add(idleTimeout))
 		} else {
 			_ = b.conn.SetReadDeadline(time.Time{})
+		}
+		// Checked after the deadline is set: a terminate that came before
+		// is seen here, and one that comes after sets its own deadline
+		// after ours, so the read below returns at once. (Checked before
+		// setting it, a terminate in between had its deadline cleared and
+		// the next query ran.)
+		if e := b.terminatedErr(); e != nil {
+			b.fatal(e)
+			return
 		}
 		msg, err := b.be.Receive()
 		if err != nil {
