@@ -15,6 +15,8 @@ Usage:
   lockd version
   lockd bench FILE.toml [--out DIR] [--quick] [--only VARIANT] [--postgres BINDIR | DSN]
                       run an experiment (lockd bench --help)
+  lockd metrics-web-config USER PASSWORD_FILE
+                      print a metrics_web_config_file asking for that basic-auth user
 
 Options:
   -D DATADIR          data directory (default ./lockd-data)

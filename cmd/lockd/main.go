@@ -26,6 +26,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "metrics-web-config" {
+		return runWebConfig(args[1:], stdout, stderr)
+	}
 	if len(args) == 1 {
 		switch args[0] {
 		case "version", "--version", "-V":

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -453,5 +454,51 @@ func TestBootstrapSuperuserPassword(t *testing.T) {
 			t.Fatalf("hba file not reloaded on SIGHUP: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// metrics-web-config writes a web configuration file that the metrics
+// endpoint of a lockd then enforces: the password from the file opens
+// /metrics, nothing else does.
+func TestMetricsWebConfig(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("scrape-me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(lockdBin, "metrics-web-config", "prometheus", pw).Output()
+	if err != nil {
+		t.Fatalf("metrics-web-config: %v", err)
+	}
+	web := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(web, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mport := freePort(t)
+	startServer(t, filepath.Join(dir, "data"), "-c", "metrics_listen_address=127.0.0.1:"+strconv.Itoa(mport), "-c", "metrics_web_config_file="+web)
+	get := func(user, password string) int {
+		req, _ := http.NewRequest("GET", "http://127.0.0.1:"+strconv.Itoa(mport)+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+		}
+	}
+	if code := get("prometheus", "scrape-me"); code != http.StatusOK {
+		t.Fatalf("with the password: %d", code)
+	}
+	if code := get("prometheus", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("with a wrong password: %d", code)
+	}
+	if code := get("", ""); code != http.StatusUnauthorized {
+		t.Fatalf("without a password: %d", code)
 	}
 }
