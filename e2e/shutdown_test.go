@@ -1,34 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"lockd/internal/lockdtest"
 )
-
-// lockedBuffer is a log sink the server writes from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestShutdownDuringPacedCheckpoint: a fast shutdown that arrives while a
 // checkpoint spreads its writes over checkpoint_completion_target of the

@@ -20,6 +20,7 @@ const (
 	catLocale       = "Client Connection Defaults / Locale and Formatting"
 	catConnSettings = "Connections and Authentication / Connection Settings"
 	catAuth         = "Connections and Authentication / Authentication"
+	catSSL          = "Connections and Authentication / SSL"
 	catMemory       = "Resource Usage / Memory"
 	catDisk         = "Resource Usage / Disk"
 	catWALSettings  = "Write-Ahead Log / Settings"
@@ -208,6 +209,33 @@ var lockdSettings = []Def{
 		Short: "Sets the largest protocol message the server accepts from a client."},
 	{Name: "authentication_timeout", Type: Int, Unit: "s", Boot: "60", Min: 1, Max: 600, Context: Sighup, Category: catAuth,
 		Short: "Sets the maximum allowed time to complete client authentication."},
+	{Name: "password_encryption", Type: Enum, Boot: "scram-sha-256", EnumValues: []string{"md5", "scram-sha-256"}, Context: User, Category: catAuth,
+		Short:       "Chooses the algorithm for encrypting passwords.",
+		Extra:       "How CREATE ROLE and ALTER ROLE store a password given in clear text; one given already encrypted is stored as it is.",
+		enumAliases: map[string]string{"on": "md5", "true": "md5", "yes": "md5", "1": "md5"}},
+	{Name: "ssl", Type: Bool, Boot: "off", Context: Sighup, Category: catSSL,
+		Short: "Enables SSL connections.",
+		Extra: "An SSLRequest is answered S and the connection encrypted with crypto/tls; hostssl and hostnossl rules in the hba file tell the two apart."},
+	{Name: "ssl_cert_file", Type: String, Boot: "server.crt", Context: Sighup, Category: catSSL,
+		Short: "Location of the SSL server certificate file.",
+		Extra: "A relative path is relative to the data directory."},
+	{Name: "ssl_key_file", Type: String, Boot: "server.key", Context: Sighup, Category: catSSL,
+		Short: "Location of the SSL server private key file.",
+		Extra: "A relative path is relative to the data directory."},
+	{Name: "ssl_ca_file", Type: String, Boot: "", Context: Sighup, Category: catSSL,
+		Short: "Location of the SSL certificate authority file.",
+		Extra: "When set, clients are asked for a certificate, which must be signed by one of these authorities; hba rules with clientcert=verify-ca or verify-full require one."},
+	{Name: "ssl_min_protocol_version", Type: Enum, Boot: "TLSv1.2", EnumValues: []string{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}, Context: Sighup, Category: catSSL,
+		Short: "Sets the minimum SSL/TLS protocol version to use."},
+	{Name: "ssl_max_protocol_version", Type: Enum, Boot: "", EnumValues: []string{"", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}, Context: Sighup, Category: catSSL,
+		Short: "Sets the maximum SSL/TLS protocol version to use.",
+		Extra: "Empty: the newest Go supports."},
+	{Name: "ssl_ciphers", Type: String, Boot: "HIGH:MEDIUM:+3DES:!aNULL", Context: Sighup, Category: catSSL,
+		Short: "Sets the list of allowed SSL ciphers.",
+		Extra: "An OpenSSL cipher list, mapped onto the TLS 1.2 cipher suites Go implements; Go does not let TLS 1.3's suites be restricted."},
+	{Name: "hba_file", Type: String, Boot: "", Context: Postmaster, Category: catFiles,
+		Short: "Sets the server's \"hba\" configuration file.",
+		Extra: "Client authentication rules in pg_hba.conf's format, read at start-up and on every reload; a file with errors keeps the rules in force. A relative path is relative to the data directory. Empty: every connection is trusted, as initdb --auth=trust would configure."},
 	{Name: "shared_buffers", Type: Int, Unit: "8kB", Boot: "16384", Min: 16, Max: 1073741823, Context: Postmaster, Category: catMemory,
 		Short: "Sets the number of shared memory buffers used by the server."},
 	{Name: "work_mem", Type: Int, Unit: "kB", Boot: "4096", Min: 64, Max: intMax, Context: User, Category: catMemory,
@@ -264,6 +292,9 @@ var lockdSettings = []Def{
 	{Name: "metrics_listen_address", Type: String, Boot: "127.0.0.1:9188", Context: Postmaster, Category: catMonitoring,
 		Short: "Sets the host:port the Prometheus /metrics endpoint listens on.",
 		Extra: "An empty string disables the endpoint."},
+	{Name: "metrics_web_config_file", Type: String, Boot: "", Context: Postmaster, Category: catMonitoring,
+		Short: "Sets the web configuration file of the metrics endpoint.",
+		Extra: "The format Prometheus exporters share (exporter-toolkit): tls_server_config for HTTPS and client certificates, basic_auth_users with bcrypt hashes. Read again for every connection and request. Empty: plain HTTP without authentication."},
 	{Name: "debug_profiles", Type: Bool, Boot: "off", Context: Postmaster, Category: catMonitoring,
 		Short: "Serves Go's runtime profiles under /debug/pprof/ on the metrics endpoint.",
 		Extra: "For go tool pprof under load (CPU, heap, allocations, goroutines, mutexes); anyone who can reach the endpoint can read them."},

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
 )
 
 // Handler serves reg in the Prometheus exposition formats (text, and
@@ -34,11 +36,18 @@ type Endpoint struct {
 // Serve listens on addr (host:port; port 0 picks a free one) and serves
 // Handler(reg) on /metrics, with a short index page on /, and with
 // profiles Go's runtime profiles under /debug/pprof/ (for go tool pprof
-// under load). It returns once the listener is bound; the server runs
-// until Close.
-func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger, profiles bool) (*Endpoint, error) {
+// under load). webConfig, if not empty, is a web configuration file in
+// the format Prometheus exporters share (exporter-toolkit): TLS, client
+// certificates and basic authentication, read again for every connection
+// and request so that edits apply without a restart; a file that does
+// not validate is an error and nothing is served. It returns once the
+// listener is bound; the server runs until Close.
+func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger, profiles bool, webConfig string) (*Endpoint, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := web.Validate(webConfig); err != nil {
+		return nil, fmt.Errorf("web configuration file %s: %w", webConfig, err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -66,8 +75,10 @@ func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger, profiles 
 		},
 		err: make(chan error, 1),
 	}
+	noSystemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{addr}, WebSystemdSocket: &noSystemd, WebConfigFile: &webConfig}
 	go func() {
-		err := e.srv.Serve(ln)
+		err := web.Serve(ln, e.srv, flags, logger)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

@@ -433,7 +433,7 @@ func TestServer(t *testing.T) {
 	}
 
 	// The endpoint serves the same registry.
-	ep, err := Serve("127.0.0.1:0", reg, nil, false)
+	ep, err := Serve("127.0.0.1:0", reg, nil, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestServer(t *testing.T) {
 	if code, _ := get(ep, "/debug/pprof/"); code != http.StatusNotFound {
 		t.Errorf("GET /debug/pprof/ without profiles: %d, want 404", code)
 	}
-	prof, err := Serve("127.0.0.1:0", reg, nil, true)
+	prof, err := Serve("127.0.0.1:0", reg, nil, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}

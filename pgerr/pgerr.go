@@ -111,6 +111,13 @@ const (
 	InvalidRecursion     = "42P19"
 )
 
+// SQLSTATE codes of roles and authentication.
+const (
+	ReservedName               = "42939"
+	ObjectInUse                = "55006"
+	DependentObjectsStillExist = "2BP01"
+)
+
 // Error is an error with PostgreSQL's fields. The zero Severity means ERROR.
 // Position is the 1-based character position in the query text (0: none).
 type Error struct {

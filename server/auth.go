@@ -2,31 +2,34 @@ package server
 
 import (
 	"crypto/rand"
+	"fmt"
 	"net"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"lockd/guc"
 	"lockd/pgerr"
 	"lockd/sql"
 )
 
-// Authentication: after the startup packet, a connection is authorized
-// (trust: every user is accepted, as DESIGN.md's default), checked against
-// the connection limit and shutdown, and given its SQL session. Password,
-// SCRAM and pg_hba.conf rules belong here when they come.
+// After the startup packet a connection is authenticated (authenticate.go:
+// the pg_hba.conf rule that matches it and its method), its role checked
+// (it must exist and may log in, within its connection limit), checked
+// against the connection limit and shutdown, and given its SQL session.
 
-// newBackend authenticates (trust), checks limits and builds the session.
-func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, *pgerr.Error) {
-	user := params["user"]
-	if user == "" {
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "no PostgreSQL user name specified in startup packet"}
-	}
-	db := params["database"]
+// newBackend checks the authenticated user's role and the limits, and
+// builds the session.
+func (s *Server) newBackend(conn net.Conn, params map[string]string, how string) (*backend, *pgerr.Error) {
+	user, db := params["user"], params["database"]
 	if db == "" {
 		db = user
 	}
-	if params["replication"] != "" && params["replication"] != "false" && params["replication"] != "0" {
-		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.FeatureNotSupported, Message: "replication connections are not supported by lockd"}
+	role := s.inst.engine.Role(user)
+	if role == nil {
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "role \"" + user + "\" does not exist"}
+	}
+	if !role.CanLogin {
+		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InvalidAuthorizationSpec, Message: "role \"" + user + "\" is not permitted to log in"}
 	}
 	client := map[string]string{}
 	for k, v := range params {
@@ -47,6 +50,22 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		e.Severity = pgerr.SeverityFatal
 		return nil, e
 	}
+	if !role.Super {
+		// A role that is not a superuser may not set superuser settings
+		// in its startup packet (PGOPTIONS) either.
+		for i := range guc.Table {
+			d := &guc.Table[i]
+			if (d.Context == guc.Superuser || d.Context == guc.SuperuserBackend) && gs.Source(d.Name) == guc.SourceClient {
+				return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.InsufficientPrivilege,
+					Message: "permission denied to set parameter \"" + d.Name + "\""}
+			}
+		}
+		if err := gs.SetInternal("is_superuser", "off"); err != nil {
+			e := pgerr.From(err)
+			e.Severity = pgerr.SeverityFatal
+			return nil, e
+		}
+	}
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
@@ -56,12 +75,24 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 		s.mu.Unlock()
 		return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "sorry, too many clients already"}
 	}
+	if role.ConnLimit >= 0 && !role.Super {
+		n := 0
+		for _, o := range s.backends {
+			if o.user == user {
+				n++
+			}
+		}
+		if n >= role.ConnLimit {
+			s.mu.Unlock()
+			return nil, &pgerr.Error{Severity: pgerr.SeverityFatal, Code: pgerr.TooManyConnections, Message: "too many connections for role \"" + user + "\""}
+		}
+	}
 	pid := s.nextPID.Add(1)
 	b := &backend{srv: s, conn: conn, pid: pid, secret: newSecret(), gucs: gs, user: user,
 		app: params["application_name"], portals: map[string]*portal{}}
 	s.backends[pid] = b
 	s.mu.Unlock()
-	sess, err := s.inst.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr()})
+	sess, err := s.inst.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr(), SSL: sslInfo(conn)})
 	if err != nil {
 		s.mu.Lock()
 		delete(s.backends, pid)
@@ -76,7 +107,12 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string) (*backend, 
 	b.be = pgproto3.NewBackend(&b.frames, conn)
 	b.be.SetMaxBodyLen(maxBody)
 	if s.settings.Value("log_connections").Bool {
-		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app, "remote", conn.RemoteAddr().String())
+		ssl := "off"
+		if x := sslInfo(conn); x != nil {
+			ssl = fmt.Sprintf("%s %s %d bits", x.Version, x.Cipher, x.Bits)
+		}
+		s.log.Info("connection authorized", "pid", pid, "user", user, "database", db, "application_name", b.app,
+			"remote", conn.RemoteAddr().String(), "method", how, "ssl", ssl)
 	}
 	return b, nil
 }

@@ -74,10 +74,11 @@ func (b *backend) terminatedErr() *pgerr.Error {
 
 // handle serves one connection from startup to exit.
 func (s *Server) handle(conn net.Conn) {
+	raw := conn
 	defer func() {
 		conn.Close()
 		s.mu.Lock()
-		delete(s.conns, conn)
+		delete(s.conns, raw)
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
@@ -96,7 +97,16 @@ func (s *Server) handle(conn net.Conn) {
 	if st.cancel {
 		return
 	}
-	b, ferr := s.newBackend(conn, st.params)
+	conn = st.conn // encrypted after SSL
+	how, err := s.authenticate(conn, st.params)
+	if err != nil {
+		var pe *pgerr.Error
+		if errors.As(err, &pe) {
+			writeFatal(conn, pe)
+		}
+		return
+	}
+	b, ferr := s.newBackend(conn, st.params, how)
 	if ferr != nil {
 		writeFatal(conn, ferr)
 		return
@@ -130,14 +140,19 @@ func (b *backend) run() {
 		if b.sess.TxStatus() != sql.TxIdle {
 			idleTimeout = b.sess.IdleInTransactionTimeout()
 		}
-		if e := b.terminatedErr(); e != nil {
-			b.fatal(e)
-			return
-		}
 		if idleTimeout > 0 {
 			_ = b.conn.SetReadDeadline(time.Now().Add(idleTimeout))
 		} else {
 			_ = b.conn.SetReadDeadline(time.Time{})
+		}
+		// Checked after the deadline is set: a terminate that came before
+		// is seen here, and one that comes after sets its own deadline
+		// after ours, so the read below returns at once. (Checked before
+		// setting it, a terminate in between had its deadline cleared and
+		// the next query ran.)
+		if e := b.terminatedErr(); e != nil {
+			b.fatal(e)
+			return
 		}
 		msg, err := b.be.Receive()
 		if err != nil {

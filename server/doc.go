@@ -23,9 +23,15 @@
 //
 // The protocol, one file per phase:
 //   - listen.go: listen_addresses and port, the accept loop, Ready and Err;
-//   - startup.go: the startup packet, SSLRequest and GSSENCRequest
-//     answered 'N', CancelRequest, protocol version negotiation;
-//   - auth.go: authentication (trust), the connection limit, the session;
+//   - startup.go: the startup packet, SSLRequest ('S' and the TLS
+//     handshake with ssl on, else 'N') and GSSENCRequest ('N'),
+//     CancelRequest, protocol version negotiation;
+//   - tls.go: the SSL configuration (loaded and reloaded), channel
+//     binding data, pg_stat_ssl's description of a connection;
+//   - hba.go, authenticate.go: the pg_hba.conf rules in force and client
+//     authentication (trust, reject, SCRAM-SHA-256, md5, password);
+//   - auth.go: the role's checks (exists, LOGIN, connection limit), the
+//     connection limit, the session;
 //   - backend.go: one connection's message loop, statement cancellation
 //     (CancelRequest, statement_timeout, pg_cancel_backend), termination
 //     (pg_terminate_backend, fast shutdown, idle-in-transaction timeout),

@@ -126,7 +126,7 @@ func openInstance(cfg Config, host sql.Host, newPID func() int32) (_ *instance, 
 	}
 	attachStorageHooks(reg, in.store)
 	if in.engine, err = sql.NewEngine(sql.EngineConfig{Settings: reg, Locks: in.locks, Txns: in.txns,
-		Store: in.store, DataDir: cfg.DataDir, Host: host, WAL: in.wal, FS: fsys}); err != nil {
+		Store: in.store, DataDir: cfg.DataDir, Host: host, WAL: in.wal, FS: fsys, BootstrapUser: cfg.BootstrapUser, BootstrapPassword: cfg.BootstrapPassword}); err != nil {
 		return nil, err
 	}
 	reg.OnChange("checkpoint_timeout", func(v guc.Value) { in.ckptTimeout.Store(v.Int) })

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 
+	"lockd/auth"
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/pgerr"
@@ -39,6 +41,12 @@ type Config struct {
 	// PostgreSQL's PANIC does, and the next start recovers. The goroutine
 	// that hit it never continues.
 	Panic func(msg string)
+	// BootstrapUser names the superuser made with a new data directory
+	// ("": postgres; lockd -U).
+	BootstrapUser string
+	// BootstrapPassword, if not empty, is its password (lockd --pwfile),
+	// stored as password_encryption says.
+	BootstrapPassword string
 }
 
 // Validate reports a Config that New would refuse.
@@ -78,6 +86,15 @@ type Server struct {
 	errc      chan error // accept failures of Listen's listeners
 
 	nextPID atomic.Int32
+
+	// hba is the pg_hba.conf rules in force (nil: trust everyone;
+	// hba.go); mockSecret keys the salts of mock SCRAM exchanges.
+	hba          atomic.Pointer[auth.HBA]
+	mockSecret   []byte
+	mockVerifier string // checked against for unknown users (password method)
+	// tls is the SSL configuration in force (nil: ssl is off; tls.go)
+	tls     atomic.Pointer[tlsState]
+	dataDir string
 }
 
 // New validates cfg, locks the data directory and builds the instance over
@@ -103,6 +120,24 @@ func New(cfg Config) (*Server, error) {
 	// Backend pids start above the range of real process ids so that
 	// pg_cancel_backend on a real pid never matches by accident.
 	s.nextPID.Store(int32(100000 + randUint32()%100000))
+	s.mockSecret = make([]byte, 32)
+	_, _ = rand.Read(s.mockSecret)
+	s.mockVerifier = auth.EncryptSCRAM(string(s.mockSecret))
+	h, errs := loadHBA(cfg.DataDir, cfg.Settings.Value("hba_file").Str)
+	if len(errs) > 0 {
+		for _, e := range errs {
+			cfg.Logger.Error("invalid pg_hba.conf entry", "err", e.Error())
+		}
+		return nil, fmt.Errorf("could not load %s: %w", cfg.Settings.Value("hba_file").Str, errs[0])
+	}
+	s.dataDir = cfg.DataDir
+	s.hba.Store(h)
+	s.warnHostSSL(h)
+	ts, err := s.loadTLS()
+	if err != nil {
+		return nil, err
+	}
+	s.tls.Store(ts)
 	inst, err := openInstance(cfg, s, func() int32 { return s.nextPID.Add(1) })
 	if err != nil {
 		return nil, err
@@ -273,7 +308,18 @@ func (s *Server) ReloadConfig() bool {
 	for _, e := range s.settings.Reload() {
 		s.log.Warn(e.Error())
 	}
+	s.reloadHBA()
+	s.reloadTLS()
 	return true
+}
+
+// BackendUser implements sql.Host: the user of client backend pid.
+func (s *Server) BackendUser(pid int32) (string, bool) {
+	b := s.backend(pid)
+	if b == nil {
+		return "", false
+	}
+	return b.user, true
 }
 
 func (s *Server) backend(pid int32) *backend {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -27,12 +28,16 @@ const (
 type startupResult struct {
 	params map[string]string
 	cancel bool
+	conn   net.Conn // the connection from here on: a *tls.Conn after SSL
 }
 
-// readStartup reads packets until a StartupMessage (answering SSL and
-// GSSAPI encryption requests with 'N') or a CancelRequest (handled here).
-// Packets are read straight from the connection, unbuffered, so nothing
-// a client sends after the startup packet is lost.
+// readStartup reads packets until a StartupMessage or a CancelRequest
+// (handled here). An SSLRequest is answered 'S' and followed by the TLS
+// handshake when ssl is on (tls.go), 'N' otherwise; a GSSAPI encryption
+// request is answered 'N'. Packets are read straight from the connection,
+// unbuffered, so nothing a client sends after the startup packet is lost
+// (and nothing sent in plaintext after an SSLRequest is read as part of
+// the TLS stream's packets: the handshake fails on it).
 func (s *Server) readStartup(conn net.Conn) (*startupResult, error) {
 	var hdr [4]byte
 	sslDone, gssDone := false, false
@@ -52,9 +57,21 @@ func (s *Server) readStartup(conn net.Conn) (*startupResult, error) {
 		switch {
 		case code == codeSSLRequest && !sslDone:
 			sslDone = true
-			if _, err := conn.Write([]byte{'N'}); err != nil {
+			ts := s.tls.Load()
+			if ts == nil {
+				if _, err := conn.Write([]byte{'N'}); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if _, err := conn.Write([]byte{'S'}); err != nil {
 				return nil, err
 			}
+			tc := tls.Server(conn, ts.cfg)
+			if err := tc.Handshake(); err != nil {
+				return nil, fmt.Errorf("could not accept SSL connection: %w", err)
+			}
+			conn = tc
 		case code == codeGSSENCRequest && !gssDone:
 			gssDone = true
 			if _, err := conn.Write([]byte{'N'}); err != nil {
@@ -76,7 +93,7 @@ func (s *Server) readStartup(conn net.Conn) (*startupResult, error) {
 				writeFatal(conn, e)
 				return nil, e
 			}
-			res := &startupResult{params: params}
+			res := &startupResult{params: params, conn: conn}
 			if minor != 0 || hasProtocolOptions(params) {
 				var unrecognized []string
 				for k := range params {

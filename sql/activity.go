@@ -150,11 +150,58 @@ func (e *Engine) statActivityView() *expr.View {
 				}
 				row := []types.Datum{
 					types.IntDatum(catalog.DatabaseOID), types.TextDatum(s.Database), types.IntDatum(int64(s.PID)), types.NullDatum,
-					types.IntDatum(10), types.TextDatum(s.User), types.TextDatum(app), clientAddr,
+					roleOID(ec, s.User), types.TextDatum(s.User), types.TextDatum(app), clientAddr,
 					types.NullDatum, clientPort, funcs.TsDatum(bs),
 					funcs.TsDatum(xs), funcs.TsDatum(qs), funcs.TsDatum(sc),
 					funcs.TextOrNull(wt), funcs.TextOrNull(wn), funcs.TextOrNull(state), types.NullDatum,
 					types.NullDatum, types.NullDatum, types.TextDatum(query), types.TextDatum("client backend"),
+				}
+				if err := emit(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// roleOID is the OID of the role named user (NULL if it has been
+// dropped).
+func roleOID(ec *expr.EvalCtx, user string) types.Datum {
+	if r := ec.B.Cat().Role(user); r != nil {
+		return types.OIDDatum(r.OID)
+	}
+	return types.NullDatum
+}
+
+// oidPgStatSSL is pg_stat_ssl's OID in lockd (PostgreSQL assigns view
+// OIDs at initdb).
+const oidPgStatSSL = 12150
+
+// statSSLView is pg_stat_ssl: one row per client backend, whether its
+// connection is encrypted and how.
+func (e *Engine) statSSLView() *expr.View {
+	return &expr.View{
+		Name: "pg_stat_ssl", Oid: oidPgStatSSL,
+		Cols: sysviews.Cols(oidPgStatSSL, "pid", types.TypeInt4, "ssl", types.TypeBool, "version", types.TypeText,
+			"cipher", types.TypeText, "bits", types.TypeInt4, "client_dn", types.TypeText, "client_serial", types.TypeNumeric,
+			"issuer_dn", types.TypeText),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			for _, s := range e.sessions() {
+				if s.backendType != "" {
+					continue
+				}
+				n := types.NullDatum
+				row := []types.Datum{types.IntDatum(int64(s.PID)), types.BoolDatum(s.ssl != nil), n, n, n, n, n, n}
+				if x := s.ssl; x != nil {
+					row[2], row[3], row[4] = types.TextDatum(x.Version), types.TextDatum(x.Cipher), types.IntDatum(int64(x.Bits))
+					if x.ClientDN != "" {
+						serial, err := types.ParseText(types.TypeNumeric, x.ClientSerial, nil)
+						if err != nil {
+							return err
+						}
+						row[5], row[6], row[7] = types.TextDatum(x.ClientDN), serial, types.TextDatum(x.IssuerDN)
+					}
 				}
 				if err := emit(row); err != nil {
 					return err

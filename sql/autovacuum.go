@@ -69,7 +69,7 @@ func (e *Engine) AutoAnalyze(ctx context.Context, newPID func() int32, settings 
 	if len(todo) == 0 {
 		return nil
 	}
-	s, err := e.NewSession(SessionInfo{PID: newPID(), User: "postgres", Database: "postgres", Settings: settings, BackendType: "autovacuum worker"})
+	s, err := e.NewSession(SessionInfo{PID: newPID(), User: e.cat.State().OwnerName(), Database: "postgres", Settings: settings, BackendType: "autovacuum worker"})
 	if err != nil {
 		log.Warn("autovacuum: cannot start a worker", "err", err)
 		return nil

@@ -108,6 +108,24 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		if err := s.CompileCreateIndex(n.GetIndexStmt(), st); err != nil {
 			return nil, err
 		}
+	case n.GetCreateRoleStmt() != nil: // sql/commands/role.go
+		if err := s.CompileCreateRole(n.GetCreateRoleStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetAlterRoleStmt() != nil:
+		if err := s.CompileAlterRole(n.GetAlterRoleStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetAlterRoleSetStmt() != nil:
+		return nil, pgerr.NotSupported("ALTER ROLE SET is not supported by lockd")
+	case n.GetDropRoleStmt() != nil:
+		if err := s.CompileDropRole(n.GetDropRoleStmt(), st); err != nil {
+			return nil, err
+		}
+	case n.GetRenameStmt() != nil && n.GetRenameStmt().RenameType == pg.ObjectType_OBJECT_ROLE:
+		if err := s.CompileRenameRole(n.GetRenameStmt(), st); err != nil {
+			return nil, err
+		}
 	case n.GetRenameStmt() != nil:
 		if err := s.CompileRename(n.GetRenameStmt(), st); err != nil { // sql/commands/rename.go
 			return nil, err
@@ -157,6 +175,9 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 		st.NoSnapshot = true
 		st.Cacheable = false
 		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
+			if !s.Superuser() {
+				return "", pgerr.New(pgerr.InsufficientPrivilege, "must be superuser to execute ALTER SYSTEM command")
+			}
 			var err error
 			switch set.Kind {
 			case pg.VariableSetKind_VAR_RESET_ALL:

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"lockd/auth"
 	"lockd/guc"
 	"lockd/locks"
 	"lockd/sql/catalog"
@@ -72,12 +73,28 @@ type EngineConfig struct {
 	// FS is the file system (vfs.Default if nil).
 	WAL *wal.WAL
 	FS  vfs.FS
+	// BootstrapUser names the superuser a new data directory gets
+	// ("": postgres), as initdb -U does.
+	BootstrapUser string
+	// BootstrapPassword is its password ("": none), stored as
+	// password_encryption says.
+	BootstrapPassword string
 }
 
 // NewEngine opens the catalog and returns an engine.
 func NewEngine(cfg EngineConfig) (*Engine, error) {
 	cat, err := catalog.OpenCatalog(cfg.FS, cfg.WAL, cfg.DataDir)
 	if err != nil {
+		return nil, err
+	}
+	name, stored := cfg.BootstrapUser, ""
+	if name == "" {
+		name = catalog.BootstrapRole
+	}
+	if cfg.BootstrapPassword != "" {
+		stored = auth.Encrypt(cfg.Settings.Value("password_encryption").Str, name, cfg.BootstrapPassword)
+	}
+	if err := cat.Bootstrap(name, stored); err != nil {
 		return nil, err
 	}
 	seqs, err := catalog.OpenSeqStore(cfg.FS, cfg.WAL, cfg.DataDir, cat.State())
@@ -87,7 +104,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
 	e.resets = sysviews.NewSharedResets()
-	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(e.resets), e.statActivityView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
+	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(e.resets), e.statActivityView(), e.statSSLView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
 	views = append(views, sysviews.WALViews(e.resets)...)
 	views = append(views, sysviews.ReplicationViews(e.resets)...)
@@ -110,6 +127,10 @@ func (e *Engine) Checkpoint() error {
 	}
 	return e.seqs.Checkpoint(e.cat.State())
 }
+
+// Roles returns the published catalog's view of roles, for
+// authentication: the role of that name, nil if there is none.
+func (e *Engine) Role(name string) *catalog.RoleDef { return e.cat.State().Role(name) }
 
 // NextOID returns the catalog's next OID (for checkpoint records).
 func (e *Engine) NextOID() uint32 { return e.cat.NextOID() }
@@ -169,6 +190,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
 	s.backendType = info.BackendType
+	s.ssl = info.SSL
 	s.act.app = info.Settings.String("application_name")
 	s.Format.Names = &s.Backend
 	s.RefreshFormat()

@@ -42,6 +42,7 @@ type Session struct {
 	endCause    EndCause           // how the session ended, for pg_stat_database
 	cursors     map[string]*cursor // DECLAREd cursors by name (cursor.go)
 	multiStmt   bool               // the current simple query has several statements (an implicit block)
+	ssl         *SSLInfo           // the connection's encryption (nil: none), for pg_stat_ssl
 }
 
 // SessionInfo identifies a new backend.
@@ -54,6 +55,18 @@ type SessionInfo struct {
 	// BackendType is pg_stat_activity.backend_type for a background
 	// worker ("autovacuum worker"); "" is a client backend.
 	BackendType string
+	// SSL describes an encrypted connection (nil: not encrypted), for
+	// pg_stat_ssl.
+	SSL *SSLInfo
+}
+
+// SSLInfo is what pg_stat_ssl shows of an encrypted connection.
+type SSLInfo struct {
+	Version, Cipher string
+	Bits            int
+	// The client certificate's subject, serial number (decimal) and
+	// issuer ("" without one).
+	ClientDN, ClientSerial, IssuerDN string
 }
 
 // TakeNotices returns and clears the notices raised since the last call.

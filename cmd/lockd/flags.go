@@ -15,12 +15,16 @@ Usage:
   lockd version
   lockd bench FILE.toml [--out DIR] [--quick] [--only VARIANT] [--postgres BINDIR | DSN]
                       run an experiment (lockd bench --help)
+  lockd metrics-web-config USER PASSWORD_FILE
+                      print a metrics_web_config_file asking for that basic-auth user
 
 Options:
   -D DATADIR          data directory (default ./lockd-data)
   -p PORT             port to listen on (setting "port", default 5433)
   -c NAME=VALUE       set a setting (also --NAME=VALUE)
   -C NAME             print the value of a setting and exit
+  -U NAME             superuser a new data directory gets (default postgres)
+  --pwfile FILE       its password, from the first line of FILE (new data directory only)
   --config FILE       configuration file, TOML or postgresql.conf syntax
                       (default DATADIR/lockd.conf if present)
   -V, --version       print the version and exit
@@ -37,6 +41,8 @@ type options struct {
 	config   string
 	settings [][2]string // -p, -c and --name=value, in command-line order
 	show     string
+	user     string // -U: the bootstrap superuser of a new data directory
+	pwfile   string // --pwfile: its password
 }
 
 // usageError is a command line that cannot be run (exit code 2).
@@ -55,6 +61,8 @@ func parseArgs(args []string) (*options, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.dataDir, "D", o.dataDir, "data directory")
 	fs.StringVar(&o.show, "C", "", "print the value of a setting and exit")
+	fs.StringVar(&o.user, "U", "", "bootstrap superuser")
+	fs.StringVar(&o.pwfile, "pwfile", "", "bootstrap superuser's password file")
 	fs.StringVar(&o.config, "config", "", "configuration file")
 	fs.Func("p", "port", func(v string) error {
 		o.settings = append(o.settings, [2]string{"port", v})
@@ -92,16 +100,18 @@ func normalize(args []string) ([]string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-D" || a == "-p" || a == "-c" || a == "-C" || a == "--config":
+		case a == "-D" || a == "-p" || a == "-c" || a == "-C" || a == "-U" || a == "--config" || a == "--pwfile":
 			if i+1 >= len(args) {
 				return out, &usageError{fmt.Sprintf("option %s requires an argument", a)}
 			}
 			out = append(out, a, args[i+1])
 			i++
-		case len(a) > 2 && (strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "-p") || strings.HasPrefix(a, "-c")):
+		case len(a) > 2 && (strings.HasPrefix(a, "-D") || strings.HasPrefix(a, "-p") || strings.HasPrefix(a, "-c") || strings.HasPrefix(a, "-U")):
 			out = append(out, a[:2], a[2:])
 		case strings.HasPrefix(a, "--config="):
 			out = append(out, "--config", strings.TrimPrefix(a, "--config="))
+		case strings.HasPrefix(a, "--pwfile="):
+			out = append(out, "--pwfile", strings.TrimPrefix(a, "--pwfile="))
 		case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
 			out = append(out, "-c", strings.TrimPrefix(a, "--"))
 		default:

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"lockd/guc"
@@ -24,6 +25,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "metrics-web-config" {
+		return runWebConfig(args[1:], stdout, stderr)
 	}
 	if len(args) == 1 {
 		switch args[0] {
@@ -65,7 +69,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, v)
 		return 0
 	}
-	srv, err := server.New(server.Config{Settings: settings, Logger: logger, LogLevel: logLevel, DataDir: opts.dataDir})
+	password := ""
+	if opts.pwfile != "" {
+		// As initdb --pwfile: the first line is the password.
+		data, err := os.ReadFile(opts.pwfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockd: could not read password from file \"%s\": %v\n", opts.pwfile, err)
+			return 1
+		}
+		password, _, _ = strings.Cut(string(data), "\n")
+		password = strings.TrimRight(password, "\r")
+		if password == "" {
+			fmt.Fprintf(stderr, "lockd: password file \"%s\" is empty\n", opts.pwfile)
+			return 1
+		}
+	}
+	srv, err := server.New(server.Config{Settings: settings, Logger: logger, LogLevel: logLevel, DataDir: opts.dataDir,
+		BootstrapUser: opts.user, BootstrapPassword: password})
 	if err != nil {
 		logger.Error(err.Error())
 		return 1

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -405,5 +406,99 @@ func TestSIGTERMNoSessions(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "shut down") {
 		t.Errorf("log does not say the server shut down:\n%s", s.stderr.String())
+	}
+}
+
+// -U and --pwfile make the superuser of a new data directory, with a
+// SCRAM password (as initdb -U NAME --pwfile FILE), and an hba file that
+// asks for it is then satisfied; SIGHUP reloads the hba file.
+func TestBootstrapSuperuserPassword(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	hba := filepath.Join(dir, "pg_hba.conf")
+	if err := os.WriteFile(pw, []byte("s3cret\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hba, []byte("host all all 127.0.0.1/32 scram-sha-256\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, filepath.Join(dir, "data"), "-U", "admin", "--pwfile", pw, "-c", "hba_file="+hba)
+	connect := func(user, password string) (*pgx.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable", user, password, s.addr()))
+	}
+	c, err := connect("admin", "s3cret")
+	if err != nil {
+		t.Fatalf("admin with the password from --pwfile: %v\n%s", err, s.stderr.String())
+	}
+	var stored string
+	if err := c.QueryRow(context.Background(), "select rolpassword from pg_authid where rolname = 'admin'").Scan(&stored); err != nil || !strings.HasPrefix(stored, "SCRAM-SHA-256$4096:") {
+		t.Fatalf("stored password %q, %v", stored, err)
+	}
+	c.Close(context.Background())
+	if _, err := connect("admin", "wrong"); err == nil || !strings.Contains(err.Error(), `password authentication failed for user "admin"`) {
+		t.Fatalf("a wrong password: %v", err)
+	}
+	if err := os.WriteFile(hba, []byte("host all all 127.0.0.1/32 reject\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.signal(t, syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := connect("admin", "s3cret")
+		if err != nil && strings.Contains(err.Error(), "pg_hba.conf rejects connection") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hba file not reloaded on SIGHUP: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// metrics-web-config writes a web configuration file that the metrics
+// endpoint of a lockd then enforces: the password from the file opens
+// /metrics, nothing else does.
+func TestMetricsWebConfig(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("scrape-me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(lockdBin, "metrics-web-config", "prometheus", pw).Output()
+	if err != nil {
+		t.Fatalf("metrics-web-config: %v", err)
+	}
+	web := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(web, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mport := freePort(t)
+	startServer(t, filepath.Join(dir, "data"), "-c", "metrics_listen_address=127.0.0.1:"+strconv.Itoa(mport), "-c", "metrics_web_config_file="+web)
+	get := func(user, password string) int {
+		req, _ := http.NewRequest("GET", "http://127.0.0.1:"+strconv.Itoa(mport)+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+		}
+	}
+	if code := get("prometheus", "scrape-me"); code != http.StatusOK {
+		t.Fatalf("with the password: %d", code)
+	}
+	if code := get("prometheus", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("with a wrong password: %d", code)
+	}
+	if code := get("", ""); code != http.StatusUnauthorized {
+		t.Fatalf("without a password: %d", code)
 	}
 }

@@ -27,7 +27,7 @@ func startMetrics(srv *server.Server, logger *slog.Logger) (stop func()) {
 		logger.Warn("could not set up metrics", "err", err)
 		return func() {}
 	}
-	ep, err := metrics.Serve(addr, reg, logger, srv.Settings().Value("debug_profiles").Bool)
+	ep, err := metrics.Serve(addr, reg, logger, srv.Settings().Value("debug_profiles").Bool, srv.Settings().Value("metrics_web_config_file").Str)
 	if err != nil {
 		logger.Warn("could not listen for metrics", "address", addr, "err", err)
 		return func() {}

@@ -55,7 +55,7 @@ var sqlLayers = []string{
 }
 
 // sqlBelow is what every package of the SQL layer may use under it.
-var sqlBelow = []string{"lockd/storage", "lockd/txn", "lockd/wal", "lockd/vfs", "lockd/locks", "lockd/guc", "lockd/pgerr", "lockd/internal/buildinfo"}
+var sqlBelow = []string{"lockd/auth", "lockd/storage", "lockd/txn", "lockd/wal", "lockd/vfs", "lockd/locks", "lockd/guc", "lockd/pgerr", "lockd/internal/buildinfo"}
 
 // allowed lists, for each lockd package, the lockd packages it may
 // import (directly). Anything not listed may not be imported. The version
@@ -65,6 +65,9 @@ var allowed = map[string][]string{
 	"lockd/guc":   {},
 	"lockd/locks": {},
 	"lockd/pgerr": {},
+	// auth: password verifiers, the SCRAM exchange and pg_hba.conf, for
+	// the server (authentication) and sql (CREATE ROLE's passwords).
+	"lockd/auth": {"lockd/pgerr"},
 	// vfs is the file-system layer under everything kept on disk; wal
 	// knows nothing above locks (storage ─→ txn ─→ wal ─→ locks).
 	"lockd/vfs":     {},
@@ -73,7 +76,7 @@ var allowed = map[string][]string{
 	"lockd/storage": {"lockd/txn", "lockd/wal", "lockd/vfs", "lockd/locks", "lockd/pgerr"},
 	// server wires the subsystems together for embedders: it opens the
 	// log, the store and the transaction manager that sql runs on.
-	"lockd/server":             {"lockd/sql", "lockd/storage", "lockd/txn", "lockd/wal", "lockd/vfs", "lockd/guc", "lockd/locks", "lockd/pgerr"},
+	"lockd/server":             {"lockd/auth", "lockd/sql", "lockd/storage", "lockd/txn", "lockd/wal", "lockd/vfs", "lockd/guc", "lockd/locks", "lockd/pgerr"},
 	"lockd/metrics":            {"lockd/locks", "lockd/txn", "lockd/storage", "lockd/wal", "lockd/server", "lockd/guc"},
 	"lockd/bench":              {"lockd/guc"}, // lockd runs as a child process; guc checks specs' settings
 	"lockd/cmd/lockd":          {"lockd/server", "lockd/guc", "lockd/metrics", "lockd/internal/buildinfo", "lockd/bench"},
@@ -99,6 +102,7 @@ func init() {
 var stdlibOnly = map[string][]string{
 	"lockd/locks":              nil,
 	"lockd/pgerr":              nil,
+	"lockd/auth":               {"golang.org/x/text/unicode/norm"}, // SASLprep's NFKC
 	"lockd/vfs":                nil,
 	"lockd/wal":                nil,
 	"lockd/guc":                {"github.com/BurntSushi/toml"},

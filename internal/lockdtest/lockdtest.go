@@ -46,6 +46,9 @@ type Options struct {
 	FS vfs.FS
 	// Panic receives a PANIC's message instead of ending the process.
 	Panic func(msg string)
+	// BootstrapUser names the superuser of a new data directory ("":
+	// postgres), as lockd -U does.
+	BootstrapUser string
 }
 
 // Start launches lockd on 127.0.0.1:0 and stops it when t ends.
@@ -110,7 +113,7 @@ func (inst *Instance) tryStart(t testing.TB) error {
 	if err := reg.LoadFiles(cfg, inst.DataDir); err != nil {
 		t.Fatalf("load settings: %v", err)
 	}
-	srv, err := server.New(server.Config{Settings: reg, Logger: logger, DataDir: inst.DataDir, FS: opts.FS, Panic: opts.Panic})
+	srv, err := server.New(server.Config{Settings: reg, Logger: logger, DataDir: inst.DataDir, FS: opts.FS, Panic: opts.Panic, BootstrapUser: opts.BootstrapUser})
 	if err != nil {
 		return err
 	}

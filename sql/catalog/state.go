@@ -26,6 +26,10 @@ type CatalogState struct {
 	// Sequences (sequence.go); a published SequenceDef is never changed
 	Sequences map[uint32]*SequenceDef `json:"sequences,omitempty"`
 
+	// Roles are pg_authid's rows (role.go); a published RoleDef is
+	// never changed
+	Roles map[uint32]*RoleDef `json:"roles,omitempty"`
+
 	// stats is the instance's planner statistics (statistics.go), shared
 	// by every state: they are not versioned with the catalog.
 	stats *stats.Store
@@ -39,7 +43,7 @@ func (c *CatalogState) Clone() *CatalogState {
 	n := &CatalogState{Version: c.Version, LSN: c.LSN, NextOID: c.NextOID, Tables: make(map[uint32]*TableDef, len(c.Tables)),
 		Indexes: make(map[uint32]*IndexDef, len(c.Indexes)), ByName: make(map[string]uint32, len(c.ByName)),
 		parts: c.parts, Gen: c.Gen, Constraints: cloneConstraints(c.Constraints), cons: c.cons,
-		Sequences: maps.Clone(c.Sequences), stats: c.stats}
+		Sequences: maps.Clone(c.Sequences), Roles: maps.Clone(c.Roles), stats: c.stats}
 	for k, v := range c.Tables {
 		t := *v
 		t.Cols = append([]ColumnDef(nil), v.Cols...)
@@ -104,6 +108,7 @@ type CatOp struct {
 	OldIdx  map[uint32]uint32
 	NewIdx  map[uint32]uint32
 	Con     *ConstraintDef // "addcon", "setcon", "dropcon" (constraint.go)
+	Role    *RoleDef       // "createrole", "setrole" (role.go); "droprole" uses Oid
 }
 
 func (c *CatalogState) Apply(op *CatOp) {
@@ -140,6 +145,8 @@ func (c *CatalogState) Apply(op *CatOp) {
 		c.applyConstraint(op)
 	case "createseq", "setseq", "dropseq":
 		c.applySequence(op)
+	case "createrole", "setrole", "droprole":
+		c.applyRole(op)
 	case "dropindex":
 		if ix := c.Indexes[op.Oid]; ix != nil {
 			if t := c.Tables[ix.Table]; t != nil {

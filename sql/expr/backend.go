@@ -148,6 +148,8 @@ type Host interface {
 	CancelBackend(pid int32) bool
 	TerminateBackend(pid int32) bool
 	ReloadConfig() bool
+	// BackendUser is the user of the client backend pid (false: none).
+	BackendUser(pid int32) (string, bool)
 	// Checkpoint runs an immediate checkpoint and waits for it (CHECKPOINT).
 	Checkpoint() error
 }
@@ -162,6 +164,22 @@ const (
 )
 
 func (s *Backend) SignalBackend(pid int32, terminate bool) (types.Datum, error) {
+	// pg_signal_backend's rules: only a superuser signals a superuser's
+	// backend, and a role that is not one signals only its own (lockd has
+	// no pg_signal_backend membership).
+	if user, found := s.Host.BackendUser(pid); found && !s.Superuser() {
+		target := s.Cat().Role(user)
+		switch {
+		case target != nil && target.Super && terminate:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a superuser to terminate superuser process")
+		case target != nil && target.Super:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a superuser to cancel superuser query")
+		case user != s.User && terminate:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a member of the role whose process is being terminated or member of pg_signal_backend")
+		case user != s.User:
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "must be a member of the role whose query is being canceled or member of pg_signal_backend")
+		}
+	}
 	var ok bool
 	if terminate {
 		ok = s.Host.TerminateBackend(pid)
@@ -174,7 +192,46 @@ func (s *Backend) SignalBackend(pid int32, terminate bool) (types.Datum, error) 
 	return types.BoolDatum(ok), nil
 }
 
+// checkSetPrivilege refuses a superuser setting to a role that is not
+// one, as PostgreSQL's set_config_option does.
+func (s *Backend) checkSetPrivilege(name string) error {
+	if d, ok := guc.Lookup(name); ok && d.Context == guc.Superuser && !s.Superuser() {
+		return pgerr.New(pgerr.InsufficientPrivilege, "permission denied to set parameter \"%s\"", name)
+	}
+	return nil
+}
+
+// checkSessionAuthorization is SET SESSION AUTHORIZATION: only a
+// superuser may, and lockd does not switch a session's identity, so it
+// accepts only the session's own user (RESET goes back to it).
+func (s *Backend) checkSessionAuthorization(name, value string) error {
+	if !strings.EqualFold(name, "session_authorization") || value == s.User {
+		return nil
+	}
+	if !s.Superuser() {
+		return pgerr.New(pgerr.InsufficientPrivilege, "permission denied to set session authorization")
+	}
+	return pgerr.NotSupported("SET SESSION AUTHORIZATION to another role is not supported by lockd")
+}
+
 func (s *Backend) Set(name, value string, local bool) error {
+	if err := s.checkSetPrivilege(name); err != nil {
+		return err
+	}
+	if err := s.checkSessionAuthorization(name, value); err != nil {
+		return err
+	}
+	if strings.EqualFold(name, "role") {
+		// SET ROLE: lockd has no membership, so a session can only be
+		// its own role, which SET ROLE NONE and RESET ROLE return to.
+		if value == "none" || value == s.User {
+			return nil
+		}
+		if !s.Superuser() {
+			return pgerr.New(pgerr.InsufficientPrivilege, "permission denied to set role \"%s\"", value)
+		}
+		return pgerr.NotSupported("SET ROLE to another role is not supported by lockd")
+	}
 	if strings.EqualFold(name, "transaction_read_only") {
 		if d, ok := guc.Lookup(name); ok {
 			if v, err := guc.ParseValue(d, value); err == nil && !v.Bool {
@@ -212,9 +269,26 @@ func IsolationOf(v string) txn.Isolation {
 }
 
 func (s *Backend) SetDefault(name string, local bool) error {
+	if err := s.checkSetPrivilege(name); err != nil {
+		return err
+	}
+	if strings.EqualFold(name, "role") {
+		return nil // RESET ROLE: back to the session's own role, which it is
+	}
 	_, err := s.Settings.SetDefault(name, local)
 	if err == nil && strings.EqualFold(name, "timezone") {
 		s.RefreshFormat()
 	}
 	return err
+}
+
+// CurrentRole is the role the session runs as (nil if it has been
+// dropped since the session began).
+func (s *Backend) CurrentRole() *catalog.RoleDef { return s.Cat().Role(s.User) }
+
+// Superuser reports whether the session's role is a superuser
+// (PostgreSQL's superuser()).
+func (s *Backend) Superuser() bool {
+	r := s.CurrentRole()
+	return r != nil && r.Super
 }

@@ -255,8 +255,8 @@ func (s *Backend) RegName(t types.Type, oid uint32) (string, bool) {
 			}
 		}
 	case types.OIDRegrole:
-		if oid == catalog.BootstrapRoleOID {
-			return types.QuoteIdent(catalog.BootstrapRole), true
+		if r := s.Cat().RoleByOID(oid); r != nil {
+			return types.QuoteIdent(r.Name), true
 		}
 	case types.OIDRegproc:
 		if p, ok := catalog.ProcByOID(oid); ok {
@@ -298,8 +298,8 @@ func (s *Backend) RegInput(t types.Type, in string) (types.Datum, error) {
 		}
 		return types.Datum{}, pgerr.New(pgerr.UndefinedSchema, "schema \"%s\" does not exist", v)
 	case types.OIDRegrole:
-		if name == catalog.BootstrapRole || name == s.User {
-			return types.IntDatum(catalog.BootstrapRoleOID), nil
+		if r := s.Cat().Role(name); r != nil {
+			return types.IntDatum(int64(r.OID)), nil
 		}
 		return types.Datum{}, pgerr.New(pgerr.UndefinedObject, "role \"%s\" does not exist", v)
 	case types.OIDRegproc:

@@ -65,8 +65,8 @@ var catalogFns = map[string]CatalogFn{
 		}
 		return types.BoolDatum(true), nil
 	}},
-	"pg_get_userbyid": {1, 1, oidArgs, types.TypeName, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		return types.TextDatum(roleName(uint32(v[0].I))), nil
+	"pg_get_userbyid": {1, 1, oidArgs, types.TypeName, false, func(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
+		return types.TextDatum(ec.B.Cat().RoleName(uint32(v[0].I))), nil
 	}},
 	"format_type": {2, 2, []types.Type{types.TypeOid, types.TypeInt4}, types.TypeText, true, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 		if v[0].Null {
@@ -219,16 +219,6 @@ func privilegeFns() map[string]CatalogFn {
 }
 
 func nullFn(*expr.EvalCtx, []types.Datum) (types.Datum, error) { return types.NullDatum, nil }
-
-func roleName(oid uint32) string {
-	switch oid {
-	case catalog.BootstrapRoleOID:
-		return catalog.BootstrapRole
-	case catalog.DbOwnerRoleOID:
-		return catalog.DbOwnerRole
-	}
-	return "unknown (OID=" + strconv.FormatUint(uint64(oid), 10) + ")"
-}
 
 func fnIndexDef(ec *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 	cat := ec.B.Cat()

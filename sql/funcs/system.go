@@ -96,6 +96,9 @@ var systemFuncs = map[string][]Builtin{
 	},
 	"set_config": {{args: []types.Type{types.TypeText, types.TypeText, types.TypeBool}, Result: fixed(types.TypeText), Volatile: true, NonStrict: true, Fn: fnSetConfig}},
 	"pg_reload_conf": {{Result: fixed(types.TypeBool), Volatile: true, Fn: func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
+		if !ec.B.Superuser() { // EXECUTE is revoked from PUBLIC in PostgreSQL
+			return types.Datum{}, pgerr.New(pgerr.InsufficientPrivilege, "permission denied for function pg_reload_conf")
+		}
 		return types.BoolDatum(ec.B.Host.ReloadConfig()), nil
 	}}},
 	"pg_sleep": {{args: []types.Type{types.TypeFloat8}, Result: fixed(types.TypeVoid), Volatile: true, Fn: fnSleep}},

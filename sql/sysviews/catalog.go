@@ -3,6 +3,7 @@ package sysviews
 import (
 	"strings"
 
+	"lockd/pgerr"
 	"lockd/sql/analyze"
 	"lockd/sql/catalog"
 	"lockd/sql/expr"
@@ -42,6 +43,8 @@ const (
 	oidPgPubRel      = 6106
 	oidPgPubNsp      = 6237
 	oidPgRoles       = 12001
+	oidPgUser        = 12006
+	oidPgAuthid      = 1260
 	oidPgTables      = 12014
 	oidPgIndexes     = 12018
 )
@@ -58,7 +61,7 @@ var (
 func CatalogViews() []*expr.View {
 	return []*expr.View{
 		pgClassView(), pgNamespaceView(), pgAttributeView(), pgTypeView(), pgIndexView(), pgInheritsView(),
-		pgPartitionedTableView(), pgConstraintView(), pgDatabaseView(), pgRolesView(), pgAmView(),
+		pgPartitionedTableView(), pgConstraintView(), pgDatabaseView(), pgRolesView(), pgAuthidView(), pgUserView(), pgHbaFileRulesView(), pgAmView(),
 		pgAttrdefView(), pgCollationView(), pgTablespaceView(), pgTablesView(), pgIndexesView(), ProcView(), languageView(),
 		emptyView("pg_auth_members", oidPgAuthMembers, "oid", types.TypeOid, "roleid", types.TypeOid, "member", types.TypeOid, "grantor", types.TypeOid, "admin_option", types.TypeBool),
 		// lockd has no extensions (not even PostgreSQL's plpgsql)
@@ -480,15 +483,77 @@ func pgRolesView() *expr.View {
 			"rolpassword", types.TypeText, "rolvaliduntil", types.TypeTimestamptz, "rolbypassrls", types.TypeBool, "rolconfig", types.TypeTextArray,
 			"oid", types.TypeOid),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			t, f := types.BoolDatum(true), types.BoolDatum(false)
-			if err := emit([]types.Datum{types.TextDatum(catalog.BootstrapRole), t, t, t, t, t, t, types.IntDatum(-1), types.TextDatum("********"),
-				types.NullDatum, t, types.NullDatum, types.OIDDatum(catalog.BootstrapRoleOID)}); err != nil {
-				return err
+			// pg_roles shows every role's password as asterisks.
+			for _, r := range ec.B.Cat().RolesByOID() {
+				if err := emit([]types.Datum{types.TextDatum(r.Name), types.BoolDatum(r.Super), types.BoolDatum(r.Inherit),
+					types.BoolDatum(r.CreateRole), types.BoolDatum(r.CreateDB), types.BoolDatum(r.CanLogin), types.BoolDatum(r.Replication),
+					types.IntDatum(int64(r.ConnLimit)), types.TextDatum("********"), validUntil(r), types.BoolDatum(r.BypassRLS),
+					types.NullDatum, types.OIDDatum(r.OID)}); err != nil {
+					return err
+				}
 			}
-			return emit([]types.Datum{types.TextDatum(catalog.DbOwnerRole), f, t, f, f, f, f, types.IntDatum(-1), types.TextDatum("********"),
-				types.NullDatum, f, types.NullDatum, types.OIDDatum(catalog.DbOwnerRoleOID)})
+			return nil
 		},
 	}
+}
+
+// pgAuthidView is pg_authid, which only superusers may read: it holds
+// the password verifiers.
+func pgAuthidView() *expr.View {
+	return &expr.View{
+		Name: "pg_authid", Oid: oidPgAuthid,
+		Cols: Cols(oidPgAuthid,
+			"oid", types.TypeOid, "rolname", types.TypeName, "rolsuper", types.TypeBool, "rolinherit", types.TypeBool,
+			"rolcreaterole", types.TypeBool, "rolcreatedb", types.TypeBool, "rolcanlogin", types.TypeBool, "rolreplication", types.TypeBool,
+			"rolbypassrls", types.TypeBool, "rolconnlimit", types.TypeInt4, "rolpassword", types.TypeText, "rolvaliduntil", types.TypeTimestamptz),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			if !ec.B.Superuser() {
+				return pgerr.New(pgerr.InsufficientPrivilege, "permission denied for table pg_authid")
+			}
+			for _, r := range ec.B.Cat().RolesByOID() {
+				pw := types.NullDatum
+				if r.Password != "" {
+					pw = types.TextDatum(r.Password)
+				}
+				if err := emit([]types.Datum{types.OIDDatum(r.OID), types.TextDatum(r.Name), types.BoolDatum(r.Super), types.BoolDatum(r.Inherit),
+					types.BoolDatum(r.CreateRole), types.BoolDatum(r.CreateDB), types.BoolDatum(r.CanLogin), types.BoolDatum(r.Replication),
+					types.BoolDatum(r.BypassRLS), types.IntDatum(int64(r.ConnLimit)), pw, validUntil(r)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// pgUserView is pg_user: the roles that can log in.
+func pgUserView() *expr.View {
+	return &expr.View{
+		Name: "pg_user", Oid: oidPgUser,
+		Cols: Cols(oidPgUser,
+			"usename", types.TypeName, "usesysid", types.TypeOid, "usecreatedb", types.TypeBool, "usesuper", types.TypeBool,
+			"userepl", types.TypeBool, "usebypassrls", types.TypeBool, "passwd", types.TypeText, "valuntil", types.TypeTimestamptz,
+			"useconfig", types.TypeTextArray),
+		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
+			for _, r := range ec.B.Cat().RolesByOID() {
+				if !r.CanLogin {
+					continue
+				}
+				if err := emit([]types.Datum{types.TextDatum(r.Name), types.OIDDatum(r.OID), types.BoolDatum(r.CreateDB), types.BoolDatum(r.Super),
+					types.BoolDatum(r.Replication), types.BoolDatum(r.BypassRLS), types.TextDatum("********"), validUntil(r), types.NullDatum}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func validUntil(r *catalog.RoleDef) types.Datum {
+	if r.ValidUntil == nil {
+		return types.NullDatum
+	}
+	return types.IntDatum(*r.ValidUntil)
 }
 
 func pgAmView() *expr.View {
@@ -588,7 +653,7 @@ func pgTablesView() *expr.View {
 						trig = true
 					}
 				}
-				row := []types.Datum{types.TextDatum("public"), types.TextDatum(r.Name), types.TextDatum(catalog.BootstrapRole), types.NullDatum,
+				row := []types.Datum{types.TextDatum("public"), types.TextDatum(r.Name), types.TextDatum(ec.B.Cat().OwnerName()), types.NullDatum,
 					types.BoolDatum(len(r.Table.Indexes) > 0), types.BoolDatum(false), types.BoolDatum(trig), types.BoolDatum(false)}
 				if err := emit(row); err != nil {
 					return err

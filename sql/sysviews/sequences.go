@@ -72,7 +72,7 @@ func pgSequencesView() *expr.View {
 			"increment_by", types.TypeInt8, "cycle", types.TypeBool, "cache_size", types.TypeInt8, "last_value", types.TypeInt8),
 		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
 			for _, q := range ec.B.Cat().SequencesByOID() {
-				row := []types.Datum{types.TextDatum(catalog.SequenceNamespaceName), types.TextDatum(q.Name), types.TextDatum(catalog.BootstrapRole),
+				row := []types.Datum{types.TextDatum(catalog.SequenceNamespaceName), types.TextDatum(q.Name), types.TextDatum(ec.B.Cat().OwnerName()),
 					types.OIDDatum(q.TypeOID), types.IntDatum(q.Start), types.IntDatum(q.Min), types.IntDatum(q.Max),
 					types.IntDatum(q.Increment), types.BoolDatum(q.Cycle), types.IntDatum(q.Cache), funcs.SeqLastValue(ec.B, ec, q)}
 				if err := emit(row); err != nil {
