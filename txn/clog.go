@@ -242,9 +242,11 @@ func loadCLOG(fsys vfs.FS, dir string) ([]*clogPage, error) {
 
 // checkpoint writes every segment that has a dirty page, each as a whole
 // file (temp file, fsync, rename), then fsyncs dir. Pages are copied under
-// the XactSLRU lock shared, one segment at a time, and written outside it.
-// On failure the pages of the failed segment are marked dirty again.
-func (c *commitLog) checkpoint(fsys vfs.FS, dir string) error {
+// the XactSLRU lock shared, one segment at a time, and written outside it,
+// after flush (the log up to every commit the copy shows:
+// SlruPhysicalWritePage's XLogFlush). On failure the pages of the failed
+// segment are marked dirty again.
+func (c *commitLog) checkpoint(fsys vfs.FS, dir string, flush func()) error {
 	buf := make([]byte, 0, clogPagesPerSegment*clogPageSize)
 	wrote := false
 	for seg := 0; ; seg++ {
@@ -273,6 +275,7 @@ func (c *commitLog) checkpoint(fsys vfs.FS, dir string) error {
 		if !dirty {
 			continue
 		}
+		flush()
 		if err := writeFileAtomic(fsys, dir, fmt.Sprintf("%04X", seg), buf); err != nil {
 			for _, pg := range pages {
 				pg.dirty.Store(true)

@@ -277,12 +277,20 @@ func (m *Manager) Checkpoint() error {
 	}
 	m.ckptMu.Lock()
 	defer m.ckptMu.Unlock()
-	if m.wal != nil {
-		// A page may show commits and multixacts whose records are not
-		// flushed yet (asynchronous commits): WAL before data.
-		m.wal.Flush(nil, m.wal.InsertPosition())
+	// A page may show commits and multixacts whose records are not
+	// flushed yet (asynchronous commits): WAL before data. The log is
+	// flushed after each segment's pages are copied, so every commit
+	// they show has its record on disk before they are (a commit inserts
+	// its record before it sets its status, and one that commits between
+	// a flush and the copy would otherwise reach disk without its record:
+	// after a crash part of that transaction would be visible).
+	flush := func() {
+		if m.wal != nil {
+			m.wal.Flush(nil, m.wal.InsertPosition())
+		}
 	}
-	if err := m.clog.checkpoint(m.fs, m.dir); err != nil {
+	flush()
+	if err := m.clog.checkpoint(m.fs, m.dir, flush); err != nil {
 		return err
 	}
 	return m.multis.checkpoint()
