@@ -77,10 +77,13 @@ func (w *WAL) CommitFlush(p *locks.Proc, record LSN, commitDelay time.Duration, 
 }
 
 func (w *WAL) flush(p *locks.Proc, record LSN, delay time.Duration, siblings int) {
+	sl := w.proc(p)
 	if record <= LSN(w.logwrtFlush.Load()) {
+		// already durable: another backend's (or the WAL writer's) flush
+		// satisfied it before it asked
+		sl.stats.flushFollowed.Add(1)
 		return
 	}
-	sl := w.proc(p)
 	target := record
 	for {
 		if rq := LSN(w.logwrtRqstWrite.Load()); rq > target {
