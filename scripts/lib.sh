@@ -55,8 +55,7 @@ stop_pg() {
 # "Comparing with PostgreSQL" (lockd: shared_buffers=1GB; PostgreSQL:
 # shared_buffers=1GB, synchronous_commit=off, max_wal_size=4GB,
 # checkpoint_timeout=30min, max_parallel_workers_per_gather=0). Sets
-# lport, pport and lockd_pid; the caller stops them (kill -INT
-# $lockd_pid; stop_pg WORK/pg).
+# lport, pport and lockd_pid; stop_pair WORK stops them.
 start_pair() {
 	local work=$1 repo
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -70,4 +69,13 @@ start_pair() {
 	as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w -m fast \
 		-o "-c listen_addresses=127.0.0.1 -p $pport -c unix_socket_directories=$work/pg -c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=4GB -c checkpoint_timeout=30min -c max_parallel_workers_per_gather=0" restart >/dev/null
 	wait_ready "$pport"
+}
+
+# stop_pair WORK stops what start_pair started and removes WORK (kept
+# when KEEP=1); scripts call it from their EXIT trap.
+stop_pair() {
+	set +e
+	[ -n "${lockd_pid:-}" ] && kill -INT "$lockd_pid" && wait "$lockd_pid"
+	stop_pg "$1/pg"
+	[ "${KEEP:-0}" = 1 ] && echo "kept $1" >&2 || rm -rf "$1"
 }

@@ -26,13 +26,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/planner-vs-pg.XXXXXX")
 chmod 711 "$work"
 lockd_pid=""
-cleanup() {
-	set +e
-	[ -n "$lockd_pid" ] && kill -INT "$lockd_pid" && wait "$lockd_pid"
-	stop_pg "$work/pg"
-	[ "${KEEP:-0}" = 1 ] && echo "kept $work" >&2 || rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'stop_pair "$work"' EXIT
 
 start_pair "$work"
 for port in "$lport" "$pport"; do
