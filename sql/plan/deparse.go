@@ -154,23 +154,9 @@ func (d *deparser) write(b *strings.Builder, e expr.Expr) {
 		d.write(b, x.Arg)
 		b.WriteString(")::" + types.FormatType(x.T.OID, x.T.Mod))
 	case *expr.FuncExpr:
-		b.WriteString(x.Name + "(")
-		for i, a := range x.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			d.write(b, a)
-		}
-		b.WriteByte(')')
+		d.writeCall(b, x.Name, x.Args)
 	case *expr.CoalesceExpr:
-		b.WriteString("COALESCE(")
-		for i, a := range x.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			d.write(b, a)
-		}
-		b.WriteByte(')')
+		d.writeCall(b, "COALESCE", x.Args)
 	case *expr.AggResult:
 		if x.Idx < len(d.aggs) {
 			d.writeAgg(b, d.aggs[x.Idx])
@@ -196,14 +182,7 @@ func (d *deparser) write(b *strings.Builder, e expr.Expr) {
 		}
 		b.WriteString("(SubPlan)")
 	case *expr.RowExpr:
-		b.WriteString("ROW(")
-		for i, a := range x.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			d.write(b, a)
-		}
-		b.WriteByte(')')
+		d.writeCall(b, "ROW", x.Args)
 	default:
 		b.WriteString("?expr?")
 	}
@@ -293,4 +272,16 @@ func quoteLiteral(s string) string {
 		return "E'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'"
 	}
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// writeCall prints name(arg, arg, ...).
+func (d *deparser) writeCall(b *strings.Builder, name string, args []expr.Expr) {
+	b.WriteString(name + "(")
+	for i, a := range args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		d.write(b, a)
+	}
+	b.WriteByte(')')
 }
