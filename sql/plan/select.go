@@ -35,7 +35,16 @@ type SelectPlan struct {
 	Limit      expr.Expr
 	Offset     expr.Expr
 	RowLocks   *RowLocking // FOR UPDATE / FOR SHARE
+
+	// params are what a correlated subquery reads of the rows around it
+	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
+	// result depends on
+	params      []expr.Expr
+	paramsKnown bool
 }
+
+// OuterParams returns the subquery's outer references (expr.ParamSubplan).
+func (p *SelectPlan) OuterParams() ([]expr.Expr, bool) { return p.params, p.paramsKnown }
 
 // outputRef reads an already-computed output column (ORDER BY 1 / alias).
 type outputRef struct {
@@ -94,6 +103,9 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 	var where []expr.Expr
 	if sel.WhereClause != nil {
 		wa := la.NoAggs("WHERE")
+		if fb.canPullUp() {
+			wa.SublinkHook = fb.pullUpHook(sel.WhereClause, nil, nil) // semijoin.go
+		}
 		w, err := wa.Expr(sel.WhereClause)
 		if err != nil {
 			return nil, err
@@ -101,7 +113,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 		if w, err = wa.AsBool(w, "WHERE", -1); err != nil {
 			return nil, err
 		}
-		where = conjuncts(w)
+		where = dropPulled(conjuncts(w))
 	}
 
 	var aggs []*expr.AggRef
@@ -160,6 +172,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 	}
 	if p.RowLocks == nil {
 		root, where = fb.reorder(root, where) // joinorder.go
+		root = fb.insertSemis(root)           // semiplan.go
 		p.From = root
 	}
 	if p.OneTime, err = fb.place(root, where); err != nil {
