@@ -317,7 +317,7 @@ func (fb *fromBuilder) semiBase(s *semiJoin, l *LeafNode) orderState {
 	if !fb.hashMemOK(s.rkeys, groups) {
 		return orderState{}
 	}
-	u := fb.costs().uniqueCost(sl.in.plain, len(s.rkeys), groups)
+	u := fb.uniqueCost(sl.in.plain, len(s.rkeys), groups)
 	return orderState{cost: u.total, startup: u.startup, rows: groups, ok: true}
 }
 

@@ -85,7 +85,7 @@ func (fb *fromBuilder) bestSemi(in semiInput, outerRows float64) semiChoice {
 		consider(semiHash, c.semiHashCost(outer, in.plain, len(in.lkeys), fb.bucketSize(in.rkeys, in.plain.rows), sf, in.anti, qp))
 	}
 	if in.uniqOK && !in.anti && len(in.other) == 0 && len(in.lkeys) > 0 {
-		u := c.uniqueCost(in.plain, len(in.rkeys), in.groups)
+		u := fb.uniqueCost(in.plain, len(in.rkeys), in.groups)
 		// the unique rows match each outer row at most once: costed as
 		// a semi join (inner_unique), over well-spread buckets
 		consider(semiUnique, c.semiHashCost(outer, u, len(in.lkeys), 1/nbuckets(in.groups), sf, false, 0))
@@ -130,6 +130,17 @@ func (c *costs) materialCost(in pathCost) pathCost {
 func (c *costs) uniqueCost(in pathCost, nkeys int, groups float64) pathCost {
 	startup := in.total + c.cpuOperator*float64(nkeys)*in.rows
 	return pathCost{startup: startup, total: startup + c.cpuTuple*groups, rows: groups}
+}
+
+// uniqueCost is c.uniqueCost under enable_hashagg: disabled, PostgreSQL
+// makes the rows unique by sorting them, which lockd does not do.
+func (fb *fromBuilder) uniqueCost(in pathCost, nkeys int, groups float64) pathCost {
+	u := fb.costs().uniqueCost(in, nkeys, groups)
+	if !fb.a.S.Settings.Get("enable_hashagg").Bool {
+		u.startup += disableCost
+		u.total += disableCost
+	}
+	return u
 }
 
 // nbuckets is the number of buckets a hash table for rows rows gets
