@@ -83,10 +83,11 @@ func (x *Executor) runNestedLoop(ec *expr.EvalCtx, j *plan.JoinNode, buf []types
 	return x.runSide(ec, j, j.Left, buf, func() error {
 		matched := false
 		err := x.runNode(ec, j.Right, buf, func() error {
-			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
+			// the keys first: the other conditions may be costly
+			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
 				return err
 			}
-			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
+			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
 				return err
 			}
 			matched = true

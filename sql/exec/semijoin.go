@@ -39,10 +39,10 @@ func (x *Executor) runSemiJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.D
 	return x.runNode(ec, j.Left, buf, func() error {
 		matched := false
 		err := x.runNode(ec, j.Right, buf, func() error {
-			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
+			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
 				return err
 			}
-			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
+			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
 				return err
 			}
 			matched = true

@@ -431,7 +431,9 @@ func conjuncts(e expr.Expr) []expr.Expr {
 // tree, returns the conjuncts to evaluate once per execution (they read
 // no FROM item), and chooses each join's method.
 func (fb *fromBuilder) place(root PlanNode, where []expr.Expr) (oneTime []expr.Expr, err error) {
-	all := uint64(1)<<uint(fb.nitems) - 1
+	// the query's own items: not those of its pulled-up subqueries, which
+	// its conditions cannot read (semijoin.go)
+	all := (uint64(1)<<uint(fb.nitems) - 1) &^ fb.semiItems()
 	for _, c := range where {
 		m, opaque := expr.ExprRefs(c, fb.itemOf)
 		switch {
@@ -517,8 +519,8 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 		if err := fb.chooseMethods(x.Left); err != nil {
 			return err
 		}
-		if x.Kind == JoinInner || x.Kind == JoinSemi || x.Kind == JoinAnti {
-			// conditions of an inner (or semi) join are join conditions
+		if x.Kind == JoinInner {
+			// conditions of an inner join are join conditions
 			x.Cond = append(x.Cond, x.Filters...)
 			x.Filters = nil
 		}

@@ -223,7 +223,7 @@ func (fb *fromBuilder) chooseSemi(x *JoinNode, eqs []expr.Expr) error {
 	s := x.semi
 	lm := x.Left.mask()
 	outerRows := fb.estRows(x.Left)
-	var sl *semiLeaf
+	var sl, treeLeaf *semiLeaf
 	var in semiInput
 	if leaf, ok := x.Right.(*LeafNode); ok {
 		sl = fb.semiLeafPaths(leaf, x.Lkeys, x.Rkeys, eqs, x.Cond, outerRows)
@@ -233,6 +233,11 @@ func (fb *fromBuilder) chooseSemi(x *JoinNode, eqs []expr.Expr) error {
 			return err
 		}
 		in = semiInput{plain: fb.treeCost(x.Right), lkeys: x.Lkeys, rkeys: x.Rkeys, other: x.Cond, tree: true}
+		if tl, pc, ok := fb.treeParam(x, in.plain, outerRows); ok {
+			treeLeaf = tl
+			in.param, in.paramOK = pc, true
+			in.paramQ = fb.costs().qualCost(x.Cond) + fb.costs().cpuOperator*float64(len(x.Lkeys))
+		}
 	}
 	in.anti = x.Kind == JoinAnti
 	if len(x.Rkeys) > 0 && !s.lhsAll {
@@ -243,6 +248,9 @@ func (fb *fromBuilder) chooseSemi(x *JoinNode, eqs []expr.Expr) error {
 	rows := fb.semiRows(x)
 	if sl != nil && sl.apply(fb, ch.method == semiParam) {
 		fb.deps[sl.l.item] |= lm
+	}
+	if treeLeaf != nil && ch.method == semiParam && treeLeaf.apply(fb, true) {
+		fb.deps[treeLeaf.l.item] |= lm
 	}
 	if fb.dependsOn(x.Right, lm) {
 		x.Rescan = true
@@ -269,6 +277,58 @@ func (fb *fromBuilder) chooseSemi(x *JoinNode, eqs []expr.Expr) error {
 	}
 	x.Est = pathCost{startup: ch.cost.startup, total: ch.cost.total, rows: rows}
 	return nil
+}
+
+// treeParam is the inner join tree of semi join x read once per outer
+// row with its first table read through an index keyed by the outer
+// row (PostgreSQL's parameterised join path): that table's ways, and
+// the tree's cost per outer row, the tree costing plain read once. Only
+// a table no outer join makes nullable within the tree, whose columns
+// some of x's equalities read, qualifies.
+func (fb *fromBuilder) treeParam(x *JoinNode, plain pathCost, outerRows float64) (*semiLeaf, pathCost, bool) {
+	n := x.Right
+	for {
+		j, ok := n.(*JoinNode)
+		if !ok {
+			break
+		}
+		switch {
+		case j.UniqueLeft || j.Rescan:
+			return nil, pathCost{}, false
+		case j.Kind == JoinInner, j.Kind == JoinLeft, j.Kind == JoinSemi, j.Kind == JoinAnti:
+			n = j.Left
+		default:
+			return nil, pathCost{}, false
+		}
+	}
+	l, ok := n.(*LeafNode)
+	if !ok {
+		return nil, pathCost{}, false
+	}
+	if _, ok := l.Src.(*TableSource); !ok {
+		return nil, pathCost{}, false
+	}
+	var lk, rk []expr.Expr
+	for i := range x.Rkeys {
+		if m, opaque := expr.ExprRefs(x.Rkeys[i], fb.itemOf); !opaque && m == l.mask() {
+			lk, rk = append(lk, x.Lkeys[i]), append(rk, x.Rkeys[i])
+		}
+	}
+	if len(rk) == 0 {
+		return nil, pathCost{}, false
+	}
+	sl := fb.semiLeafPaths(l, lk, rk, nil, nil, outerRows)
+	if !sl.in.paramOK {
+		return nil, pathCost{}, false
+	}
+	once := sl.in.plain
+	p := sl.in.param
+	pc := pathCost{
+		startup: math.Max(0, plain.startup-once.startup) + p.startup,
+		total:   math.Max(0, plain.total-once.total) + p.total,
+		rows:    clampRows(plain.rows * p.rows / math.Max(once.rows, 1)),
+	}
+	return sl, pc, true
 }
 
 // ---- the join order search's steps (joinorder.go's bestOrder)

@@ -84,6 +84,7 @@ explain (costs off) select * from tellers t1 where exists (select 1 from tellers
 explain (costs off) select * from accounts where aid < 10 and not exists (select 1 from tellers t where t.bid = accounts.bid);
 explain (costs off) select sum(abalance) from accounts a where exists (select 1 from branches b where b.bid = a.bid and b.bbalance = 0);
 explain (costs off) select * from tellers t where exists (select 1 from accounts a where a.bid = t.bid and not exists (select 1 from branches b where b.bid = t.tid));
+explain (costs off) select * from tellers t where exists (select 1 from accounts a where a.bid = t.bid and not exists (select 1 from branches b where b.bid = a.aid));
 explain (costs off) select * from branches b where exists (select 1 from p where p.v = b.bid);
 explain (costs off) select * from branches b where b.bid in (select v from p where k < 2000);
 explain (costs off) select * from p where exists (select 1 from branches b where b.bbalance = p.v);

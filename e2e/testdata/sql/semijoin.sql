@@ -60,6 +60,8 @@ select * from o where exists (select 1 from i where i.k = o.k and not exists (se
 select o.id, i.w from o join i on i.k = o.k where exists (select 1 from big where big.k = i.w) order by 1, 2;
 select o.id, b.s from o join big b on b.k = o.id and exists (select 1 from i where i.k = o.k) order by 1;
 select o.id from o left join i on i.k = o.k where not exists (select 1 from big where big.k = i.w) order by 1;
+select o.id, i.w from o left join i on i.k = o.k where o.id < (select max(big.g) + 5 from big where big.k = i.w) and not exists (select 1 from big where big.g = i.k) order by 1, 2;
+select o.id from o left join i on i.k = o.k where (select count(*) from i i2 where i2.s = i.s) < 3 and exists (select 1 from big where big.k = o.id) order by 1;
 select * from (select * from o where exists (select 1 from i where i.k = o.k)) s where s.id > 1 order by id;
 with c as (select * from o where k in (select k from i)) select * from c order by id;
 select id, exists (select 1 from i where i.k = o.k) as e from o order by id;
