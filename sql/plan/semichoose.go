@@ -321,13 +321,15 @@ func (fb *fromBuilder) treeParam(x *JoinNode, plain pathCost, outerRows float64)
 	if !sl.in.paramOK {
 		return nil, pathCost{}, false
 	}
+	// the tree's work before its first row (the inner sides it hashes or
+	// keeps) is done at each run; the rest shrinks with the rows the
+	// table gives
 	once := sl.in.plain
 	p := sl.in.param
-	pc := pathCost{
-		startup: math.Max(0, plain.startup-once.startup) + p.startup,
-		total:   math.Max(0, plain.total-once.total) + p.total,
-		rows:    clampRows(plain.rows * p.rows / math.Max(once.rows, 1)),
-	}
+	frac := math.Min(1, p.rows/math.Max(once.rows, 1))
+	startup := math.Max(0, plain.startup-once.startup) + p.startup
+	run := math.Max(0, (plain.total-plain.startup)-(once.total-once.startup))*frac + p.total - p.startup
+	pc := pathCost{startup: startup, total: startup + run, rows: clampRows(plain.rows * frac)}
 	return sl, pc, true
 }
 

@@ -57,6 +57,12 @@ select * from o where exists (select 1 from i where i.k = o.k) and not exists (s
 select * from o where exists (select 1 from i where i.k = o.k and not exists (select 1 from big where big.k = i.w)) order by id;
 select * from o where exists (select 1 from i where i.k = o.k and exists (select 1 from big where big.g = i.w % 10 and big.k = o.id)) order by id;
 select * from o where exists (select 1 from i where i.k = o.k and not exists (select 1 from e where e.k = o.id)) order by id;
+select * from o where exists (select 1 from big where big.g = o.k and not exists (select 1 from i where i.w = big.k)) order by id;
+select * from o where not exists (select 1 from big where big.g = o.k and big.k > 5 and not exists (select 1 from i where i.w = big.k)) order by id;
+select * from o where exists (select 1 from big where big.g = o.k and exists (select 1 from i where i.w = big.k)) order by id;
+select * from o where exists (select 1 from big where big.k = o.id * 10 and not exists (select 1 from i where i.w = big.k)) order by id;
+select * from o where not exists (select 1 from big where big.k = o.id * 10 and not exists (select 1 from i where i.w = big.k)) order by id;
+select * from o where exists (select 1 from big where big.k = o.k * 10 and exists (select 1 from i where i.w = big.k)) order by id;
 select o.id, i.w from o join i on i.k = o.k where exists (select 1 from big where big.k = i.w) order by 1, 2;
 select o.id, b.s from o join big b on b.k = o.id and exists (select 1 from i where i.k = o.k) order by 1;
 select o.id from o left join i on i.k = o.k where not exists (select 1 from big where big.k = i.w) order by 1;
