@@ -34,6 +34,9 @@ import (
 //	  | INIT_PAGE (0x80)      on INSERT and UPDATE: the tuple is the page's
 //	                          first, redo starts from an empty page (and no
 //	                          image is taken)
+//	Heap2 MULTI_INSERT (0x50) block 0 + the tuples' bytes; main: count,
+//	                          then each tuple's offset and length (multiinsert.go)
+//	  | INIT_PAGE (0x80)      the batch starts the page
 //	XLOG FPI (0xB0)           a page image only: VACUUM's page changes
 //	Storage CREATE (0x10)     a relation or index file is created
 //	Storage TRUNCATE (0x20)   it is emptied in place
@@ -189,6 +192,8 @@ func (s *Store) Redo(rec *wal.Record) error {
 	switch rec.Rmid {
 	case wal.RmgrHeap:
 		return s.redoHeap(rec)
+	case wal.RmgrHeap2:
+		return s.redoHeap2(rec)
 	case wal.RmgrBtree:
 		return s.redoBtree(rec)
 	case wal.RmgrStorage:
@@ -447,6 +452,7 @@ func (pg page) placeTuple(off int, data []byte) error {
 		return fmt.Errorf("tuple of %d bytes does not fit", len(data))
 	}
 	copy(pg[upper:], data)
+	clear(pg[upper+len(data) : upper+maxAligned(len(data))])
 	pg.setItemID(off, upper, lpNormal, len(data))
 	pg.put16(pdLower, uint16(lower))
 	pg.put16(pdUpper, uint16(upper))
