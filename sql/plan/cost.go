@@ -163,19 +163,39 @@ func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
 }
 
 // opCost is the cost of evaluating e once: cpu_operator_cost per
-// operator or function it calls.
+// operator or function it calls, and for a correlated subquery the cost
+// of running it (cost_qual_eval's SubPlan: an InitPlan's one run is not
+// charged per row).
 func (c *costs) opCost(e expr.Expr) float64 {
 	n := 0
+	sub := 0.0
 	expr.WalkExpr(e, func(x expr.Expr) bool {
 		switch y := x.(type) {
 		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr, *expr.NullTestExpr, *expr.BoolTestExpr:
 			n++
 		case *expr.InExpr:
 			n += len(y.List)
+		case *expr.SublinkExpr:
+			n++
+			if sp, ok := y.Plan.(*SelectPlan); ok && y.Correlated && sp.From != nil {
+				sub += nodeEst(sp.From).total
+			}
+			return false
 		}
 		return true
 	})
-	return float64(n) * c.cpuOperator
+	return float64(n)*c.cpuOperator + sub
+}
+
+// nodeEst is the planner's estimate for a FROM tree node.
+func nodeEst(n PlanNode) pathCost {
+	switch x := n.(type) {
+	case *LeafNode:
+		return x.Est
+	case *JoinNode:
+		return x.Est
+	}
+	return pathCost{}
 }
 
 // qualCost is the per-row cost of a list of conditions.
