@@ -178,7 +178,7 @@ func (c *costs) opCost(e expr.Expr) float64 {
 		case *expr.SublinkExpr:
 			n++
 			if sp, ok := y.Plan.(*SelectPlan); ok && y.Correlated && sp.From != nil {
-				sub += nodeEst(sp.From).total
+				sub += estTotal(sp.From)
 			}
 			return false
 		}
@@ -187,15 +187,26 @@ func (c *costs) opCost(e expr.Expr) float64 {
 	return float64(n)*c.cpuOperator + sub
 }
 
-// nodeEst is the planner's estimate for a FROM tree node.
-func nodeEst(n PlanNode) pathCost {
+// estTotal is about what reading a FROM tree node once costs, from the
+// estimates its leaves got: a join adds its sides, a nested loop's inner
+// side once per outer row (its joining work itself is left out).
+func estTotal(n PlanNode) float64 {
 	switch x := n.(type) {
 	case *LeafNode:
-		return x.Est
+		return x.Est.total
 	case *JoinNode:
-		return x.Est
+		l, r := estTotal(x.Left), estTotal(x.Right)
+		if x.Rescan {
+			if lx, ok := x.Left.(*LeafNode); ok {
+				return l + lx.Est.rows*r
+			}
+			if lx, ok := x.Left.(*JoinNode); ok {
+				return l + lx.Est.rows*r
+			}
+		}
+		return l + r
 	}
-	return pathCost{}
+	return 0
 }
 
 // qualCost is the per-row cost of a list of conditions.
