@@ -101,6 +101,9 @@ func (s *Store) insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		setTupleCtid(pg.tuple(off), spec)
 	}
 	d.setFlags(bmDirty)
+	if off != 0 {
+		r.clearAllVisible(blk)
+	}
 	if off != 0 && s.logging() {
 		s.logHeapInsert(p, r, blk, pg, off, xid)
 	}
