@@ -12,6 +12,9 @@ import (
 type IndexEntry struct {
 	Key []byte
 	TID TID
+	// AllVisible (index-only scans, WithVisibility): the visibility map
+	// called the tuple's heap page all-visible while the entry was read.
+	AllVisible bool
 }
 
 // IndexScan reads the entries of an index between two bounds, in key then
@@ -35,6 +38,7 @@ type IndexScan struct {
 	started, done  bool
 	entries        []IndexEntry
 	keys           []byte
+	vm             VisibilityMap // set by WithVisibility
 }
 
 // IndexScan starts a scan of idx over lo ≤ key ≤ hi (a bound is
@@ -42,6 +46,24 @@ type IndexScan struct {
 // backward.
 func (s *Store) IndexScan(idx RelID, lo, hi []byte, loIncl, hiIncl, backward bool) *IndexScan {
 	return &IndexScan{s: s, idx: idx, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl, backward: backward}
+}
+
+// WithVisibility makes the scan an index-only one over heap relation
+// heap: each entry's AllVisible says whether the visibility map called
+// its heap page all-visible, read while the entries are read, under the
+// index's lock. That lock is the interlock PostgreSQL gets by keeping
+// an index-only scan's leaf page pinned: VACUUM removes the entries of
+// dead tuples (under the lock, exclusive) before it frees their line
+// pointers and marks their pages all-visible, so an entry read with the
+// lock held whose page is all-visible points at a tuple every snapshot
+// sees — never at a dead one whose entry VACUUM was about to remove, or
+// at its line pointer reused. (An entry whose page is not all-visible
+// needs its heap tuple fetched: if the line pointer was freed and reused
+// since, the tuple there is too new for the scan's snapshot, which was
+// taken before the entry was read.)
+func (sc *IndexScan) WithVisibility(heap RelID) *IndexScan {
+	sc.vm = sc.s.VisibilityMap(heap)
+	return sc
 }
 
 // maxTID is the largest TID: (key, maxTID) follows every entry of key.
@@ -90,6 +112,11 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 		ix.tree.ascend(sc.lastKey, sc.lastTID, take)
 	default:
 		ix.tree.ascend(sc.lo, TID{}, take)
+	}
+	if sc.vm.r != nil {
+		for i := range sc.entries {
+			sc.entries[i].AllVisible = sc.vm.AllVisible(sc.entries[i].TID.Block)
+		}
 	}
 	ix.lock.Release(p)
 	if len(sc.entries) < max {

@@ -210,6 +210,20 @@ func (s *Store) PageAllVisible(rel RelID, blk uint32) bool {
 	return r != nil && r.vm.allVisible(blk)
 }
 
+// VisibilityMap is a handle on one relation's visibility map, for a scan
+// that asks about many pages (an index-only scan): PageAllVisible without
+// the relation lookup. The zero value (an unknown relation) calls no page
+// all-visible.
+type VisibilityMap struct{ r *relation }
+
+// VisibilityMap returns rel's map.
+func (s *Store) VisibilityMap(rel RelID) VisibilityMap {
+	return VisibilityMap{(*s.rels.Load())[rel]}
+}
+
+// AllVisible is PageAllVisible of block blk.
+func (v VisibilityMap) AllVisible(blk uint32) bool { return v.r != nil && v.r.vm.allVisible(blk) }
+
 // AllVisiblePages returns how many pages of rel are all-visible
 // (visibilitymap_count), for pg_class.relallvisible.
 func (s *Store) AllVisiblePages(rel RelID) (uint32, error) {
