@@ -38,7 +38,9 @@ type IndexScan struct {
 	started, done  bool
 	entries        []IndexEntry
 	keys           []byte
+	starts         []int         // where each entry's key starts in keys
 	vm             VisibilityMap // set by WithVisibility
+	noKeys         bool          // set by WithoutKeys
 }
 
 // IndexScan starts a scan of idx over lo ≤ key ≤ hi (a bound is
@@ -66,6 +68,14 @@ func (sc *IndexScan) WithVisibility(heap RelID) *IndexScan {
 	return sc
 }
 
+// WithoutKeys makes the scan return entries without their keys (an
+// index-only scan that reads no column: count(*)), which saves copying
+// them.
+func (sc *IndexScan) WithoutKeys() *IndexScan {
+	sc.noKeys = true
+	return sc
+}
+
 // maxTID is the largest TID: (key, maxTID) follows every entry of key.
 var maxTID = TID{Block: ^uint32(0), Offset: ^uint16(0)}
 
@@ -80,10 +90,19 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var starts []int
+	if cap(sc.entries) < max {
+		sc.entries = make([]IndexEntry, 0, max)
+		sc.starts = make([]int, 0, max)
+	}
+	starts := sc.starts[:0]
+	resume := sc.started // the walk starts at the previous batch's last entry
+	var last []byte      // the last entry's key (WithoutKeys)
 	take := func(e *btEntry) bool {
-		if sc.started && e.tid == sc.lastTID && bytes.Equal(e.key, sc.lastKey) {
-			return true // where the previous batch ended
+		if resume {
+			resume = false
+			if e.tid == sc.lastTID && bytes.Equal(e.key, sc.lastKey) {
+				return true // where the previous batch ended
+			}
 		}
 		if !sc.inBounds(e.key) {
 			if sc.pastEnd(e.key) {
@@ -94,6 +113,11 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 		}
 		if len(sc.entries) == max {
 			return false
+		}
+		if sc.noKeys {
+			last = e.key
+			sc.entries = append(sc.entries, IndexEntry{TID: e.tid})
+			return true
 		}
 		starts = append(starts, len(sc.keys))
 		sc.keys = append(sc.keys, e.key...)
@@ -114,13 +138,28 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 		ix.tree.ascend(sc.lo, TID{}, take)
 	}
 	if sc.vm.r != nil {
+		blk, vis := InvalidBlock, false
 		for i := range sc.entries {
-			sc.entries[i].AllVisible = sc.vm.AllVisible(sc.entries[i].TID.Block)
+			if b := sc.entries[i].TID.Block; b != blk {
+				blk, vis = b, sc.vm.AllVisible(b)
+			}
+			sc.entries[i].AllVisible = vis
 		}
 	}
+	if sc.noKeys && last != nil {
+		sc.lastKey = append(sc.lastKey[:0], last...)
+	}
 	ix.lock.Release(p)
+	sc.starts = starts
 	if len(sc.entries) < max {
 		sc.done = true
+	}
+	if sc.noKeys {
+		if n := len(sc.entries); n > 0 {
+			sc.started = true
+			sc.lastTID = sc.entries[n-1].TID
+		}
+		return sc.entries, nil
 	}
 	for i := range sc.entries {
 		end := len(sc.keys)

@@ -67,6 +67,9 @@ func (x *Executor) scanIndexOnly(ec *expr.EvalCtx, ts *plan.TableSource, level, 
 	}
 	for _, r := range ranges {
 		sc := st.IndexScan(storage.RelID(ix.RelFile), r.lo, r.hi, r.loIncl, r.hiIncl, ts.Backward).WithVisibility(relfile)
+		if keyTypes == nil {
+			sc.WithoutKeys()
+		}
 		for {
 			if err := ec.Ctx.Err(); err != nil {
 				return err
