@@ -28,7 +28,7 @@ import (
 // transaction's rows — with most pages still all-visible.
 func TestCrashVisibilityMap(t *testing.T) {
 	srv := &crashServer{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11)),
-		settings: []string{"max_connections=20", "shared_buffers=4MB", "autovacuum=off"}}
+		settings: []string{"max_connections=20", "shared_buffers=1MB", "autovacuum=off"}}
 	defer srv.stop()
 	srv.start()
 	ctx := context.Background()
