@@ -17,8 +17,8 @@ import (
 type btree struct {
 	root  *btNode
 	count int
-	// nbytes is key bytes + per-entry overhead, for IndexPages: written
-	// under the index's lock, read by anyone (a planner asking the size)
+	// nbytes is key bytes + per-entry overhead (btEntryCost), for
+	// IndexShape: written under the index's lock
 	nbytes atomic.Int64
 }
 

@@ -19,6 +19,24 @@ func modelCompare(a, b modelEntry) int {
 	return tidCompare(a.tid, b.tid)
 }
 
+// checkShape holds IndexShape to the model: its entries, the keys'
+// bytes and the distinct keys.
+func checkShape(t *testing.T, e *env, idx RelID, model []modelEntry) {
+	t.Helper()
+	var want IndexShape
+	for i, m := range model {
+		want.Entries++
+		want.KeyBytes += int64(len(m.key))
+		if i == 0 || !bytes.Equal(m.key, model[i-1].key) {
+			want.Distinct++
+		}
+	}
+	got, err := e.s.IndexShape(nil, idx, true)
+	if err != nil || got != want {
+		t.Fatalf("IndexShape = %+v, %v; the model has %+v", got, err, want)
+	}
+}
+
 func TestIndexAgainstModel(t *testing.T) {
 	e := newEnv(t, 16)
 	const idx = RelID(77)
@@ -104,10 +122,9 @@ func TestIndexAgainstModel(t *testing.T) {
 		}
 	}
 	verify()
-	if e.s.IndexPages(idx) < 2 {
-		t.Fatalf("IndexPages = %d", e.s.IndexPages(idx))
-	}
+	checkShape(t, e, idx, model)
 	e.restart()
+	checkShape(t, e, idx, model)
 	verify()
 	if err := e.s.TruncateIndex(idx); err != nil {
 		t.Fatal(err)

@@ -73,6 +73,7 @@ func (s *Store) MultiInsert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel 
 			i++
 		}
 		d.setFlags(bmDirty)
+		r.clearAllVisible(blk)
 		if s.logging() {
 			s.logHeapMultiInsert(p, r, blk, pg, tids[first:i], wasEmpty, xid)
 		}
@@ -106,10 +107,15 @@ func (s *Store) logHeapMultiInsert(p *locks.Proc, r *relation, blk uint32, pg pa
 	wal.SetPageLSN(pg, b.Insert())
 }
 
-// redoHeap2 replays the Heap2 resource manager's records.
+// redoHeap2 replays the Heap2 resource manager's records: VISIBLE
+// (vismap.go) and MULTI_INSERT, which clears the page's visibility map
+// bit as the insertion did.
 func (s *Store) redoHeap2(rec *wal.Record) error {
 	switch rec.Info & xlogHeapOpMask {
+	case xlogHeap2Visible:
+		return s.redoHeap2Visible(rec)
 	case xlogHeap2MultiInsert:
+		s.redoClearAllVisible(rec)
 		m := rec.Main
 		if len(m) < 2 {
 			return errShortRecord

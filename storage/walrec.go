@@ -34,6 +34,10 @@ import (
 //	  | INIT_PAGE (0x80)      on INSERT and UPDATE: the tuple is the page's
 //	                          first, redo starts from an empty page (and no
 //	                          image is taken)
+//	                          (replay of INSERT, DELETE, UPDATE and INPLACE
+//	                          also clears the pages' visibility map bits)
+//	Heap2 VISIBLE (0x40)      VACUUM found a page all-visible (relation,
+//	                          block; vismap.go)
 //	Heap2 MULTI_INSERT (0x50) block 0 + the tuples' bytes; main: count,
 //	                          then each tuple's offset and length (multiinsert.go)
 //	  | INIT_PAGE (0x80)      the batch starts the page
@@ -183,7 +187,7 @@ func (s *Store) logIndex(p *locks.Proc, info uint8, ix *index, key []byte, tid T
 	b.Insert()
 }
 
-// Redo is the redo function of the Heap, Btree and Storage resource
+// Redo is the redo function of the Heap, Heap2, Btree and Storage resource
 // managers and of XLOG's full-page images (the server dispatches them
 // here). It runs single-threaded before any session, logs nothing, and
 // skips the records of relations that no longer exist: a later record
@@ -279,6 +283,10 @@ func (s *Store) redoExtend(r *relation, n uint32) error {
 
 func (s *Store) redoHeap(rec *wal.Record) error {
 	m := rec.Main
+	switch rec.Info & xlogHeapOpMask {
+	case xlogHeapInsert, xlogHeapDelete, xlogHeapUpdate, xlogHeapInplace:
+		s.redoClearAllVisible(rec) // vismap.go
+	}
 	switch rec.Info & xlogHeapOpMask {
 	case xlogHeapInsert:
 		if len(m) < 2 {

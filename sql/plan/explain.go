@@ -112,6 +112,9 @@ func (n *exNode) text(out *[]string, col int, arrow bool, opts *ExplainOptions) 
 			*out = append(*out, detail+"Rows Removed by Filter: "+fmtRows(n.stats.Removed/math.Max(n.stats.Loops, 1)))
 		}
 	}
+	if opts.Analyze && n.typ == "Index Only Scan" {
+		*out = append(*out, detail+"Heap Fetches: "+fmtRows(n.heapFetches()))
+	}
 	for _, s := range n.subs {
 		if s.init {
 			*out = append(*out, detail+s.name)
@@ -127,6 +130,15 @@ func (n *exNode) text(out *[]string, col int, arrow bool, opts *ExplainOptions) 
 			s.root.text(out, col+8, true, opts)
 		}
 	}
+}
+
+// heapFetches is an index-only scan's heap fetches over all its loops
+// (PostgreSQL prints the total, not the average per loop).
+func (n *exNode) heapFetches() float64 {
+	if n.stats == nil {
+		return 0
+	}
+	return n.stats.HeapFetches
 }
 
 func fmtRows(r float64) string { return strconv.FormatFloat(math.Round(r), 'f', 0, 64) }

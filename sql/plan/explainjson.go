@@ -103,6 +103,9 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	if opts.Analyze && n.stats != nil && n.stats.Removed > 0 {
 		add("Rows Removed by Filter", fmtRows(n.stats.Removed/math.Max(n.stats.Loops, 1)))
 	}
+	if opts.Analyze && n.typ == "Index Only Scan" {
+		add("Heap Fetches", fmtRows(n.heapFetches()))
+	}
 	var kids []string
 	kid := func(k *exNode, rel string) {
 		var kb strings.Builder

@@ -163,6 +163,9 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 			return nil, err
 		}
 	}
+	if need, all := readColumns(fb, p, where); !all {
+		presetNeed(fb, need) // indexonly.go
+	}
 	if p.RowLocks == nil {
 		root, where = fb.reorder(root, where) // joinorder.go
 		p.From = root
