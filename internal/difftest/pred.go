@@ -317,7 +317,7 @@ func (g *gen) subqueryTable() *table {
 // subquery compared with one of sc (or of the query around that).
 func (g *gen) corr(inner, outer *scope) (string, bool) {
 	o := outer
-	if o.outer != nil && g.chance(0.2) && !g.ex.SkipLevelCorrelation {
+	if o.outer != nil && g.chance(0.2) {
 		o = o.outer
 	}
 	oc, _ := g.col(o, anyCol)
@@ -335,9 +335,6 @@ func (g *gen) corr(inner, outer *scope) (string, bool) {
 // subWhere is the WHERE of a subquery: usually a correlation, and
 // sometimes conditions of its own.
 func (g *gen) subWhere(inner, outer *scope, depth int, correlate float64) string {
-	if outer.outer != nil && g.ex.NestedCorrelation {
-		correlate = 0 // outer is itself a subquery
-	}
 	innerRows := 1.0
 	for _, r := range inner.rels {
 		innerRows *= float64(max(r.rows, 1))

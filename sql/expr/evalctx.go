@@ -113,6 +113,10 @@ type EvalCtx struct {
 	// partitions it locks — is opened once however often it is scanned
 	Run  uint64
 	Tick uint32 // rows produced, for periodic cancel checks
+
+	// corrCache keeps each correlated subquery's last result and the
+	// outer values it was computed for (sublink.go)
+	corrCache map[*SublinkExpr]*corrResult
 }
 
 func (ec *EvalCtx) FormatCtx() *types.FormatCtx {

@@ -102,22 +102,26 @@ func ExprRefs(e Expr, itemOf []int) (mask uint64, opaque bool) {
 				mask |= 1 << uint(itemOf[c.I])
 			}
 		case *SublinkExpr:
-			// a correlated subquery depends on the items its outer
-			// references read; with none at this level (it reads only
-			// levels further out), or not known, on the whole row
+			// a correlated subquery depends on the items its parameters
+			// at this level read (those further out are fixed while this
+			// level runs); with none here, or not known, on the whole row
 			if !c.Correlated {
 				break
 			}
-			if !c.RefsKnown || len(c.OuterRefs) == 0 {
-				opaque = true
-				break
-			}
-			for _, r := range c.OuterRefs {
-				m, op := ExprRefs(r, itemOf)
+			here := 0
+			for _, p := range c.Params {
+				if _, out := p.(*OuterExpr); out {
+					continue
+				}
+				here++
+				m, op := ExprRefs(p, itemOf)
 				if m == 0 || op {
 					opaque = true
 				}
 				mask |= m
+			}
+			if !c.ParamsKnown || here == 0 {
+				opaque = true
 			}
 		}
 		return true

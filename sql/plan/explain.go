@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -409,6 +410,9 @@ func (ex *explainer) newLevel(p *SelectPlan) *level {
 	if p.From != nil {
 		walk(p.From)
 	}
+	// named in the order of the FROM items, as PostgreSQL names its range
+	// table's entries, whatever the join order
+	sort.SliceStable(leaves, func(a, b int) bool { return leaves[a].item < leaves[b].item })
 	lv.leafs = leaves
 	d := &deparser{aggs: p.Aggs, groups: p.GroupBy, targets: p.Targets, fc: &ex.b.Format, outer: append([]*deparser(nil), ex.outer...)}
 	d.subplan = ex.subplanRef
@@ -497,7 +501,13 @@ func (ex *explainer) attachNodeSubs(n *exNode, conds []expr.Expr) {
 
 func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 	left, right := ex.fromNode(lv, j.Left), ex.fromNode(lv, j.Right)
-	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full"}[j.Kind], width: left.width + right.width}
+	if j.UniqueLeft {
+		left = ex.uniqueNode(lv, j, left) // explainsemi.go
+	}
+	if j.UniqueRight {
+		right = ex.uniqueNode(lv, j, right)
+	}
+	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full", JoinSemi: "Semi", JoinAnti: "Anti"}[j.Kind], width: left.width + right.width}
 	n.stats = ex.stat(j)
 	rows := j.Est.rows
 	if rows == 0 {
@@ -562,6 +572,7 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 	if len(j.Filters) > 0 {
 		n.prop("Filter", lv.d.print(andAll(j.Filters)))
 	}
+	ex.semiCost(j, n, left) // explainsemi.go
 	return n
 }
 
