@@ -282,3 +282,35 @@ func descendNode(n *btNode, key []byte, tid TID, bounded bool, fn func(e *btEntr
 	}
 	return true
 }
+
+// load fills an empty tree with entries, which must be in ascending
+// order without repeats, bottom-up as an index build writes its pages
+// (buildBtree), with the keys copied into one block. It reports false,
+// changing nothing, if the tree is not empty or the entries are out of
+// order.
+func (t *btree) load(entries []IndexEntry) bool {
+	if t.count != 0 || len(entries) == 0 {
+		return false
+	}
+	size := 0
+	for i := range entries {
+		if i > 0 {
+			prev := &btEntry{key: entries[i-1].Key, tid: entries[i-1].TID}
+			if compareEntry(entries[i].Key, entries[i].TID, prev) <= 0 {
+				return false
+			}
+		}
+		size += len(entries[i].Key)
+	}
+	keys := make([]byte, 0, size)
+	es := make([]btEntry, len(entries))
+	for i, e := range entries {
+		k := len(keys)
+		keys = append(keys, e.Key...)
+		es[i] = btEntry{key: keys[k:len(keys):len(keys)], tid: e.TID}
+	}
+	built := buildBtree(es)
+	t.root, t.count = built.root, built.count
+	t.nbytes.Add(built.nbytes.Load())
+	return true
+}

@@ -293,8 +293,11 @@ func (s *Store) IndexBulkInsert(p *locks.Proc, idx RelID, entries []IndexEntry) 
 		buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(ix.id))
 	}
 	flush()
+	// A new index's sorted entries are loaded bottom-up; otherwise (or
+	// out of order) they are inserted one by one.
+	loaded := ix.tree.load(entries)
 	for _, e := range entries {
-		if !ix.tree.insert(e.Key, e.TID) {
+		if !loaded && !ix.tree.insert(e.Key, e.TID) {
 			continue
 		}
 		ix.changes++

@@ -176,3 +176,57 @@ func TestBtreeBulkBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexBulkInsertLoads: a new index's sorted entries are loaded
+// bottom-up; entries out of order, or into an index that has entries,
+// go in one by one; either way the index holds every entry once, in
+// order.
+func TestIndexBulkInsertLoads(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		shuffled bool
+		existing int
+	}{{"sorted", false, 0}, {"shuffled", true, 0}, {"into a filled index", false, 50}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newBtree()
+			for j := range tc.existing {
+				tr.insert(key(uint64(j*7)), TID{1, uint16(j + 1)})
+			}
+			var entries []IndexEntry
+			for i := range 3000 {
+				entries = append(entries, IndexEntry{Key: key(uint64(i / 2)), TID: TID{uint32(10 + i), 1}})
+			}
+			if tc.shuffled {
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+			}
+			if loaded := tr.load(entries); loaded != (!tc.shuffled && tc.existing == 0) {
+				t.Fatalf("load = %v", loaded)
+			} else if !loaded {
+				for _, e := range entries {
+					tr.insert(e.Key, e.TID)
+				}
+			}
+			entries[0].Key[0] ^= 0xff // the tree holds copies
+			n := 0
+			var prev *btEntry
+			tr.ascend(nil, TID{}, func(e *btEntry) bool {
+				if prev != nil && compareEntry(prev.key, prev.tid, e) >= 0 {
+					t.Fatalf("order broken at entry %d", n)
+				}
+				prev = e
+				n++
+				return true
+			})
+			if want := 3000 + tc.existing; n != want || tr.count != want {
+				t.Fatalf("walked %d entries, count %d, want %d", n, tr.count, want)
+			}
+			leaf, i := tr.seek(key(1499), TID{})
+			for leaf != nil && i >= len(leaf.entries) {
+				leaf, i = leaf.next, 0
+			}
+			if leaf == nil || !bytes.Equal(leaf.entries[i].key, key(1499)) || leaf.entries[i].tid != (TID{10 + 2998, 1}) {
+				t.Fatal("a search does not find key 1499's first entry")
+			}
+		})
+	}
+}

@@ -300,13 +300,10 @@ func (s *Store) pageAllVisible(d *bufferDesc, pg page, oldestXmin txn.Xid) bool 
 	return true
 }
 
-// redoHeap2 replays the Heap2 records: VISIBLE sets a page's bit. It runs
+// redoHeap2Visible replays VISIBLE: it sets a page's bit. It runs
 // whatever the page's LSN says — the heap page is not touched — as
 // heap_xlog_visible updates the map even when the heap page is newer.
-func (s *Store) redoHeap2(rec *wal.Record) error {
-	if rec.Info&0xF0 != xlogHeap2Visible {
-		return fmt.Errorf("unknown heap2 record type %#x", rec.Info)
-	}
+func (s *Store) redoHeap2Visible(rec *wal.Record) error {
 	if len(rec.Main) < 8 {
 		return errShortRecord
 	}

@@ -38,6 +38,9 @@ import (
 //	                          also clears the pages' visibility map bits)
 //	Heap2 VISIBLE (0x40)      VACUUM found a page all-visible (relation,
 //	                          block; vismap.go)
+//	Heap2 MULTI_INSERT (0x50) block 0 + the tuples' bytes; main: count,
+//	                          then each tuple's offset and length (multiinsert.go)
+//	  | INIT_PAGE (0x80)      the batch starts the page
 //	XLOG FPI (0xB0)           a page image only: VACUUM's page changes
 //	Storage CREATE (0x10)     a relation or index file is created
 //	Storage TRUNCATE (0x20)   it is emptied in place
@@ -457,6 +460,7 @@ func (pg page) placeTuple(off int, data []byte) error {
 		return fmt.Errorf("tuple of %d bytes does not fit", len(data))
 	}
 	copy(pg[upper:], data)
+	clear(pg[upper+len(data) : upper+maxAligned(len(data))])
 	pg.setItemID(off, upper, lpNormal, len(data))
 	pg.put16(pdLower, uint16(lower))
 	pg.put16(pdUpper, uint16(upper))

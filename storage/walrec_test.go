@@ -107,7 +107,8 @@ func (e *walEnv) maskedPages(rel RelID) [][]byte {
 	return out
 }
 
-// TestRedoRebuildsPages: a random mix of inserts, updates (same page and
+// TestRedoRebuildsPages: a random mix of inserts (alone and in COPY's
+// batches), updates (same page and
 // other page), deletes, row locks, speculative insertions confirmed and
 // killed, and VACUUM, then a crash with no data page written: replay must
 // rebuild every page byte for byte (hint bits aside), every index entry
@@ -136,7 +137,22 @@ func redoRebuildsPages(t *testing.T, seed uint64) {
 		e.tm.Begin(&tx, p, txn.ReadCommitted)
 		tx.StatementSnapshot()
 		for range 1 + rng.IntN(5) {
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(11); {
+			case op == 10: // COPY's batch: a page at a time
+				batch := make([][]byte, 1+rng.IntN(150))
+				for i := range batch {
+					batch[i] = row(uint64(round), 20+rng.IntN(200))
+				}
+				tids := make([]TID, len(batch))
+				if err := e.s.MultiInsert(bg, p, &tx, rel, batch, 90, tids); err != nil {
+					t.Fatal(err)
+				}
+				for _, tid := range tids {
+					live = append(live, tid)
+					if err := e.s.IndexInsert(p, idx, key(uint64(round)), tid); err != nil {
+						t.Fatal(err)
+					}
+				}
 			case op < 4 || len(live) == 0:
 				size := 20 + rng.IntN(300)
 				if rng.IntN(20) == 0 {

@@ -20,7 +20,7 @@ const (
 	RmgrXact      RmgrID = 1  // commit and abort
 	RmgrStorage   RmgrID = 2  // relation file creation and truncation
 	RmgrMultiXact RmgrID = 6  // multixact creation
-	RmgrHeap2     RmgrID = 9  // heap pages' visibility map bits
+	RmgrHeap2     RmgrID = 9  // heap tuples in batches (COPY's multi-insert), visibility map bits
 	RmgrHeap      RmgrID = 10 // heap tuples
 	RmgrBtree     RmgrID = 11 // index entries
 	RmgrSequence  RmgrID = 15 // sequence values

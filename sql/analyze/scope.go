@@ -81,6 +81,10 @@ type Scope struct {
 	// whose scope is correlated is re-run for each outer row, others run
 	// once per execution (PostgreSQL's initplans).
 	Correlated bool
+	// OuterRefs are the expressions of the parent level that this level
+	// (or a subquery inside it) reads: which of the parent's FROM items a
+	// condition holding this level as a subquery depends on.
+	OuterRefs []expr.Expr
 	// visLo and visHi limit which FROM items are visible while a part of
 	// the FROM clause is analysed: a JOIN's ON clause sees only the items
 	// of that join, a LATERAL item only the items before it. visHi < 0
@@ -118,6 +122,9 @@ func (sc *Scope) LookupColumn(qual, name string, loc int32) (expr.Expr, types.Co
 				// that owns the column depends on an enclosing row.
 				for c, d := sc, 0; d < depth; c, d = c.Parent, d+1 {
 					c.Correlated = true
+					if d == depth-1 { // the level directly inside the owner
+						c.OuterRefs = append(c.OuterRefs, e)
+					}
 				}
 				e = &expr.OuterExpr{Depth: depth, E: e}
 			}

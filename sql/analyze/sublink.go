@@ -22,6 +22,9 @@ func (a *Analyzer) sublink(sl *pg.SubLink) (expr.Expr, error) {
 		return nil, err
 	}
 	e := &expr.SublinkExpr{Plan: sub, Correlated: correlated, Key: subqueryKey(sl)}
+	if r, ok := sub.(expr.OuterReferrer); ok && correlated {
+		e.OuterRefs, e.RefsKnown = r.OuterReferences()
+	}
 	one := func() error {
 		if len(cols) != 1 {
 			return expr.PosErr(pgerr.New(pgerr.SyntaxError, "subquery must return only one column"), sl.Location)

@@ -29,8 +29,13 @@ type SublinkExpr struct {
 	// correlated: the subquery reads the enclosing query's rows, so its
 	// result is not kept between rows
 	Correlated bool
-	Test       Expr                                                     // ANY/ALL: left operand
-	Cmp        func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) // ANY/ALL: test op column
+	// OuterRefs are the expressions of the enclosing level the subquery
+	// reads, when RefsKnown: what decides which FROM items a condition
+	// holding it depends on (ExprRefs).
+	OuterRefs []Expr
+	RefsKnown bool
+	Test      Expr                                                     // ANY/ALL: left operand
+	Cmp       func(ec *EvalCtx, a, b types.Datum) (types.Datum, error) // ANY/ALL: test op column
 	// Row: Test is a RowExpr compared with the subquery's rows (Cmp from
 	// RowCmp), as (a, b) IN (SELECT x, y ...) does
 	Row bool
@@ -45,6 +50,12 @@ type SublinkExpr struct {
 
 // subplan is the plan of a subquery an expression holds (a *selectPlan).
 type Subplan interface{ IsSubplan() }
+
+// OuterReferrer is a Subplan that knows which expressions of the
+// enclosing level it reads (known false: it cannot tell).
+type OuterReferrer interface {
+	OuterReferences() (refs []Expr, known bool)
+}
 
 // executor runs the plans expressions hold; the Executor implements it.
 type Executor interface {

@@ -172,19 +172,50 @@ func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
 }
 
 // opCost is the cost of evaluating e once: cpu_operator_cost per
-// operator or function it calls.
+// operator or function it calls, and for a correlated subquery the cost
+// of running it (cost_qual_eval's SubPlan: an InitPlan's one run is not
+// charged per row).
 func (c *costs) opCost(e expr.Expr) float64 {
 	n := 0
+	sub := 0.0
 	expr.WalkExpr(e, func(x expr.Expr) bool {
 		switch y := x.(type) {
 		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr, *expr.NullTestExpr, *expr.BoolTestExpr:
 			n++
 		case *expr.InExpr:
 			n += len(y.List)
+		case *expr.SublinkExpr:
+			n++
+			if sp, ok := y.Plan.(*SelectPlan); ok && y.Correlated && sp.From != nil {
+				sub += estTotal(sp.From)
+			}
+			return false
 		}
 		return true
 	})
-	return float64(n) * c.cpuOperator
+	return float64(n)*c.cpuOperator + sub
+}
+
+// estTotal is about what reading a FROM tree node once costs, from the
+// estimates its leaves got: a join adds its sides, a nested loop's inner
+// side once per outer row (its joining work itself is left out).
+func estTotal(n PlanNode) float64 {
+	switch x := n.(type) {
+	case *LeafNode:
+		return x.Est.total
+	case *JoinNode:
+		l, r := estTotal(x.Left), estTotal(x.Right)
+		if x.Rescan {
+			if lx, ok := x.Left.(*LeafNode); ok {
+				return l + lx.Est.rows*r
+			}
+			if lx, ok := x.Left.(*JoinNode); ok {
+				return l + lx.Est.rows*r
+			}
+		}
+		return l + r
+	}
+	return 0
 }
 
 // qualCost is the per-row cost of a list of conditions.

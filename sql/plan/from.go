@@ -524,13 +524,35 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 					WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 			}
 			x.Rescan = true
-		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides && fb.estRows(x.Left) < fb.estRows(x.Right) {
-			// hash the smaller side, as PostgreSQL's hash join takes the
-			// cheaper of the two orders
-			x.HashLeft = true
+		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides {
+			x.HashLeft = fb.hashLeft(x)
 		}
 	}
 	return nil
+}
+
+// hashLeft reports whether an inner hash join should hash its left side:
+// PostgreSQL keeps the cheaper of the two orders, and of two within 1% of
+// each other (add_path's fuzz factor) the one with the lower start-up
+// cost — the one that hashes the cheaper input, which matters when one
+// side is costly to read (a condition running a subquery per row).
+func (fb *fromBuilder) hashLeft(x *JoinNode) bool {
+	c := fb.costs()
+	lr, rr := fb.estRows(x.Left), fb.estRows(x.Right)
+	lc, rc := estTotal(x.Left), estTotal(x.Right)
+	n := len(x.Lkeys)
+	hashR := lc + rc + c.hashJoinCost(lr, rr, x.Est.rows, n)
+	hashL := lc + rc + c.hashJoinCost(rr, lr, x.Est.rows, n)
+	if fuzzyEqual(hashL, hashR) {
+		return lc < rc
+	}
+	return hashL < hashR
+}
+
+// fuzzyEqual reports whether two path costs are within 1% of each other
+// (compare_path_costs_fuzzily's STD_FUZZ_FACTOR).
+func fuzzyEqual(a, b float64) bool {
+	return a <= b*1.01 && b <= a*1.01
 }
 
 // dependsOn reports whether some leaf under n reads items in m.

@@ -18,6 +18,11 @@ type SelectPlan struct {
 	// correlated: the plan reads an enclosing query's row, so as a
 	// subquery it is re-run for every outer row.
 	Correlated bool
+	// outerRefs: the enclosing level's expressions the query reads, when
+	// outerRefsKnown (a plain SELECT; a set operation's arms are not
+	// gathered)
+	outerRefs      []expr.Expr
+	outerRefsKnown bool
 
 	From       PlanNode
 	Width      int
@@ -174,6 +179,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 	p.Width = sc.Width
 	p.Rels = fb.rels
 	p.Correlated = sc.Correlated
+	p.outerRefs, p.outerRefsKnown = sc.OuterRefs, true
 	return p, nil
 }
 
@@ -569,3 +575,7 @@ func RowKey(vals []types.Datum, cols []types.Column) string {
 }
 
 func (*SelectPlan) IsSubplan() {}
+
+// OuterReferences returns the enclosing level's expressions the query
+// reads (expr.OuterReferrer).
+func (p *SelectPlan) OuterReferences() ([]expr.Expr, bool) { return p.outerRefs, p.outerRefsKnown }
