@@ -19,16 +19,9 @@ type Exclusions struct {
 	//
 	// With the exclusion, a FULL JOIN's ON is one equality.
 	FullJoinNonEquiOn bool
-	// DateFunctions: lockd has neither extract(field from date or
-	// timestamp) nor date_trunc(text, timestamp) (42883 function ...
-	// does not exist):
-	//
-	//	select extract(month from date '2024-03-01'), date_trunc('day', timestamp '2024-03-01 10:00');
-	DateFunctions bool
 }
 
 // Known is the set of exclusions in force.
 var Known = Exclusions{
 	FullJoinNonEquiOn: true,
-	DateFunctions:     true,
 }

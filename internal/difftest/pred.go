@@ -537,10 +537,7 @@ func (g *gen) valueExpr(sc *scope, depth int) item {
 		case 1:
 			return it(x+" - date '2024-01-01'", tInt)
 		case 2:
-			if !g.ex.DateFunctions {
-				return it("extract(month from "+x+")", tNum)
-			}
-			fallthrough
+			return it("extract(month from "+x+")", tNum)
 		default:
 			return it(x+"::timestamp", tTS)
 		}
@@ -549,7 +546,7 @@ func (g *gen) valueExpr(sc *scope, depth int) item {
 		case 0:
 			return it(x+" + interval '1 hour'", tTS)
 		case 1:
-			if !g.ex.DateFunctions {
+			if g.intn(2) == 0 {
 				return it("date_trunc('day', "+x+")", tTS)
 			}
 			return it(x+" - interval '1 day'", tTS)

@@ -561,13 +561,36 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 					WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 			}
 			x.Rescan = true
-		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides && outerRows < fb.estRows(x.Right) {
-			// hash the smaller side, as PostgreSQL's hash join takes the
-			// cheaper of the two orders
-			x.HashLeft = true
+		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides {
+			x.HashLeft = fb.hashLeft(x, outerRows)
 		}
 	}
 	return nil
+}
+
+// hashLeft reports whether an inner hash join should hash its left side
+// (of lr rows):
+// PostgreSQL keeps the cheaper of the two orders, and of two within 1% of
+// each other (add_path's fuzz factor) the one with the lower start-up
+// cost — the one that hashes the cheaper input, which matters when one
+// side is costly to read (a condition running a subquery per row).
+func (fb *fromBuilder) hashLeft(x *JoinNode, lr float64) bool {
+	c := fb.costs()
+	rr := fb.estRows(x.Right)
+	lc, rc := estTotal(x.Left), estTotal(x.Right)
+	n := len(x.Lkeys)
+	hashR := lc + rc + c.hashJoinCost(lr, rr, x.Est.rows, n)
+	hashL := lc + rc + c.hashJoinCost(rr, lr, x.Est.rows, n)
+	if fuzzyEqual(hashL, hashR) {
+		return lc < rc
+	}
+	return hashL < hashR
+}
+
+// fuzzyEqual reports whether two path costs are within 1% of each other
+// (compare_path_costs_fuzzily's STD_FUZZ_FACTOR).
+func fuzzyEqual(a, b float64) bool {
+	return a <= b*1.01 && b <= a*1.01
 }
 
 // dependsOn reports whether some leaf under n reads items in m.
@@ -736,7 +759,7 @@ func (fb *fromBuilder) partitionedNestLoop(l *LeafNode, ps *PartitionedSource, n
 	// every partition's index scan on the key, per outer row
 	part := relSize{pages: math.Max(1, sum.pages/float64(nparts)), tuples: math.Max(1, sum.tuples/float64(nparts))}
 	perLoop := clampRows(rows / math.Min(sum.tuples, defaultNumDistinct))
-	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), nkeys, l.Filters, perLoop/float64(nparts), outerRows, 0, false)
+	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), nkeys, l.Filters, perLoop/float64(nparts), outerRows, 0, false, false)
 	nl := outerRows*probe.total*float64(nparts) + c.cpuTuple*outerRows*perLoop
 	hash := c.seqScanCost(sum, l.Filters, rows).total + c.hashJoinCost(outerRows, rows, outerRows*perLoop, nkeys)
 	if !c.nestloop {

@@ -170,6 +170,19 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 			return nil, err
 		}
 	}
+	// what the query reads, with the ON conditions and those of the semi
+	// and anti joins pulled up from its WHERE clause (they read their own
+	// items' columns)
+	read := append([]expr.Expr(nil), where...)
+	for _, on := range fb.ons {
+		read = append(read, on.e)
+	}
+	for _, s := range fb.semis {
+		read = append(append(read, s.conds...), s.local...)
+	}
+	if need, all := readColumns(fb, p, read); !all {
+		presetNeed(fb, need) // indexonly.go
+	}
 	if p.RowLocks == nil {
 		root, where = fb.reorder(root, where) // joinorder.go
 		root = fb.insertSemis(root)           // semiplan.go

@@ -34,6 +34,21 @@ explain (costs off) select * from accounts where aid = any ('{5,6}'::int[]);
 explain (costs off) select sum(abalance) from accounts;
 explain (costs off) select bid, sum(abalance) from accounts group by bid;
 explain (costs off) select * from accounts where abalance > 0;
+-- index-only scans: VACUUM made every page all-visible, so an index that
+-- holds the columns a query reads is read alone, and the smallest index
+-- is the cheapest way to count; an update's pages need heap fetches
+explain (costs off) select count(*) from accounts;
+explain (costs off) select count(*) from accounts where aid > 10;
+explain (costs off) select count(*) from accounts where bid = 3;
+explain (costs off) select count(distinct bid) from accounts;
+explain (costs off) select aid from accounts where aid < 5;
+explain (costs off) select max(bid) from accounts;
+explain (costs off) select count(*) from branches;
+explain (analyze, costs off, timing off, summary off) select count(*) from accounts where aid between 100 and 200;
+begin;
+update accounts set abalance = abalance + 1 where aid = 150;
+explain (analyze, costs off, timing off, summary off) select count(*) from accounts where aid between 100 and 200;
+rollback;
 -- ordered by an index, and min/max
 explain (costs off) select aid from accounts order by aid limit 5;
 explain (costs off) select aid, abalance from accounts order by aid desc limit 1;
@@ -106,3 +121,19 @@ explain (costs off) insert into branches values (1, 0, '') on conflict do nothin
 begin;
 explain (analyze, costs off, timing off, summary off) update accounts set abalance = abalance + 1 where aid between 5 and 9;
 rollback;
+-- a condition with a correlated subquery is checked by the scan of the
+-- table it reads, which shows the SubPlan
+create table spa (id int primary key, v int);
+create table spb (id int, aid int);
+insert into spa select g, g % 100 from generate_series(1, 1000) g;
+insert into spb select g, g % 500 + 1 from generate_series(1, 3000) g;
+vacuum analyze spa;
+vacuum analyze spb;
+explain (costs off) select id from spa where v = 3 and (select max(spb.id) from spb where spb.aid = spa.id) > 5;
+create table spc (id int, k int);
+create table spd (k int, w int);
+insert into spc select g, g % 700 from generate_series(1, 9000) g;
+insert into spd select g, g % 13 from generate_series(1, 1000) g;
+vacuum analyze spc;
+vacuum analyze spd;
+explain (costs off) select count(*) from spc join spd on spd.k = spc.k where (select max(x.w) from spd x where x.k = spc.id) > 5;
