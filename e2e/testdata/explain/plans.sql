@@ -90,6 +90,8 @@ explain (costs off) select * from tellers t where not exists (select 1 from bran
 explain (costs off) select * from accounts a where bid in (select bid from branches where bbalance = 0);
 explain (costs off) select * from tellers t where t.bid in (select bid from tellers where tid = 3);
 explain (costs off) select * from tellers t where exists (select 1 from accounts a where a.aid = t.tid + 1000);
+explain (costs off) select count(*) from accounts a where a.bid in (select t.bid from tellers t where t.tid < 30);
+explain (costs off) select count(*) from accounts a where not exists (select 1 from tellers t where t.bid = a.bid and t.tid < 30);
 explain (costs off) select * from branches b where exists (select 1 from accounts a where a.bid = b.bid and a.abalance > 0);
 explain (costs off) select * from tellers t where not exists (select 1 from accounts a where a.bid = t.bid and a.abalance > 0);
 explain (costs off) select * from tellers t where exists (select 1 from branches b where b.bid > t.bid and t.tid > 50);
