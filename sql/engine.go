@@ -189,6 +189,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.stateChange = now
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
+	s.ClientAddr, s.ServerAddr = info.ClientAddr, info.ServerAddr
 	s.backendType = info.BackendType
 	s.ssl = info.SSL
 	s.act.app = info.Settings.String("application_name")

@@ -52,6 +52,9 @@ type SessionInfo struct {
 	Database   string
 	Settings   *guc.Session
 	ClientAddr net.Addr
+	// ServerAddr is the address the connection was accepted on
+	// (inet_server_addr).
+	ServerAddr net.Addr
 	// BackendType is pg_stat_activity.backend_type for a background
 	// worker ("autovacuum worker"); "" is a client backend.
 	BackendType string
