@@ -66,17 +66,46 @@ func (s *Session) ExecuteDescribed(ctx context.Context, st *plan.Stmt, params []
 // changed), its snapshot, runs it and advances the command counter after
 // a write. Execute calls it, and EXECUTE of a prepared statement.
 func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Datum, emit func([]types.Datum) error) (string, error) {
-	if err := s.checkReadOnly(st); err != nil {
+	r := stmtRun{st: st, ec: expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}}
+	if err := s.startRun(&r); err != nil {
 		return "", err
 	}
-	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}
+	return s.finishRun(&r, emit)
+}
+
+// stmtRun is one execution of a statement: what startRun prepared for
+// finishRun. A portal keeps one between its pieces (sql/portal.go).
+type stmtRun struct {
+	st  *plan.Stmt // the statement as the client named it
+	run *plan.Stmt // what runs: st, or st planned again
+	ec  expr.EvalCtx
+	// a portal's run: the portal itself (not materialized by its own
+	// start), and whether it runs with the snapshot already in place
+	owner        *portal
+	keepSnapshot bool
+}
+
+// startRun prepares r.st's execution: the checks, the relation locks
+// (planning again when the catalog changed), the description to the
+// client and the snapshot.
+func (s *Session) startRun(r *stmtRun) error {
+	st, ctx := r.st, r.ec.Ctx
+	if len(s.streaming) > 0 {
+		if err := s.portalsBeforeStatement(ctx, st, r.owner); err != nil { // sql/portal.go
+			return err
+		}
+	}
+	if err := s.checkReadOnly(st); err != nil {
+		return err
+	}
+	ec := &r.ec
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (sql/plan/plancache.go): a cached generic plan locks fewer relations
 	ec.Plan = st.PlanFor(s.Settings.String("plan_cache_mode"))
 	if len(st.Rels) > 0 {
 		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
-			return "", err
+			return err
 		}
 		if st.CatVer != s.Cat().Version {
 			// The catalog changed since the plan was made (also by this
@@ -89,10 +118,10 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 					// client sent now: no position into it
 					err = commands.NoPosition(err)
 				}
-				return "", err
+				return err
 			}
 			if err := s.LockRelations(ctx, fresh.Rels, false); err != nil {
-				return "", err
+				return err
 			}
 			if ec.Plan == expr.GenericReuse {
 				ec.Plan = expr.GenericBuild
@@ -104,12 +133,21 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 		s.describe = nil // once: an EXECUTE's prepared statement is not described again
 		d(st.Cols)
 	}
-	if !st.NoSnapshot {
+	if !st.NoSnapshot && !r.keepSnapshot {
 		s.Txn.StatementSnapshot()
 	}
-	tag, err := s.RunPlan(&ec, run, emit)
+	r.run = run
+	return nil
+}
+
+// finishRun runs what startRun prepared, rows to emit, and ends the
+// statement: the plan cache's accounting, the foreign-key checks and
+// actions, the command counter.
+func (s *Session) finishRun(r *stmtRun, emit func([]types.Datum) error) (string, error) {
+	st, ec := r.st, &r.ec
+	tag, err := s.RunPlan(ec, r.run, emit)
 	st.PlanDone(ec.Plan, s.Settings.String("plan_cache_mode"), ec.RuntimePruned)
-	err = s.AfterStatement(&ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
+	err = s.AfterStatement(ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
 	if err != nil {
 		return "", err
 	}
