@@ -66,46 +66,37 @@ func (s *Session) ExecuteDescribed(ctx context.Context, st *plan.Stmt, params []
 // changed), its snapshot, runs it and advances the command counter after
 // a write. Execute calls it, and EXECUTE of a prepared statement.
 func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Datum, emit func([]types.Datum) error) (string, error) {
-	r := stmtRun{st: st, ec: expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}}
-	if err := s.startRun(&r); err != nil {
+	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}
+	run, err := s.startRun(&ec, st, nil, false)
+	if err != nil {
 		return "", err
 	}
-	return s.finishRun(&r, emit)
+	return s.finishRun(&ec, st, run, emit)
 }
 
-// stmtRun is one execution of a statement: what startRun prepared for
-// finishRun. A portal keeps one between its pieces (sql/portal.go).
-type stmtRun struct {
-	st  *plan.Stmt // the statement as the client named it
-	run *plan.Stmt // what runs: st, or st planned again
-	ec  expr.EvalCtx
-	// a portal's run: the portal itself (not materialized by its own
-	// start), and whether it runs with the snapshot already in place
-	owner        *portal
-	keepSnapshot bool
-}
-
-// startRun prepares r.st's execution: the checks, the relation locks
+// startRun prepares st's execution in ec: the checks, the relation locks
 // (planning again when the catalog changed), the description to the
-// client and the snapshot.
-func (s *Session) startRun(r *stmtRun) error {
-	st, ctx := r.st, r.ec.Ctx
+// client and the snapshot; it returns what runs (st, or st planned
+// again). For a portal's run (sql/portal.go), owner is the portal (which
+// its own start does not materialize) and keepSnapshot says it runs with
+// the snapshot in place.
+func (s *Session) startRun(ec *expr.EvalCtx, st *plan.Stmt, owner *portal, keepSnapshot bool) (*plan.Stmt, error) {
+	ctx := ec.Ctx
 	if len(s.streaming) > 0 {
-		if err := s.portalsBeforeStatement(ctx, st, r.owner); err != nil { // sql/portal.go
-			return err
+		if err := s.portalsBeforeStatement(ctx, st, owner); err != nil { // sql/portal.go
+			return nil, err
 		}
 	}
 	if err := s.checkReadOnly(st); err != nil {
-		return err
+		return nil, err
 	}
-	ec := &r.ec
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (sql/plan/plancache.go): a cached generic plan locks fewer relations
 	ec.Plan = st.PlanFor(s.Settings.String("plan_cache_mode"))
 	if len(st.Rels) > 0 {
 		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
-			return err
+			return nil, err
 		}
 		if st.CatVer != s.Cat().Version {
 			// The catalog changed since the plan was made (also by this
@@ -118,10 +109,10 @@ func (s *Session) startRun(r *stmtRun) error {
 					// client sent now: no position into it
 					err = commands.NoPosition(err)
 				}
-				return err
+				return nil, err
 			}
 			if err := s.LockRelations(ctx, fresh.Rels, false); err != nil {
-				return err
+				return nil, err
 			}
 			if ec.Plan == expr.GenericReuse {
 				ec.Plan = expr.GenericBuild
@@ -133,19 +124,17 @@ func (s *Session) startRun(r *stmtRun) error {
 		s.describe = nil // once: an EXECUTE's prepared statement is not described again
 		d(st.Cols)
 	}
-	if !st.NoSnapshot && !r.keepSnapshot {
+	if !st.NoSnapshot && !keepSnapshot {
 		s.Txn.StatementSnapshot()
 	}
-	r.run = run
-	return nil
+	return run, nil
 }
 
 // finishRun runs what startRun prepared, rows to emit, and ends the
 // statement: the plan cache's accounting, the foreign-key checks and
 // actions, the command counter.
-func (s *Session) finishRun(r *stmtRun, emit func([]types.Datum) error) (string, error) {
-	st, ec := r.st, &r.ec
-	tag, err := s.RunPlan(ec, r.run, emit)
+func (s *Session) finishRun(ec *expr.EvalCtx, st, run *plan.Stmt, emit func([]types.Datum) error) (string, error) {
+	tag, err := s.RunPlan(ec, run, emit)
 	st.PlanDone(ec.Plan, s.Settings.String("plan_cache_mode"), ec.RuntimePruned)
 	err = s.AfterStatement(ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
 	if err != nil {

@@ -100,7 +100,6 @@ type portalSource struct {
 	stop func()
 	ctx  *portalCtx
 	held *txn.HeldSnapshot
-	run  *stmtRun
 	tag  string // the run's command tag, once it has ended
 	err  error  // the run's error, once it has ended
 }
@@ -207,14 +206,14 @@ func (s *Session) startPortal(ctx context.Context, p *portal) error {
 // coroutine, suspended before its first row; keepSnapshot: it runs with
 // the snapshot in place (p's own, a rewind) rather than a new one.
 func (s *Session) runSource(p *portal, src *portalSource, keepSnapshot bool) error {
-	run := &stmtRun{st: p.stmt, owner: p, keepSnapshot: keepSnapshot,
-		ec: expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: src.ctx, Params: p.params, Run: expr.NewRun()}}
-	if err := s.startRun(run); err != nil {
+	ec := &expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: src.ctx, Params: p.params, Run: expr.NewRun()}
+	run, err := s.startRun(ec, p.stmt, p, keepSnapshot)
+	if err != nil {
 		return err
 	}
-	src.run, src.tag, src.err = run, "", nil
+	src.tag, src.err = "", nil
 	src.next, src.stop = iter.Pull(func(yield func([]types.Datum) bool) {
-		src.tag, src.err = s.finishRun(run, func(row []types.Datum) error {
+		src.tag, src.err = s.finishRun(ec, p.stmt, run, func(row []types.Datum) error {
 			if !yield(row) {
 				return errPortalStopped
 			}
