@@ -344,6 +344,26 @@ func TestDiskFullExtendingTable(t *testing.T) {
 	if n := int1(t, c, "select count(*) from t"); n != 500 {
 		t.Fatalf("%d rows after the failed insert", n)
 	}
+	// COPY's page-at-a-time insertion fails the same way, naming the
+	// line whose batch could not be placed
+	s.arm(func(op vfs.Op, path string) error {
+		if op != vfs.OpSync && strings.Contains(path, "/base/") && !strings.HasSuffix(path, "_fsm") && !strings.HasSuffix(path, ".tmp") {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	rows := make([][]any, 4500)
+	for i := range rows {
+		rows[i] = []any{int32(501 + i), strings.Repeat("c", 100)}
+	}
+	_, err = c.CopyFrom(context.Background(), pgx.Identifier{"t"}, []string{"a", "b"}, pgx.CopyFromRows(rows))
+	s.arm(nil)
+	if !errors.As(err, &pe) || pe.Code != "53100" || !strings.HasPrefix(pe.Where, "COPY t, line ") {
+		t.Fatalf("COPY on a full disk: %v (context %q)", err, pe.Where)
+	}
+	if n := int1(t, c, "select count(*) from t"); n != 500 {
+		t.Fatalf("%d rows after the failed COPY", n)
+	}
 	exec1(t, c, "insert into t select g, repeat('z', 100) from generate_series(501, 5000) g")
 	s.crash()
 	s.restart()

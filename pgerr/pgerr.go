@@ -129,6 +129,9 @@ type Error struct {
 	Detail   string
 	Hint     string
 	Position int32
+	// Where is the context PostgreSQL reports with the error (the W
+	// field, psql's CONTEXT:), such as the COPY input line.
+	Where string
 	// The object an integrity error concerns, as PostgreSQL reports it
 	// (the s, t, c, d and n fields; psql shows them with VERBOSITY
 	// verbose, drivers expose them).

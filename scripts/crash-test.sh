@@ -15,6 +15,11 @@
 #    kill -9 leaves in the page cache (TestCrashRecovery).
 # 3. SIGKILL right after `pgbench -i -s INIT_SCALE` returns; every account
 #    must be there after the restart (TestCrashAfterInit).
+# 4. The visibility map: VACUUM, checkpoint, committed changes, VACUUM
+#    again and a transaction left open, then SIGKILL (and the fault FS):
+#    index-only scans must find what a sequential scan finds, and the same
+#    pages must need heap fetches as before the crash; ROUNDS rounds each
+#    (TestCrashVisibilityMap).
 #
 # After every restart: every acknowledged commit is there (with
 # synchronous_commit = off, every one acknowledged three wal_writer_delays
@@ -56,7 +61,7 @@ part() { # title, go test arguments...
 	echo "== $title" | tee -a "$report" >&2
 	lock
 	go test ./e2e -count=1 -timeout 3h -v -crash.log="$report" "$@" 2>&1 | tee -a "$work/go-test.log" |
-		grep -E '^(---|=== RUN|ok|FAIL|PASS)|crash_test.go' >&2
+		grep -E '^(---|=== RUN|ok|FAIL|PASS)|crash_test.go|vismap_test.go' >&2
 	local rc=${PIPESTATUS[0]}
 	unlock
 	return "$rc"
@@ -68,6 +73,10 @@ part "in-process lockd over the fault-injecting file system, $ROUNDS rounds per 
 	-crash.rounds="$ROUNDS" -crash.scale="$SCALE" -crash.maxrun="$MAXRUN"
 part "SIGKILL right after pgbench -i -s $INIT_SCALE" -run '^TestCrashAfterInit$' \
 	-crash.binary="$work/lockd" -crash.initscale="$INIT_SCALE"
+part "visibility map, SIGKILL, $ROUNDS rounds" -run '^TestCrashVisibilityMap$' \
+	-crash.binary="$work/lockd" -crash.rounds="$ROUNDS"
+part "visibility map, fault-injecting file system, $ROUNDS rounds" -run '^TestCrashVisibilityMap$' \
+	-crash.rounds="$ROUNDS"
 
 echo
 cat "$report"

@@ -70,7 +70,7 @@ func errorResponse(e *pgerr.Error) *pgproto3.ErrorResponse {
 	}
 	return &pgproto3.ErrorResponse{
 		Severity: sev, SeverityUnlocalized: sev, Code: e.Code, Message: e.Message,
-		Detail: e.Detail, Hint: e.Hint, Position: e.Position,
+		Detail: e.Detail, Hint: e.Hint, Position: e.Position, Where: e.Where,
 		SchemaName: e.SchemaName, TableName: e.TableName, ColumnName: e.ColumnName,
 		DataTypeName: e.DataTypeName, ConstraintName: e.ConstraintName,
 	}

@@ -51,6 +51,7 @@ func (in *instance) startup() error {
 	}
 	redo[wal.RmgrStorage] = in.store.Redo
 	redo[wal.RmgrHeap] = in.store.Redo
+	redo[wal.RmgrHeap2] = in.store.Redo
 	redo[wal.RmgrBtree] = in.store.Redo
 	redo[wal.RmgrMultiXact] = in.txns.RedoMultiXact
 	redo[wal.RmgrSequence] = in.engine.RedoSequence

@@ -18,8 +18,8 @@ type btree struct {
 	root   *btNode
 	count  int
 	height int // levels from the root to the leaves, 1 for a lone leaf
-	// nbytes is key bytes + per-entry overhead, for IndexPages: written
-	// under the index's lock, read by anyone (a planner asking the size)
+	// nbytes is key bytes + per-entry overhead (btEntryCost), for
+	// IndexShape: written under the index's lock
 	nbytes atomic.Int64
 }
 
@@ -290,5 +290,37 @@ func descendNode(n *btNode, key []byte, tid TID, bounded bool, fn func(e *btEntr
 			return false
 		}
 	}
+	return true
+}
+
+// load fills an empty tree with entries, which must be in ascending
+// order without repeats, bottom-up as an index build writes its pages
+// (buildBtree), with the keys copied into one block. It reports false,
+// changing nothing, if the tree is not empty or the entries are out of
+// order.
+func (t *btree) load(entries []IndexEntry) bool {
+	if t.count != 0 || len(entries) == 0 {
+		return false
+	}
+	size := 0
+	for i := range entries {
+		if i > 0 {
+			prev := &btEntry{key: entries[i-1].Key, tid: entries[i-1].TID}
+			if compareEntry(entries[i].Key, entries[i].TID, prev) <= 0 {
+				return false
+			}
+		}
+		size += len(entries[i].Key)
+	}
+	keys := make([]byte, 0, size)
+	es := make([]btEntry, len(entries))
+	for i, e := range entries {
+		k := len(keys)
+		keys = append(keys, e.Key...)
+		es[i] = btEntry{key: keys[k:len(keys):len(keys)], tid: e.TID}
+	}
+	built := buildBtree(es)
+	t.root, t.count = built.root, built.count
+	t.nbytes.Add(built.nbytes.Load())
 	return true
 }

@@ -16,8 +16,9 @@ import (
 //  1. CheckpointBuffers writes every buffer dirty when it starts (each
 //     after the log is flushed up to the page's LSN), paced by the caller;
 //  2. SyncFiles fsyncs every relation file;
-//  3. SaveMaps writes the free space maps and every changed index (an
-//     index after the log is flushed past its newest entry).
+//  3. SaveMaps writes the free space maps, every changed visibility map
+//     and every changed index (a visibility map or an index after the log
+//     is flushed past its newest change).
 //
 // Everything changed before the checkpoint's redo point is then on disk,
 // so recovery may start there. Checkpoint runs the three at once, unpaced
@@ -71,11 +72,15 @@ func (s *Store) SyncFiles(p *locks.Proc) (files int, longest time.Duration, err 
 	return files, longest, err
 }
 
-// SaveMaps persists the free space maps and the indexes that changed.
+// SaveMaps persists the free space maps, and the visibility maps and
+// indexes that changed.
 func (s *Store) SaveMaps(p *locks.Proc) error {
 	var err error
 	for _, r := range *s.rels.Load() {
 		if e := s.writeFSM(r); e != nil && err == nil {
+			err = e
+		}
+		if e := s.saveVM(p, r); e != nil && err == nil {
 			err = e
 		}
 	}

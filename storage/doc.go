@@ -3,8 +3,9 @@
 // and tuples (PostgreSQL's page layout: page header, line pointers growing
 // down, tuples growing up; tuples carry xmin, xmax, cmin, cmax, a ctid and
 // flags, followed by opaque data bytes made by the SQL layer), the free
-// space map, relation extension, lazy VACUUM, and B-tree indexes mapping
-// memcmp-ordered keys to tuple ids.
+// space map, the visibility map (one all-visible bit per heap page, which
+// index-only scans trust), relation extension, lazy VACUUM, and B-tree
+// indexes mapping memcmp-ordered keys to tuple ids.
 //
 // # What it must not do
 //
@@ -79,7 +80,9 @@
 // wait out only transient pins (checkpoint, eviction).
 //
 // See bufmgr.go for the buffer pool design, extend.go for the extension
-// path, fsm.go for the free space map, vacuum.go for VACUUM and index.go for
-// the indexes; docs/storage.md summarises it all with the differences from
+// path, fsm.go for the free space map, vismap.go for the visibility map
+// (when a bit may be set, who clears it, why a reader needs no page lock,
+// how it survives a crash), vacuum.go for VACUUM and index.go for the
+// indexes; docs/storage.md summarises it all with the differences from
 // PostgreSQL.
 package storage

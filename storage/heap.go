@@ -101,6 +101,9 @@ func (s *Store) insert(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		setTupleCtid(pg.tuple(off), spec)
 	}
 	d.setFlags(bmDirty)
+	if off != 0 {
+		r.clearAllVisible(blk)
+	}
 	if off != 0 && s.logging() {
 		s.logHeapInsert(p, r, blk, pg, off, xid)
 	}
@@ -224,11 +227,19 @@ func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relatio
 	var items [maxTuplesPerPage]visibleItem
 	n := 0
 	d.content.Acquire(p, locks.LWShared)
+	// An all-visible page's tuples need no visibility check (heapgetpage's
+	// all_visible): its bit is cleared only under the exclusive lock.
+	allVisible := r.vm.allVisible(blk)
 	nline := pg.maxOffset()
 	var h txn.TupleHeader
 	for off := 1; off <= nline; off++ {
 		o, f, l := pg.itemID(off)
 		if f != lpNormal {
+			continue
+		}
+		if allVisible {
+			items[n] = visibleItem{uint16(off), uint16(o), uint16(l)}
+			n++
 			continue
 		}
 		tup := pg[o : o+l]

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"lockd/locks"
@@ -48,6 +49,13 @@ type index struct {
 	// can a heap TID an entry named come back in a new entry
 	// (IndexInsertUnchanged)
 	vacuums atomic.Uint64
+	// shape caches the last count of distinct keys (IndexShape).
+	shape struct {
+		sync.Mutex
+		counted      bool
+		distinct, at int    // distinct keys among at entries
+		changes      uint64 // index.changes when counted
+	}
 }
 
 // indexFileMagic starts an index file. Files of version 01 were written
@@ -288,8 +296,11 @@ func (s *Store) IndexBulkInsert(p *locks.Proc, idx RelID, entries []IndexEntry) 
 		buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(ix.id))
 	}
 	flush()
+	// A new index's sorted entries are loaded bottom-up; otherwise (or
+	// out of order) they are inserted one by one.
+	loaded := ix.tree.load(entries)
 	for _, e := range entries {
-		if !ix.tree.insert(e.Key, e.TID) {
+		if !loaded && !ix.tree.insert(e.Key, e.TID) {
 			continue
 		}
 		ix.changes++
@@ -436,23 +447,6 @@ func (s *Store) IndexRange(p *locks.Proc, idx RelID, lo, hi []byte, loIncl, hiIn
 	return nil
 }
 
-// IndexPages estimates the index size in 8 kB pages (for
-// pg_relation_size and pg_class.relpages): a metapage, and for entries
-// their bytes at PostgreSQL's ~70% leaf fill, in at least one page (a
-// btree that holds anything has a root page). 0 for an unknown index.
-// It takes no lock: a planner may ask it per plan.
-func (s *Store) IndexPages(idx RelID) uint32 {
-	ix, err := s.index(idx)
-	if err != nil {
-		return 0
-	}
-	n := ix.tree.nbytes.Load()
-	if n == 0 {
-		return 1
-	}
-	return uint32((n*10/7+PageSize-1)/PageSize) + 1
-}
-
 // IndexEntries returns the number of entries in idx (for tests and
 // statistics).
 func (s *Store) IndexEntries(idx RelID) (int, error) {
@@ -500,4 +494,49 @@ func (ix *index) removeTIDs(dead []TID) uint64 {
 		ix.changes++
 	}
 	return removed
+}
+
+// IndexShape is what a model of an index's size needs of its contents.
+type IndexShape struct {
+	Entries  int   // index entries
+	Distinct int   // distinct keys among them (when asked for)
+	KeyBytes int64 // the keys' bytes, summed
+}
+
+// IndexShape returns idx's entry count and key bytes and, with distinct
+// set, how many distinct keys it holds. The distinct keys are counted by
+// a walk over the entries under the index's shared lock, again only once
+// the index has changed by an eighth since the last count, so a planner
+// may ask per plan: the walks cost a few comparisons per change.
+func (s *Store) IndexShape(p *locks.Proc, idx RelID, distinct bool) (IndexShape, error) {
+	ix, err := s.index(idx)
+	if err != nil {
+		return IndexShape{}, err
+	}
+	if distinct {
+		ix.shape.Lock()
+		defer ix.shape.Unlock()
+	}
+	ix.lock.Acquire(p, locks.LWShared)
+	defer ix.lock.Release(p)
+	n := ix.tree.count
+	sh := IndexShape{Entries: n, KeyBytes: ix.tree.nbytes.Load() - int64(n)*btEntryCost}
+	if !distinct || n == 0 {
+		return sh, nil
+	}
+	c := &ix.shape
+	if drift := ix.changes - c.changes; !c.counted || drift*8 > uint64(max(n, c.at)) {
+		d := 0
+		var prev []byte
+		ix.tree.ascend(nil, TID{}, func(e *btEntry) bool {
+			if d == 0 || !bytes.Equal(e.key, prev) {
+				d++
+				prev = e.key
+			}
+			return true
+		})
+		c.counted, c.distinct, c.at, c.changes = true, d, n, ix.changes
+	}
+	sh.Distinct = max(1, min(n, c.distinct))
+	return sh, nil
 }

@@ -19,6 +19,24 @@ func modelCompare(a, b modelEntry) int {
 	return tidCompare(a.tid, b.tid)
 }
 
+// checkShape holds IndexShape to the model: its entries, the keys'
+// bytes and the distinct keys.
+func checkShape(t *testing.T, e *env, idx RelID, model []modelEntry) {
+	t.Helper()
+	var want IndexShape
+	for i, m := range model {
+		want.Entries++
+		want.KeyBytes += int64(len(m.key))
+		if i == 0 || !bytes.Equal(m.key, model[i-1].key) {
+			want.Distinct++
+		}
+	}
+	got, err := e.s.IndexShape(nil, idx, true)
+	if err != nil || got != want {
+		t.Fatalf("IndexShape = %+v, %v; the model has %+v", got, err, want)
+	}
+}
+
 func TestIndexAgainstModel(t *testing.T) {
 	e := newEnv(t, 16)
 	const idx = RelID(77)
@@ -104,10 +122,9 @@ func TestIndexAgainstModel(t *testing.T) {
 		}
 	}
 	verify()
-	if e.s.IndexPages(idx) < 2 {
-		t.Fatalf("IndexPages = %d", e.s.IndexPages(idx))
-	}
+	checkShape(t, e, idx, model)
 	e.restart()
+	checkShape(t, e, idx, model)
 	verify()
 	if err := e.s.TruncateIndex(idx); err != nil {
 		t.Fatal(err)
@@ -157,5 +174,59 @@ func TestBtreeBulkBuild(t *testing.T) {
 				t.Fatalf("n=%d: delete %d failed", n, j)
 			}
 		}
+	}
+}
+
+// TestIndexBulkInsertLoads: a new index's sorted entries are loaded
+// bottom-up; entries out of order, or into an index that has entries,
+// go in one by one; either way the index holds every entry once, in
+// order.
+func TestIndexBulkInsertLoads(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		shuffled bool
+		existing int
+	}{{"sorted", false, 0}, {"shuffled", true, 0}, {"into a filled index", false, 50}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newBtree()
+			for j := range tc.existing {
+				tr.insert(key(uint64(j*7)), TID{1, uint16(j + 1)})
+			}
+			var entries []IndexEntry
+			for i := range 3000 {
+				entries = append(entries, IndexEntry{Key: key(uint64(i / 2)), TID: TID{uint32(10 + i), 1}})
+			}
+			if tc.shuffled {
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+			}
+			if loaded := tr.load(entries); loaded != (!tc.shuffled && tc.existing == 0) {
+				t.Fatalf("load = %v", loaded)
+			} else if !loaded {
+				for _, e := range entries {
+					tr.insert(e.Key, e.TID)
+				}
+			}
+			entries[0].Key[0] ^= 0xff // the tree holds copies
+			n := 0
+			var prev *btEntry
+			tr.ascend(nil, TID{}, func(e *btEntry) bool {
+				if prev != nil && compareEntry(prev.key, prev.tid, e) >= 0 {
+					t.Fatalf("order broken at entry %d", n)
+				}
+				prev = e
+				n++
+				return true
+			})
+			if want := 3000 + tc.existing; n != want || tr.count != want {
+				t.Fatalf("walked %d entries, count %d, want %d", n, tr.count, want)
+			}
+			leaf, i := tr.seek(key(1499), TID{})
+			for leaf != nil && i >= len(leaf.entries) {
+				leaf, i = leaf.next, 0
+			}
+			if leaf == nil || !bytes.Equal(leaf.entries[i].key, key(1499)) || leaf.entries[i].tid != (TID{10 + 2998, 1}) {
+				t.Fatal("a search does not find key 1499's first entry")
+			}
+		})
 	}
 }

@@ -12,6 +12,9 @@ import (
 type IndexEntry struct {
 	Key []byte
 	TID TID
+	// AllVisible (index-only scans, WithVisibility): the visibility map
+	// called the tuple's heap page all-visible while the entry was read.
+	AllVisible bool
 }
 
 // IndexScan reads the entries of an index between two bounds, in key then
@@ -35,6 +38,9 @@ type IndexScan struct {
 	started, done  bool
 	entries        []IndexEntry
 	keys           []byte
+	starts         []int         // where each entry's key starts in keys
+	vm             VisibilityMap // set by WithVisibility
+	noKeys         bool          // set by WithoutKeys
 }
 
 // IndexScan starts a scan of idx over lo ≤ key ≤ hi (a bound is
@@ -42,6 +48,32 @@ type IndexScan struct {
 // backward.
 func (s *Store) IndexScan(idx RelID, lo, hi []byte, loIncl, hiIncl, backward bool) *IndexScan {
 	return &IndexScan{s: s, idx: idx, lo: lo, hi: hi, loIncl: loIncl, hiIncl: hiIncl, backward: backward}
+}
+
+// WithVisibility makes the scan an index-only one over heap relation
+// heap: each entry's AllVisible says whether the visibility map called
+// its heap page all-visible, read while the entries are read, under the
+// index's lock. That lock is the interlock PostgreSQL gets by keeping
+// an index-only scan's leaf page pinned: VACUUM removes the entries of
+// dead tuples (under the lock, exclusive) before it frees their line
+// pointers and marks their pages all-visible, so an entry read with the
+// lock held whose page is all-visible points at a tuple every snapshot
+// sees — never at a dead one whose entry VACUUM was about to remove, or
+// at its line pointer reused. (An entry whose page is not all-visible
+// needs its heap tuple fetched: if the line pointer was freed and reused
+// since, the tuple there is too new for the scan's snapshot, which was
+// taken before the entry was read.)
+func (sc *IndexScan) WithVisibility(heap RelID) *IndexScan {
+	sc.vm = sc.s.VisibilityMap(heap)
+	return sc
+}
+
+// WithoutKeys makes the scan return entries without their keys (an
+// index-only scan that reads no column: count(*)), which saves copying
+// them.
+func (sc *IndexScan) WithoutKeys() *IndexScan {
+	sc.noKeys = true
+	return sc
 }
 
 // maxTID is the largest TID: (key, maxTID) follows every entry of key.
@@ -58,10 +90,19 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var starts []int
+	if cap(sc.entries) < max {
+		sc.entries = make([]IndexEntry, 0, max)
+		sc.starts = make([]int, 0, max)
+	}
+	starts := sc.starts[:0]
+	resume := sc.started // the walk starts at the previous batch's last entry
+	var last []byte      // the last entry's key (WithoutKeys)
 	take := func(e *btEntry) bool {
-		if sc.started && e.tid == sc.lastTID && bytes.Equal(e.key, sc.lastKey) {
-			return true // where the previous batch ended
+		if resume {
+			resume = false
+			if e.tid == sc.lastTID && bytes.Equal(e.key, sc.lastKey) {
+				return true // where the previous batch ended
+			}
 		}
 		if !sc.inBounds(e.key) {
 			if sc.pastEnd(e.key) {
@@ -72,6 +113,11 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 		}
 		if len(sc.entries) == max {
 			return false
+		}
+		if sc.noKeys {
+			last = e.key
+			sc.entries = append(sc.entries, IndexEntry{TID: e.tid})
+			return true
 		}
 		starts = append(starts, len(sc.keys))
 		sc.keys = append(sc.keys, e.key...)
@@ -92,11 +138,31 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 	default:
 		visited = ix.tree.ascend(sc.lo, TID{}, take)
 	}
+	if sc.vm.r != nil {
+		blk, vis := InvalidBlock, false
+		for i := range sc.entries {
+			if b := sc.entries[i].TID.Block; b != blk {
+				blk, vis = b, sc.vm.AllVisible(b)
+			}
+			sc.entries[i].AllVisible = vis
+		}
+	}
+	if sc.noKeys && last != nil {
+		sc.lastKey = append(sc.lastKey[:0], last...)
+	}
 	ix.lock.Release(p)
+	sc.starts = starts
 	b, shared := sc.s.backend(p)
 	sc.s.countIndexIO(b, shared, sc.idx, visited)
 	if len(sc.entries) < max {
 		sc.done = true
+	}
+	if sc.noKeys {
+		if n := len(sc.entries); n > 0 {
+			sc.started = true
+			sc.lastTID = sc.entries[n-1].TID
+		}
+		return sc.entries, nil
 	}
 	for i := range sc.entries {
 		end := len(sc.keys)

@@ -82,6 +82,27 @@ func TestIndexScanAgainstModel(t *testing.T) {
 					if !slices.EqualFunc(got, w, func(a, b modelEntry) bool { return modelCompare(a, b) == 0 }) {
 						t.Fatalf("lo %x/%v hi %x/%v backward %v batch %d: got %d entries, want %d", lo.k, lo.incl, hi.k, hi.incl, backward, batch, len(got), len(w))
 					}
+					// without keys: the same TIDs, in the same order
+					sc = e.s.IndexScan(idx, lo.k, hi.k, lo.incl, hi.incl, backward).WithoutKeys()
+					var tids []TID
+					for {
+						b, err := sc.Next(se.p, batch)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(b) == 0 {
+							break
+						}
+						for _, x := range b {
+							if x.Key != nil {
+								t.Fatal("a scan without keys returned a key")
+							}
+							tids = append(tids, x.TID)
+						}
+					}
+					if !slices.EqualFunc(tids, w, func(a TID, b modelEntry) bool { return a == b.tid }) {
+						t.Fatalf("without keys: lo %x/%v hi %x/%v backward %v batch %d: got %d entries, want %d", lo.k, lo.incl, hi.k, hi.incl, backward, batch, len(tids), len(w))
+					}
 				}
 			}
 		}

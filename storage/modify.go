@@ -52,6 +52,7 @@ func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	writeXmax(tup, &h, xmax, f, f2, t.CommandID(), xmaxDelete, tid, tid)
 	r.noteMulti(xmax, f)
 	d.setFlags(bmDirty)
+	r.clearAllVisible(tid.Block)
 	if s.logging() {
 		s.logHeapHeader(p, xlogHeapDelete, r, tid.Block, pg, int(tid.Offset), t.CurrentXid())
 	}
@@ -132,6 +133,7 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 			r.noteMulti(xmax, f)
 			r.noteMulti(newHdr.Xmax, newHdr.Flags)
 			d.setFlags(bmDirty)
+			r.clearAllVisible(tid.Block)
 			if s.logging() {
 				s.logHeapUpdate(p, r, tid.Block, pg, int(tid.Offset), tid.Block, pg, off, xid)
 			}
@@ -196,6 +198,8 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		r.noteMulti(newHdr.Xmax, newHdr.Flags)
 		nd.setFlags(bmDirty)
 		d.setFlags(bmDirty)
+		r.clearAllVisible(tid.Block)
+		r.clearAllVisible(nblk)
 		if s.logging() {
 			s.logHeapUpdate(p, r, tid.Block, pg, int(tid.Offset), nblk, npg, off, xid)
 		}

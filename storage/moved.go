@@ -38,6 +38,7 @@ func (s *Store) MarkMovedPartitions(p *locks.Proc, t *txn.Txn, rel RelID, tid TI
 	}
 	setTupleCtid(tup, MovedPartitions)
 	d.setFlags(bmDirty)
+	r.clearAllVisible(tid.Block)
 	if s.logging() {
 		s.logHeapHeader(p, xlogHeapInplace, r, tid.Block, s.pool.page(id), int(tid.Offset), t.Xid())
 	}

@@ -194,6 +194,10 @@ func (pg page) addTuple(h *txn.TupleHeader, ctidSelf bool, ctid TID, data []byte
 		return 0
 	}
 	t := pg[upper : upper+size]
+	// The alignment padding may hold an old tuple's bytes (the space
+	// was freed by compaction); zero it, as redo's placeTuple does, so
+	// a replayed page is byte for byte the page the run wrote.
+	clear(pg[upper+size : upper+space])
 	putHeader(t, h)
 	if ctidSelf {
 		ne.PutUint32(t[thCtidBlock:], ctid.Block)

@@ -108,6 +108,9 @@ func (s *Store) changeTuple(p *locks.Proc, rel RelID, tid TID, info uint8, fn fu
 	pg := s.pool.page(id)
 	if tup := pg.tuple(int(tid.Offset)); tup != nil && fn(tup) {
 		d.setFlags(bmDirty)
+		if info == xlogHeapInplace {
+			r.clearAllVisible(tid.Block) // a killed insertion: replay clears it too
+		}
 		if s.logging() {
 			s.logHeapHeader(p, info, r, tid.Block, pg, int(tid.Offset), txn.Xid(ne.Uint32(tup[thXmax:])))
 		}

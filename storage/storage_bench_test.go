@@ -166,6 +166,39 @@ func BenchmarkIndexLookup(b *testing.B) {
 	}
 }
 
+// BenchmarkIndexOnlyScan reads a whole 100,000-entry index in batches of
+// 64 with the visibility map's answer for each entry (an index-only
+// scan's reads): per entry.
+func BenchmarkIndexOnlyScan(b *testing.B) {
+	e := newEnv(b, 16)
+	e.s.CreateRelation(1)
+	e.s.CreateIndex(2)
+	se := e.session()
+	const n = 100000
+	entries := make([]IndexEntry, n)
+	for i := range entries {
+		entries[i] = IndexEntry{Key: key(uint64(i)), TID: TID{uint32(i / 100), uint16(i%100 + 1)}}
+	}
+	if err := e.s.IndexBulkInsert(se.p, 2, entries); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		sc := e.s.IndexScan(2, nil, nil, true, true, false).WithVisibility(1)
+		for i < b.N {
+			batch, err := sc.Next(se.p, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(batch) == 0 {
+				break
+			}
+			i += len(batch)
+		}
+	}
+}
+
 // BenchmarkExtensionParallel: 8 × GOMAXPROCS backends insert ~1 kB rows
 // (7 per page, so one extension every 7 rows without extras) into one
 // relation under each extension policy. Reported: mean pages per

@@ -121,6 +121,8 @@ type relation struct {
 	// gen changes on truncate so backends drop cached target blocks.
 	gen atomic.Uint32
 	fsm fsm
+	// vm is the visibility map (vismap.go).
+	vm visibilityMap
 	// ext are the relation's extension counters (ExtensionStats).
 	ext relExtStats
 	// multiFloor bounds from below the multixacts the relation's tuples
@@ -235,6 +237,7 @@ func Open(cfg Config) (*Store, error) {
 		if err := s.loadFSM(r); err != nil {
 			return fail(err)
 		}
+		s.loadVM(r)
 	}
 	s.rels.Store(&rels)
 	s.idxs.Store(&idxs)
@@ -306,6 +309,7 @@ func (s *Store) createRelation(p *locks.Proc, rel RelID, logIt bool) error {
 	r.multiFloor.Store(multiFloorNone)
 	r.multiNoted.Store(multiFloorNone)
 	s.fs.Remove(s.fsmPath(rel))
+	s.fs.Remove(s.vmPath(rel))
 	old := *s.rels.Load()
 	m := make(map[RelID]*relation, len(old)+1)
 	for k, v := range old {
@@ -344,6 +348,7 @@ func (s *Store) DropRelation(rel RelID) error {
 		err = e
 	}
 	s.fs.Remove(s.fsmPath(rel))
+	s.fs.Remove(s.vmPath(rel))
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
@@ -380,6 +385,7 @@ func (s *Store) truncateRelation(r *relation) error {
 	r.nblocks.Store(0)
 	r.gen.Add(1)
 	r.fsm.reset()
+	r.vm.reset()
 	r.multiFloor.Store(multiFloorNone)
 	return nil
 }

@@ -19,6 +19,7 @@ type VacuumStats struct {
 	TuplesRecentlyDead  uint64 // of those, dead ones some snapshot may still see
 	IndexEntriesRemoved uint64 // index entries pointing at removed tuples
 	MultisResolved      uint64 // multixact xmaxes replaced by their updater or cleared
+	PagesSetAllVisible  uint32 // pages whose visibility map bit this vacuum set
 }
 
 // truncateMultis forgets the multixacts below every relation's floor
@@ -53,6 +54,12 @@ const cleanupLockTries = 20
 // line pointers into LP_UNUSED so inserts may reuse them. The TIDs stay
 // reserved until their index entries are gone, so an index never points at
 // a different row. There is no truncation of empty trailing pages.
+//
+// A page left with every tuple visible to all transactions (older than
+// oldestXmin) and no LP_DEAD line pointer gets its visibility map bit
+// (vismap.go): in pass 1, or in pass 3 once its dead line pointers are
+// free. Every page is read, all-visible or not: lockd does not freeze
+// tuples, so it has no all-frozen bit to skip pages by.
 func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID) (VacuumStats, error) {
 	var vs VacuumStats
 	r, err := s.relation(rel)
@@ -116,7 +123,7 @@ func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin
 		vs.IndexEntriesRemoved += s.bulkDelete(p, ix, dead)
 	}
 	for _, blk := range deadPages {
-		if err := s.reapPage(p, st, r, blk); err != nil {
+		if err := s.reapPage(p, st, r, blk, oldestXmin, &vs); err != nil {
 			return vs, err
 		}
 	}
@@ -148,18 +155,21 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 	defer d.content.Release(p)
 	pg := s.pool.page(id)
 	changed := false // beyond hint bits: logged as a page image
-	if pg.isNew() {
+	wasNew := pg.isNew()
+	if wasNew {
 		initPage(pg)
 		d.setFlags(bmDirty)
 		changed = true
 	}
 	removed := false
+	allVisible := !wasNew // PostgreSQL leaves never-formatted pages out of the map
 	var h txn.TupleHeader
 	for off := 1; off <= pg.maxOffset(); off++ {
 		o, f, l := pg.itemID(off)
 		switch f {
 		case lpDead:
 			*dead = append(*dead, TID{blk, uint16(off)})
+			allVisible = false
 			continue
 		case lpNormal:
 		default:
@@ -175,8 +185,10 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 			*dead = append(*dead, TID{blk, uint16(off)})
 			vs.TuplesRemoved++
 			removed = true
+			allVisible = false // until pass 3 frees the line pointer
 			continue
 		}
+		allVisible = allVisible && tupleAllVisible(&h, res, oldestXmin)
 		vs.TuplesRemaining++
 		switch res {
 		case txn.HeapTupleLive, txn.HeapTupleDeleteInProgress:
@@ -211,13 +223,17 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 	if changed && s.logging() {
 		s.logPageImage(p, r, blk, pg)
 	}
+	if allVisible && s.setAllVisible(p, r, blk) {
+		vs.PagesSetAllVisible++
+	}
 	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
 	return true, nil
 }
 
 // reapPage is pass 3: LP_DEAD → LP_UNUSED (lazy_vacuum_heap_page), trim
-// trailing unused line pointers, record free space.
-func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint32) error {
+// trailing unused line pointers, record free space, and mark the page
+// all-visible if every tuple left is.
+func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint32, oldestXmin txn.Xid, vs *VacuumStats) error {
 	id, err := s.readBuffer(p, st, r, blk)
 	if err != nil {
 		return err
@@ -260,6 +276,9 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint3
 	d.setFlags(bmDirty)
 	if s.logging() {
 		s.logPageImage(p, r, blk, pg)
+	}
+	if s.pageAllVisible(d, pg, oldestXmin) && s.setAllVisible(p, r, blk) {
+		vs.PagesSetAllVisible++
 	}
 	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
 	return nil

@@ -34,6 +34,13 @@ import (
 //	  | INIT_PAGE (0x80)      on INSERT and UPDATE: the tuple is the page's
 //	                          first, redo starts from an empty page (and no
 //	                          image is taken)
+//	                          (replay of INSERT, DELETE, UPDATE and INPLACE
+//	                          also clears the pages' visibility map bits)
+//	Heap2 VISIBLE (0x40)      VACUUM found a page all-visible (relation,
+//	                          block; vismap.go)
+//	Heap2 MULTI_INSERT (0x50) block 0 + the tuples' bytes; main: count,
+//	                          then each tuple's offset and length (multiinsert.go)
+//	  | INIT_PAGE (0x80)      the batch starts the page
 //	XLOG FPI (0xB0)           a page image only: VACUUM's page changes
 //	Storage CREATE (0x10)     a relation or index file is created
 //	Storage TRUNCATE (0x20)   it is emptied in place
@@ -180,7 +187,7 @@ func (s *Store) logIndex(p *locks.Proc, info uint8, ix *index, key []byte, tid T
 	b.Insert()
 }
 
-// Redo is the redo function of the Heap, Btree and Storage resource
+// Redo is the redo function of the Heap, Heap2, Btree and Storage resource
 // managers and of XLOG's full-page images (the server dispatches them
 // here). It runs single-threaded before any session, logs nothing, and
 // skips the records of relations that no longer exist: a later record
@@ -189,6 +196,8 @@ func (s *Store) Redo(rec *wal.Record) error {
 	switch rec.Rmid {
 	case wal.RmgrHeap:
 		return s.redoHeap(rec)
+	case wal.RmgrHeap2:
+		return s.redoHeap2(rec)
 	case wal.RmgrBtree:
 		return s.redoBtree(rec)
 	case wal.RmgrStorage:
@@ -274,6 +283,10 @@ func (s *Store) redoExtend(r *relation, n uint32) error {
 
 func (s *Store) redoHeap(rec *wal.Record) error {
 	m := rec.Main
+	switch rec.Info & xlogHeapOpMask {
+	case xlogHeapInsert, xlogHeapDelete, xlogHeapUpdate, xlogHeapInplace:
+		s.redoClearAllVisible(rec) // vismap.go
+	}
 	switch rec.Info & xlogHeapOpMask {
 	case xlogHeapInsert:
 		if len(m) < 2 {
@@ -447,6 +460,7 @@ func (pg page) placeTuple(off int, data []byte) error {
 		return fmt.Errorf("tuple of %d bytes does not fit", len(data))
 	}
 	copy(pg[upper:], data)
+	clear(pg[upper+len(data) : upper+maxAligned(len(data))])
 	pg.setItemID(off, upper, lpNormal, len(data))
 	pg.put16(pdLower, uint16(lower))
 	pg.put16(pdUpper, uint16(upper))

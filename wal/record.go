@@ -20,6 +20,7 @@ const (
 	RmgrXact      RmgrID = 1  // commit and abort
 	RmgrStorage   RmgrID = 2  // relation file creation and truncation
 	RmgrMultiXact RmgrID = 6  // multixact creation
+	RmgrHeap2     RmgrID = 9  // heap tuples in batches (COPY's multi-insert), visibility map bits
 	RmgrHeap      RmgrID = 10 // heap tuples
 	RmgrBtree     RmgrID = 11 // index entries
 	RmgrSequence  RmgrID = 15 // sequence values
@@ -28,7 +29,7 @@ const (
 
 var rmgrNames = [numRmgrs]string{
 	RmgrXLOG: "XLOG", RmgrXact: "Transaction", RmgrStorage: "Storage", RmgrMultiXact: "MultiXact",
-	RmgrHeap: "Heap", RmgrBtree: "Btree", RmgrSequence: "Sequence",
+	RmgrHeap2: "Heap2", RmgrHeap: "Heap", RmgrBtree: "Btree", RmgrSequence: "Sequence",
 }
 
 func (r RmgrID) String() string {

@@ -317,7 +317,7 @@ func (g *gen) subqueryTable() *table {
 // subquery compared with one of sc (or of the query around that).
 func (g *gen) corr(inner, outer *scope) (string, bool) {
 	o := outer
-	if o.outer != nil && g.chance(0.2) && !g.ex.SkipLevelCorrelation {
+	if o.outer != nil && g.chance(0.2) {
 		o = o.outer
 	}
 	oc, _ := g.col(o, anyCol)
@@ -335,9 +335,6 @@ func (g *gen) corr(inner, outer *scope) (string, bool) {
 // subWhere is the WHERE of a subquery: usually a correlation, and
 // sometimes conditions of its own.
 func (g *gen) subWhere(inner, outer *scope, depth int, correlate float64) string {
-	if outer.outer != nil && g.ex.NestedCorrelation {
-		correlate = 0 // outer is itself a subquery
-	}
 	innerRows := 1.0
 	for _, r := range inner.rels {
 		innerRows *= float64(max(r.rows, 1))
@@ -540,10 +537,7 @@ func (g *gen) valueExpr(sc *scope, depth int) item {
 		case 1:
 			return it(x+" - date '2024-01-01'", tInt)
 		case 2:
-			if !g.ex.DateFunctions {
-				return it("extract(month from "+x+")", tNum)
-			}
-			fallthrough
+			return it("extract(month from "+x+")", tNum)
 		default:
 			return it(x+"::timestamp", tTS)
 		}
@@ -552,7 +546,7 @@ func (g *gen) valueExpr(sc *scope, depth int) item {
 		case 0:
 			return it(x+" + interval '1 hour'", tTS)
 		case 1:
-			if !g.ex.DateFunctions {
+			if g.intn(2) == 0 {
 				return it("date_trunc('day', "+x+")", tTS)
 			}
 			return it(x+" - interval '1 day'", tTS)

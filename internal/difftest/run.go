@@ -63,6 +63,31 @@ type Report struct {
 	// only, because lockd has no such setting.
 	SettingsLockdLacks []string
 	LockdTime, PGTime  time.Duration
+	// Slowest are the steps that took lockd longest, slowest first.
+	Slowest []Slow
+}
+
+// Slow is one step's time on both servers.
+type Slow struct {
+	SQL       string
+	Lockd, PG time.Duration
+}
+
+// slowestKept is how many of the slowest steps a report keeps.
+const slowestKept = 5
+
+func (r *Report) noteSlow(s Slow) {
+	i := len(r.Slowest)
+	for i > 0 && r.Slowest[i-1].Lockd < s.Lockd {
+		i--
+	}
+	if i >= slowestKept {
+		return
+	}
+	r.Slowest = append(r.Slowest, Slow{})
+	copy(r.Slowest[i+1:], r.Slowest[i:])
+	r.Slowest[i] = s
+	r.Slowest = r.Slowest[:min(len(r.Slowest), slowestKept)]
 }
 
 // Diff is one difference, with what reproduces it.
@@ -106,6 +131,16 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "seed %d: %d queries (%d prepared) over %d schemas, %d executions, %d rows compared: %d same (%d of them no rows), %d unsupported, %d differences\n",
 		r.Seed, r.Queries, r.Prepared, r.Rounds, r.Executions, r.Rows, r.Same, r.Empty, sum(r.Unsupported), len(r.Diffs))
 	fmt.Fprintf(&b, "time in lockd %v, in PostgreSQL %v\n", r.LockdTime.Round(time.Millisecond), r.PGTime.Round(time.Millisecond))
+	if len(r.Slowest) > 0 {
+		b.WriteString("slowest in lockd (lockd / PostgreSQL):\n")
+		for _, s := range r.Slowest {
+			q := s.SQL
+			if len(q) > 300 {
+				q = q[:300] + "..."
+			}
+			fmt.Fprintf(&b, "  %v / %v  %s\n", s.Lockd.Round(time.Millisecond), s.PG.Round(time.Millisecond), q)
+		}
+	}
 	if len(r.BothFailed) > 0 {
 		fmt.Fprintf(&b, "both failed alike: %s\n", counts(r.BothFailed))
 	}
@@ -384,7 +419,7 @@ func (r *runner) runPrepared(ctx context.Context, q *query) error {
 	const name = "difftest"
 	var lDesc, pDesc *pgconn.StatementDescription
 	var lErr, pErr error
-	r.timed(ctx, func(ctx context.Context) { lDesc, lErr = r.lockd.Prepare(ctx, name, sql, nil) },
+	r.timed(ctx, sql, func(ctx context.Context) { lDesc, lErr = r.lockd.Prepare(ctx, name, sql, nil) },
 		func(ctx context.Context) { pDesc, pErr = r.pg.Prepare(ctx, name, sql, nil) })
 	defer func() {
 		c, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -423,7 +458,7 @@ func (r *runner) runPrepared(ctx context.Context, q *query) error {
 		vals, shown := paramValues(r.cfg.Seed, q, k)
 		args, formats := encodeParams(vals, pDesc.ParamOIDs, binaryParams)
 		var l, p *result
-		r.timed(ctx, func(ctx context.Context) {
+		r.timed(ctx, sql, func(ctx context.Context) {
 			rr := r.lockd.ExecPrepared(ctx, name, args, formats, nil).Read()
 			l = newResult(rr.FieldDescriptions, rr.Rows, rr.CommandTag, rr.Err)
 		}, func(ctx context.Context) {
@@ -533,7 +568,7 @@ func (r *runner) exec(ctx context.Context, sql string) (l, p *result) {
 		last := rs[len(rs)-1]
 		return newResult(last.FieldDescriptions, last.Rows, last.CommandTag, last.Err)
 	}
-	r.timed(ctx, func(ctx context.Context) { l = read(r.lockd, ctx) }, func(ctx context.Context) { p = read(r.pg, ctx) })
+	r.timed(ctx, sql, func(ctx context.Context) { l = read(r.lockd, ctx) }, func(ctx context.Context) { p = read(r.pg, ctx) })
 	return l, p
 }
 
@@ -544,25 +579,25 @@ func (r *runner) execParams(ctx context.Context, sql string) (l, p *result) {
 		rr := c.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
 		return newResult(rr.FieldDescriptions, rr.Rows, rr.CommandTag, rr.Err)
 	}
-	r.timed(ctx, func(ctx context.Context) { l = read(r.lockd, ctx) }, func(ctx context.Context) { p = read(r.pg, ctx) })
+	r.timed(ctx, sql, func(ctx context.Context) { l = read(r.lockd, ctx) }, func(ctx context.Context) { p = read(r.pg, ctx) })
 	return l, p
 }
 
 // timed runs the lockd and the PostgreSQL side of a step, one after the
 // other, each under the statement timeout (and a margin), and adds up
 // their times.
-func (r *runner) timed(ctx context.Context, lockd, pg func(context.Context)) {
+func (r *runner) timed(ctx context.Context, sql string, lockd, pg func(context.Context)) {
+	var took [2]time.Duration
 	for i, f := range []func(context.Context){lockd, pg} {
 		c, cancel := context.WithTimeout(ctx, r.cfg.Timeout+30*time.Second)
 		start := time.Now()
 		f(c)
-		if i == 0 {
-			r.rep.LockdTime += time.Since(start)
-		} else {
-			r.rep.PGTime += time.Since(start)
-		}
+		took[i] = time.Since(start)
 		cancel()
 	}
+	r.rep.LockdTime += took[0]
+	r.rep.PGTime += took[1]
+	r.rep.noteSlow(Slow{SQL: sql, Lockd: took[0], PG: took[1]})
 }
 
 func (r *runner) addDiff(d *Diff) {

@@ -99,8 +99,9 @@
 //   - the data of a COPY TO STDOUT as "> " lines, Go-quoted, one per line
 //     of data;
 //   - the command tag;
-//   - an error as SEVERITY SQLSTATE: MESSAGE, then DETAIL:, HINT: and
-//     POSITION: lines where the server sent them (and the verbose fields).
+//   - an error as SEVERITY SQLSTATE: MESSAGE, then DETAIL:, HINT:,
+//     POSITION: and CONTEXT: lines where the server sent them (and the
+//     verbose fields).
 //     A field's later lines are indented by two spaces.
 //
 // In columns whose name ends in "pid" or "pids", and after "process" in

@@ -209,6 +209,7 @@ func (r *renderer) message(pe *pgconn.PgError) []string {
 	if pe.Position != 0 {
 		out = append(out, fmt.Sprintf("POSITION: %d", pe.Position))
 	}
+	out = append(out, field("CONTEXT", pe.Where)...)
 	if r.verbose {
 		out = append(out, field("SCHEMA NAME", pe.SchemaName)...)
 		out = append(out, field("TABLE NAME", pe.TableName)...)

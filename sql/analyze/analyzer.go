@@ -44,6 +44,11 @@ type Analyzer struct {
 	// inheritLock is the FOR UPDATE clause of the query a subquery in
 	// FROM belongs to, which locks the subquery's tables too
 	InheritLock *LockSpec
+	// SublinkHook, when set, compiles the subqueries of this level's
+	// expressions in place of Sublink (which it may call): the planner's
+	// pull-up of EXISTS and IN into semi joins. Analyzers of other levels
+	// (Level, ChildWith) do not inherit it.
+	SublinkHook func(a *Analyzer, sl *pg.SubLink) (expr.Expr, error)
 }
 
 // newExprAnalyzer returns an analyzer of expressions; one that may meet
@@ -77,6 +82,10 @@ func (a *Analyzer) Expr(n *pg.Node) (expr.Expr, error) {
 	e, err := a.exprNode(n)
 	if err == nil && a.trees != nil {
 		a.recordTree(n, e)
+	}
+	if f, ok := e.(*expr.FuncExpr); ok && f.Volatile {
+		// a subquery calling it gives a new result each time it runs
+		a.Sc.Record(OuterRef{})
 	}
 	return e, err
 }
@@ -206,7 +215,10 @@ func (a *Analyzer) exprNode(n *pg.Node) (expr.Expr, error) {
 			return types.Datum{A: append([]types.Datum(nil), vals...)}, nil
 		}}, nil
 	case n.GetSubLink() != nil:
-		return a.sublink(n.GetSubLink())
+		if a.SublinkHook != nil {
+			return a.SublinkHook(a, n.GetSubLink())
+		}
+		return a.Sublink(n.GetSubLink())
 	case n.GetCollateClause() != nil:
 		return a.collate(n.GetCollateClause())
 	case n.GetAIndirection() != nil:

@@ -89,9 +89,60 @@ type Scope struct {
 	// hidden is a sibling level this one may not read (see
 	// analyzer.hiddenSc); only error hints look at it.
 	Hidden *Scope
+	// Merged marks the names of a subquery whose FROM items the planner
+	// pulled up into its parent's level (PostgreSQL's pull_up_sublinks:
+	// EXISTS and IN become semi joins): its own names are looked up
+	// first, then the parent's, and both are columns of the same level
+	// row (depth 0).
+	Merged bool
+	// Rec, when set, receives every reference to an enclosing level's
+	// column made from this scope or any scope nested in it (scopes
+	// inherit their parent's recorder): what a correlated subquery reads
+	// of the rows around it (sublink.go keys its result on them).
+	Rec *[]OuterRef
 }
 
-func NewScope(parent *Scope) *Scope { return &Scope{Parent: parent, VisHi: -1} }
+// OuterRef is a reference to column E of the level whose scope is Owner,
+// made from a scope nested in it. Owner nil marks what makes a subquery's
+// result depend on more than its outer references (a volatile function,
+// a correlated WITH query it reads).
+type OuterRef struct {
+	Owner *Scope
+	E     expr.Expr
+}
+
+func NewScope(parent *Scope) *Scope {
+	sc := &Scope{Parent: parent, VisHi: -1}
+	if parent != nil {
+		sc.Rec = parent.Rec
+	} else {
+		sc.Rec = new([]OuterRef)
+	}
+	return sc
+}
+
+// Record notes r in the recorder of sc's statement, if it keeps one.
+func (sc *Scope) Record(r OuterRef) {
+	if sc != nil && sc.Rec != nil {
+		*sc.Rec = append(*sc.Rec, r)
+	}
+}
+
+// Distance is how many query levels above sc's the level of scope x is
+// (merged scopes belong to their parent's level); ok is false when x
+// does not enclose sc.
+func (sc *Scope) Distance(x *Scope) (int, bool) {
+	d := 0
+	for s := sc; s != nil; s = s.Parent {
+		if s == x {
+			return d, true
+		}
+		if !s.Merged {
+			d++
+		}
+	}
+	return 0, false
+}
 
 func (sc *Scope) visible(item int) bool {
 	return item < 0 || item >= sc.VisLo && (sc.VisHi < 0 || item < sc.VisHi)
@@ -114,16 +165,19 @@ func (sc *Scope) LookupColumn(qual, name string, loc int32) (expr.Expr, types.Co
 				e = &ref
 			}
 			if depth > 0 {
-				// Every level from here up to (not including) the one
+				// Every scope from here up to (not including) the one
 				// that owns the column depends on an enclosing row.
-				for c, d := sc, 0; d < depth; c, d = c.Parent, d+1 {
+				for c := sc; c != s; c = c.Parent {
 					c.Correlated = true
 				}
+				sc.Record(OuterRef{Owner: s, E: e})
 				e = &expr.OuterExpr{Depth: depth, E: e}
 			}
 			return e, meta, depth, nil
 		}
-		depth++
+		if !s.Merged {
+			depth++
+		}
 	}
 	if qual != "" {
 		if sc.findRelAnyLevel(qual) {

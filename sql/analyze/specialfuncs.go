@@ -272,7 +272,8 @@ func relSizeFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Ex
 		idxSize := func(t *catalog.TableDef) int64 {
 			var total int64
 			for _, ix := range cat.TableIndexes(t) {
-				total += int64(s.Store.IndexPages(storage.RelID(ix.RelFile))) * funcs.BlockSize
+				pages, _, _ := s.IndexSize(ix)
+				total += int64(pages) * funcs.BlockSize
 			}
 			return total
 		}
@@ -295,7 +296,8 @@ func relSizeFunc(a *Analyzer, name string, args []expr.Expr, loc int32) (expr.Ex
 			if name == "pg_indexes_size" {
 				return types.IntDatum(0), nil
 			}
-			return types.IntDatum(int64(s.Store.IndexPages(storage.RelID(ix.RelFile))) * funcs.BlockSize), nil
+			pages, _, _ := s.IndexSize(ix)
+			return types.IntDatum(int64(pages) * funcs.BlockSize), nil
 		}
 		if byOID {
 			return types.NullDatum, nil // PostgreSQL returns NULL for an unknown OID
@@ -596,7 +598,8 @@ func (a *Analyzer) databaseSizeFunc(name string, args []expr.Expr, loc int32) (e
 			pages += int64(n)
 		}
 		for _, ix := range cat.Indexes {
-			pages += int64(s.Store.IndexPages(storage.RelID(ix.RelFile)))
+			n, _, _ := s.IndexSize(ix)
+			pages += int64(n)
 		}
 		pages += int64(len(cat.Sequences))
 		return types.IntDatum(pages * funcs.BlockSize), nil

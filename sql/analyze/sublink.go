@@ -8,8 +8,8 @@ import (
 	"lockd/sql/types"
 )
 
-// sublink compiles a SubLink node.
-func (a *Analyzer) sublink(sl *pg.SubLink) (expr.Expr, error) {
+// Sublink compiles a SubLink node.
+func (a *Analyzer) Sublink(sl *pg.SubLink) (expr.Expr, error) {
 	sel := sl.Subselect.GetSelectStmt()
 	if sel == nil {
 		return nil, expr.PosErr(pgerr.NotSupported("this kind of subquery is not supported"), sl.Location)
@@ -22,6 +22,9 @@ func (a *Analyzer) sublink(sl *pg.SubLink) (expr.Expr, error) {
 		return nil, err
 	}
 	e := &expr.SublinkExpr{Plan: sub, Correlated: correlated, Key: subqueryKey(sl)}
+	if ps, ok := sub.(expr.ParamSubplan); ok && correlated {
+		e.Params, e.ParamsKnown = ps.OuterParams()
+	}
 	one := func() error {
 		if len(cols) != 1 {
 			return expr.PosErr(pgerr.New(pgerr.SyntaxError, "subquery must return only one column"), sl.Location)

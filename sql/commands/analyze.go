@@ -22,9 +22,9 @@ import (
 // a sample of its rows (acquire_sample_rows; for a partitioned table,
 // samples of its leaf partitions in proportion to their sizes,
 // acquire_inherited_sample_rows), statistics per column
-// (stats.ComputeColumn), and the relation's reltuples and relpages and
-// its indexes'. Package stats describes what is computed and how it
-// differs from PostgreSQL.
+// (stats.ComputeColumn), and the relation's reltuples, relpages and
+// relallvisible and its indexes' counts. Package stats describes what is
+// computed and how it differs from PostgreSQL.
 
 // ErrAutovacuumCanceled: autovacuum gave a table up because a backend
 // waits for a lock on it (PostgreSQL's "canceling autovacuum task").
@@ -119,7 +119,11 @@ func (s *Utility) analyzeRel(ec *expr.EvalCtx, oid uint32, names []string, opts 
 	if err != nil {
 		return err
 	}
-	ts := &stats.TableStats{RelTuples: smp.totalRows, RelPages: float64(smp.pages)}
+	allVisible, err := s.Store.AllVisiblePages(storage.RelID(t.RelFile))
+	if err != nil {
+		return err
+	}
+	ts := &stats.TableStats{RelTuples: smp.totalRows, RelPages: float64(smp.pages), RelAllVisible: float64(min(allVisible, smp.pages))}
 	if old := st.Table(oid); old != nil {
 		ts.Cols = old.Cols
 	}
@@ -128,7 +132,8 @@ func (s *Utility) analyzeRel(ec *expr.EvalCtx, oid uint32, names []string, opts 
 	}
 	st.Publish(oid, ts)
 	for _, ix := range s.Cat().TableIndexes(t) {
-		st.SetSize(ix.OID, math.Ceil(smp.totalRows), float64(s.Store.IndexPages(storage.RelID(ix.RelFile))))
+		pages, _, _ := s.IndexSize(ix)
+		st.SetSize(ix.OID, math.Ceil(smp.totalRows), pages)
 	}
 	live, dead := s.TabStats.Pending(oid)
 	st.ReportAnalyze(oid, int64(smp.totalRows)-live, int64(smp.totalDead)-dead, len(names) == 0, opts.auto, start)
@@ -354,12 +359,19 @@ func decodeSample(t *catalog.TableDef, smp []sampleRow) ([][]types.Datum, error)
 // vacuumed.
 func (s *Utility) indexBuilt(t *catalog.TableDef, ix *catalog.IndexDef, tuples int) {
 	st := s.Catalog.Stats()
-	st.SetSize(ix.OID, float64(tuples), float64(s.Store.IndexPages(storage.RelID(ix.RelFile))))
+	ixPages, _, _ := s.IndexSize(ix)
+	st.SetSize(ix.OID, float64(tuples), ixPages)
 	old := st.Table(t.OID)
 	if tuples == 0 && (old == nil || old.RelTuples < 0) {
 		return
 	}
-	if pages, err := s.Store.RelationPages(storage.RelID(t.RelFile)); err == nil {
-		st.SetSize(t.OID, float64(tuples), float64(pages))
+	rel := storage.RelID(t.RelFile)
+	pages, err := s.Store.RelationPages(rel)
+	if err != nil {
+		return
+	}
+	allVisible, err := s.Store.AllVisiblePages(rel)
+	if err == nil {
+		st.SetHeapSize(t.OID, float64(tuples), float64(pages), float64(allVisible))
 	}
 }

@@ -225,8 +225,9 @@ func (s *Utility) lockIndexes(ec *expr.EvalCtx, t *catalog.TableDef, mode locks.
 }
 
 // vacuumRel is lazy VACUUM of one table (a partitioned one has nothing
-// to vacuum): dead rows go, and reltuples, relpages and the table's
-// activity counts get what it found (vac_update_relstats,
+// to vacuum): dead rows go, pages whose rows all are visible to everyone
+// are marked so in the visibility map, and reltuples, relpages,
+// relallvisible and the table's activity counts get what it found (vac_update_relstats,
 // pgstat_report_vacuum). Its indexes' counts change only when entries
 // were removed from them, as btree's cleanup scans only then.
 func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skipped bool, err error) {
@@ -254,16 +255,17 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skip
 	if err != nil {
 		return false, err
 	}
+	allVisible, err := s.Store.AllVisiblePages(rel)
+	if err != nil {
+		return false, err
+	}
 	st := s.Catalog.Stats()
 	tuples := estimateRelTuples(st.Table(oid), float64(pages), float64(vs.PagesScanned), float64(vs.TuplesLive))
-	st.SetSize(oid, tuples, float64(pages))
+	st.SetHeapSize(oid, tuples, float64(pages), float64(allVisible))
 	if vs.IndexEntriesRemoved > 0 {
 		for _, ix := range ixs {
-			n, err := s.Store.IndexEntries(storage.RelID(ix.RelFile))
-			if err != nil {
-				return false, err
-			}
-			st.SetSize(ix.OID, float64(n), float64(s.Store.IndexPages(storage.RelID(ix.RelFile))))
+			pages, _, n := s.IndexSize(ix)
+			st.SetSize(ix.OID, n, pages)
 		}
 	}
 	st.ReportVacuum(oid, int64(tuples), int64(vs.TuplesRecentlyDead), time.Now())

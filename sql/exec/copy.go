@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -305,6 +306,10 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 			return 0, err
 		}
 	}
+	var batch *copyBatch
+	if copyBatchable(defaults) {
+		batch = &copyBatch{name: p.t.Name}
+	}
 	fields := make([]copyField, 0, len(p.targets))
 	for {
 		var err error
@@ -313,9 +318,15 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 		line++
 		if err != nil {
 			drain(src)
-			return 0, copyErr(err, p.t.Name, line)
+			return 0, copyErr(err, r.lineContext(p.t.Name, line))
 		}
 		if !more {
+			if batch != nil {
+				if err := s.flushCopyBatch(ec, batch); err != nil {
+					drain(src)
+					return 0, err
+				}
+			}
 			break
 		}
 		if p.opts.header && line == 1 {
@@ -323,11 +334,11 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 		}
 		if len(fields) < len(p.targets) {
 			drain(src)
-			return 0, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "missing data for column \"%s\"", p.names[len(fields)]), p.t.Name, line)
+			return 0, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "missing data for column \"%s\"", p.names[len(fields)]), r.lineContext(p.t.Name, line))
 		}
 		if len(fields) > len(p.targets) {
 			drain(src)
-			return 0, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "extra data after last expected column"), p.t.Name, line)
+			return 0, copyErr(pgerr.New(pgerr.BadCopyFileFormat, "extra data after last expected column"), r.lineContext(p.t.Name, line))
 		}
 		for i := range row {
 			row[i] = types.NullDatum
@@ -354,18 +365,21 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 			}
 			if err != nil {
 				drain(src)
-				return 0, copyErr(err, p.t.Name, line)
+				return 0, copyErr(err, r.columnContext(p.t.Name, line, p.names[j], f.data))
 			}
 			row[p.targets[j]] = d
 		}
-		if p.route != nil {
+		switch {
+		case batch != nil:
+			err = s.bufferCopyRow(ec, p, batch, row, line)
+		case p.route != nil:
 			err = s.routeInsert(ec, p.route, row)
-		} else {
+		default:
 			_, err = s.InsertRow(ec, p.t, p.indexes, row)
 		}
 		if err != nil {
 			drain(src)
-			return 0, copyErr(err, p.t.Name, line)
+			return 0, copyErr(err, r.lineContext(p.t.Name, line))
 		}
 		n++
 		if n&1023 == 0 && ec.Ctx.Err() != nil {
@@ -400,16 +414,53 @@ func drain(src CopySource) {
 	}
 }
 
-func copyErr(err error, table string, line int64) error {
+// copyErr gives err the context where (PostgreSQL's CopyFromErrorCallback)
+// unless it has one.
+func copyErr(err error, where string) error {
 	e := pgerr.From(err)
-	if e.Code == pgerr.InternalError || e.Code == pgerr.QueryCanceled || e.Code == pgerr.ProtocolViolation {
+	if e.Code == pgerr.InternalError || e.Code == pgerr.QueryCanceled || e.Code == pgerr.ProtocolViolation || e.Where != "" {
 		return e
 	}
 	ce := *e
-	if ce.Detail == "" {
-		ce.Detail = "COPY " + table + ", line " + strconv.FormatInt(line, 10)
-	}
+	ce.Where = where
 	return &ce
+}
+
+// maxCopyDataDisplay is how much of an input line or value an error's
+// context shows (MAX_COPY_DATA_DISPLAY), cut at a character boundary and
+// followed by "...".
+const maxCopyDataDisplay = 100
+
+func limitPrintout(b []byte) string {
+	if len(b) <= maxCopyDataDisplay {
+		return string(b)
+	}
+	n := maxCopyDataDisplay
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "..."
+}
+
+// lineContext is the context of an error about the row read at line: the
+// line's text too where the format is text or CSV and the line was read
+// whole.
+func (r *copyReader) lineContext(table string, line int64) string {
+	where := "COPY " + table + ", line " + strconv.FormatInt(line, 10)
+	if r.opts.format == 'b' || r.line == nil {
+		return where
+	}
+	return where + ": \"" + limitPrintout(r.line) + "\""
+}
+
+// columnContext is the context of an error converting the value of
+// column col read at line.
+func (r *copyReader) columnContext(table string, line int64, col string, value []byte) string {
+	where := "COPY " + table + ", line " + strconv.FormatInt(line, 10) + ", column " + col
+	if r.opts.format == 'b' {
+		return where
+	}
+	return where + ": \"" + limitPrintout(value) + "\""
 }
 
 // execCopyTo writes a table's rows or a query's result.

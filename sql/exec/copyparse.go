@@ -23,6 +23,7 @@ type copyReader struct {
 	done    bool
 	binHdr  bool
 	ended   bool
+	line    []byte // the raw text of the row last read (text and CSV)
 }
 
 // fill reads more input; it reports false at the end of the data.
@@ -48,6 +49,7 @@ func (r *copyReader) next(out []copyField) ([]copyField, bool, error) {
 	if r.ended {
 		return out, false, nil
 	}
+	r.line = nil
 	switch r.opts.format {
 	case 'b':
 		return r.nextBinary(out)
@@ -69,6 +71,7 @@ func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
 				r.ended = true
 				return out, false, nil
 			}
+			r.line = line
 			return r.splitText(line, out), true, nil
 		}
 		more, err := r.fill()
@@ -84,6 +87,7 @@ func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
 			if string(line) == `\.` {
 				return out, false, nil
 			}
+			r.line = line
 			return r.splitText(line, out), true, nil
 		}
 	}
@@ -164,6 +168,7 @@ func (r *copyReader) nextCSV(out []copyField) ([]copyField, bool, error) {
 				r.ended = true
 				return out, false, nil
 			}
+			r.line = rec
 			return r.splitCSV(rec, out)
 		}
 		more, err := r.fill()
@@ -182,6 +187,7 @@ func (r *copyReader) nextCSV(out []copyField) ([]copyField, bool, error) {
 			if string(rec) == `\.` {
 				return out, false, nil
 			}
+			r.line = rec
 			return r.splitCSV(rec, out)
 		}
 	}

@@ -153,6 +153,9 @@ func (x *Executor) indexRanges(ec *expr.EvalCtx, ts *plan.TableSource, level []t
 		}
 		return []keyRange{r}, nil
 	}
+	if len(prefix) == 0 {
+		return []keyRange{{}}, nil // the whole index (an index-only scan)
+	}
 	// equality on a prefix of the key
 	return []keyRange{{lo: prefix, hi: after(prefix), loIncl: true}}, nil
 }

@@ -67,6 +67,9 @@ func (x *Executor) emitJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datu
 }
 
 func (x *Executor) runJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
+	if j.Kind == plan.JoinSemi || j.Kind == plan.JoinAnti {
+		return x.runSemiJoin(ec, j, buf, fn) // semijoin.go
+	}
 	if j.Rescan {
 		return x.runNestedLoop(ec, j, buf, fn)
 	}
@@ -77,13 +80,14 @@ func (x *Executor) runJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum
 // joins only; the planner never builds a rescanned right or full join).
 func (x *Executor) runNestedLoop(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum, fn func() error) error {
 	rspans := j.Right.Spans()
-	return x.runNode(ec, j.Left, buf, func() error {
+	return x.runSide(ec, j, j.Left, buf, func() error {
 		matched := false
 		err := x.runNode(ec, j.Right, buf, func() error {
-			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
+			// the keys first: the other conditions may be costly
+			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
 				return err
 			}
-			if ok, err := x.joinKeysEqual(ec, j, buf); err != nil || !ok {
+			if ok, err := passes(ec, j.Cond, buf); err != nil || !ok {
 				return err
 			}
 			matched = true
@@ -160,7 +164,7 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 	if hst != nil {
 		hashStart = time.Now()
 	}
-	err := x.runNode(ec, inner, buf, func() error {
+	err := x.runSide(ec, j, inner, buf, func() error {
 		r := &matRow{vals: saveSpans(buf, ispans)}
 		if intKey {
 			v, err := innerKeys[0].Eval(ec, buf)
@@ -199,7 +203,7 @@ func (x *Executor) runMaterialized(ec *expr.EvalCtx, j *plan.JoinNode, buf []typ
 		d := ms(time.Since(hashStart))
 		hst.Loops, hst.Rows, hst.StartMs, hst.TotalMs = hst.Loops+1, hst.Rows+float64(len(rows)), hst.StartMs+d, hst.TotalMs+d
 	}
-	err = x.runNode(ec, outer, buf, func() error {
+	err = x.runSide(ec, j, outer, buf, func() error {
 		candidates := rows
 		switch {
 		case intKey:

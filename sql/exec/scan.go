@@ -102,6 +102,11 @@ func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum
 			x.leafDst = dst
 			defer func() { x.leafDst = nil }()
 		}
+		if st != nil {
+			saved := ec.ScanStats
+			ec.ScanStats = st
+			defer func() { ec.ScanStats = saved }()
+		}
 		return x.scanLevel(ec, l.Src, buf, each)
 	}
 	return x.scan(ec, l.Src, each)

@@ -262,6 +262,12 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	st := s.Store
 	relfile := storage.RelID(ts.T.RelFile)
 	switch {
+	case ts.IndexOnly:
+		var read, fetched int64
+		err := x.scanIndexOnly(ec, ts, level, row, &read, &fetched, fn)
+		s.TabStats.IndexScanned(ts.T.OID, fetched)
+		s.TabStats.IndexUsed(ts.Index.OID, read, fetched)
+		return err
 	case ts.ExactLookup():
 		var read int64
 		err := x.lookupExact(ec, ts, level, row, &read, fn)

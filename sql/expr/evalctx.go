@@ -105,11 +105,18 @@ type EvalCtx struct {
 	// (keys: the plan's nodes, see sql/plan/explain.go)
 	Instr     map[any]*NodeStats
 	PartStats *NodeStats // the partition being scanned, when gathering
+	// ScanStats is the table leaf whose scan runs now, when gathering
+	// (an index-only scan counts its heap fetches there)
+	ScanStats *NodeStats
 	// Run identifies this execution of a statement within the session
 	// (0: none), so what a plan opens once per execution — the
 	// partitions it locks — is opened once however often it is scanned
 	Run  uint64
 	Tick uint32 // rows produced, for periodic cancel checks
+
+	// corrCache keeps each correlated subquery's last result and the
+	// outer values it was computed for (sublink.go)
+	corrCache map[*SublinkExpr]*corrResult
 }
 
 func (ec *EvalCtx) FormatCtx() *types.FormatCtx {
@@ -134,6 +141,9 @@ type NodeStats struct {
 	TotalMs    float64 // time in the node and its children
 	Removed    float64 // rows a filter removed
 	JoinFilter float64 // rows a join filter removed
+	// HeapFetches: heap tuples an index-only scan read because the
+	// visibility map did not call their page all-visible
+	HeapFetches float64
 }
 
 // Stats returns the counts for key, made on first use; nil when nothing

@@ -41,6 +41,28 @@ type SublinkExpr struct {
 	// hashable: ANY with "=" over a hashable type is answered by a set
 	Hashable bool
 	KeyType  types.Type
+	// Params are the values a correlated subquery reads of the rows
+	// around it, as expressions of the row it is evaluated for (its
+	// outer references); with ParamsKnown the subquery runs again only
+	// when they differ from the previous evaluation's, as PostgreSQL
+	// re-runs a subplan only when one of its parameters changed. Without
+	// (a volatile function, a correlated WITH query) it runs every time.
+	Params      []Expr
+	ParamsKnown bool
+}
+
+// ParamSubplan is a subquery plan that knows its outer references (see
+// SublinkExpr.Params).
+type ParamSubplan interface {
+	Subplan
+	OuterParams() ([]Expr, bool)
+}
+
+// corrResult is a correlated subquery's last result and the parameter
+// values it was computed for.
+type corrResult struct {
+	params []types.Datum
+	res    *subResult
 }
 
 // subplan is the plan of a subquery an expression holds (a *selectPlan).
@@ -112,6 +134,39 @@ func (s *SublinkExpr) result(ec *EvalCtx, row []types.Datum) (*subResult, error)
 			return r, nil
 		}
 	}
+	var last *corrResult
+	if s.Correlated && s.ParamsKnown {
+		var ok bool
+		if last, ok = ec.corrCache[s]; !ok {
+			last = &corrResult{}
+			if ec.corrCache == nil {
+				ec.corrCache = map[*SublinkExpr]*corrResult{}
+			}
+			ec.corrCache[s] = last
+		}
+		same := last.res != nil
+		for i, p := range s.Params {
+			v, err := p.Eval(ec, row)
+			if err != nil {
+				return nil, err
+			}
+			if i >= len(last.params) {
+				last.params = append(last.params, types.DeepCopy(v))
+				same = false
+				continue
+			}
+			if same && !types.Identical(last.params[i], v) {
+				same = false
+			}
+			if !same {
+				last.params[i] = types.DeepCopy(v)
+			}
+		}
+		if same {
+			return last.res, nil
+		}
+		last.res = nil
+	}
 	ec.Outer = append(ec.Outer, row)
 	res := &subResult{}
 	err := ec.Exec.RunSubplan(ec, s.Plan, func(out []types.Datum) error {
@@ -151,6 +206,9 @@ func (s *SublinkExpr) result(ec *EvalCtx, row []types.Datum) (*subResult, error)
 			ec.subCache = map[*SublinkExpr]*subResult{}
 		}
 		ec.subCache[s] = res
+	}
+	if last != nil {
+		last.res = res
 	}
 	return res, nil
 }

@@ -89,9 +89,11 @@ func RewriteExpr(e Expr, fn func(Expr) Expr) Expr {
 }
 
 // exprRefs reports which FROM items e reads at its own level, given the
-// item owning each level-row position. opaque is true when e depends on
-// the level row in a way the mask cannot describe (a correlated
-// subquery): it must then be evaluated once the whole row is available.
+// item owning each level-row position — for a correlated subquery, the
+// items its references to this level read. opaque is true when e depends
+// on the level row in a way the mask cannot describe (a subquery whose
+// references are not known): it must then be evaluated once the whole
+// row is available.
 func ExprRefs(e Expr, itemOf []int) (mask uint64, opaque bool) {
 	WalkExpr(e, func(x Expr) bool {
 		switch c := x.(type) {
@@ -100,7 +102,25 @@ func ExprRefs(e Expr, itemOf []int) (mask uint64, opaque bool) {
 				mask |= 1 << uint(itemOf[c.I])
 			}
 		case *SublinkExpr:
-			if c.Correlated {
+			// a correlated subquery depends on the items its parameters
+			// at this level read (those further out are fixed while this
+			// level runs); with none here, or not known, on the whole row
+			if !c.Correlated {
+				break
+			}
+			here := 0
+			for _, p := range c.Params {
+				if _, out := p.(*OuterExpr); out {
+					continue
+				}
+				here++
+				m, op := ExprRefs(p, itemOf)
+				if m == 0 || op {
+					opaque = true
+				}
+				mask |= m
+			}
+			if !c.ParamsKnown || here == 0 {
 				opaque = true
 			}
 		}

@@ -17,8 +17,9 @@ import (
 // year, decade, century and millennium are 0 and its days are whole 24-hour
 // spans. julian is not supported.
 var datetimeFuncs = map[string][]Builtin{
-	"extract":   extractOverloads(true),
-	"date_part": extractOverloads(false),
+	"extract":    extractOverloads(true),
+	"date_part":  extractOverloads(false),
+	"date_trunc": dateTruncOverloads(),
 }
 
 func extractOverloads(numeric bool) []Builtin {

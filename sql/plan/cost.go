@@ -77,9 +77,16 @@ func clampRows(n float64) float64 {
 	return math.Round(n)
 }
 
-// relSize is what the planner knows of a table's size.
+// relSize is what the planner knows of a table's or an index's size.
 type relSize struct {
 	pages, tuples float64
+	// allVisible is the fraction of a table's pages the visibility map
+	// calls all-visible (estimate_rel_size's allvisfrac), for index-only
+	// scans
+	allVisible float64
+	// height is an index's tree height (the root's level), if hasHeight
+	height    int
+	hasHeight bool
 }
 
 // tableSize estimates t's pages and rows now (estimate_rel_size): its
@@ -87,7 +94,8 @@ type relSize struct {
 // measured; for a table never measured, at the density its row width
 // gives, and at least 10 pages' worth (PostgreSQL's guard against
 // planning for an empty table that is not empty by the time the plan
-// runs).
+// runs). Its all-visible fraction is relallvisible over the current
+// pages, as is (pages added since are most likely not all-visible).
 func tableSize(b *expr.Backend, t *catalog.TableDef) relSize {
 	pages := 0.0
 	if b.Store != nil {
@@ -104,11 +112,12 @@ func tableSize(b *expr.Backend, t *catalog.TableDef) relSize {
 	if pages == 0 {
 		return relSize{}
 	}
+	allVisible := math.Min(1, ts.RelAllVisible/pages)
 	if ts.RelPages > 0 {
-		return relSize{pages: pages, tuples: math.Round(ts.RelTuples / ts.RelPages * pages)}
+		return relSize{pages: pages, tuples: math.Round(ts.RelTuples / ts.RelPages * pages), allVisible: allVisible}
 	}
 	density := math.Floor(float64(pageSize-pageHeader) / float64(rowWidth(t)+tupleOverhead))
-	return relSize{pages: pages, tuples: math.Floor(density * pages)}
+	return relSize{pages: pages, tuples: math.Floor(density * pages), allVisible: allVisible}
 }
 
 // rowWidth is the estimated width of t's rows in bytes (get_typavgwidth
@@ -150,32 +159,63 @@ func typeWidth(t types.Type) int {
 	return 32
 }
 
-// indexSize estimates an index's pages and entries.
+// indexSize is an index's pages and height, as PostgreSQL's B-tree
+// holding its entries would have them (expr.Backend.IndexSize), and its
+// entries: the table's estimated rows, as get_relation_info sets them
+// for an index that is not partial.
 func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
-	if b.Store == nil {
+	pages, height, _ := b.IndexSize(ix)
+	if pages == 0 {
 		return relSize{pages: 1, tuples: table.tuples}
 	}
-	n, err := b.Store.IndexEntries(storage.RelID(ix.RelFile))
-	if err != nil {
-		return relSize{pages: 1, tuples: table.tuples}
-	}
-	return relSize{pages: float64(b.Store.IndexPages(storage.RelID(ix.RelFile))), tuples: float64(n)}
+	return relSize{pages: pages, tuples: table.tuples, height: height, hasHeight: true}
 }
 
 // opCost is the cost of evaluating e once: cpu_operator_cost per
-// operator or function it calls.
+// operator or function it calls, and for a correlated subquery the cost
+// of running it (cost_qual_eval's SubPlan: an InitPlan's one run is not
+// charged per row).
 func (c *costs) opCost(e expr.Expr) float64 {
 	n := 0
+	sub := 0.0
 	expr.WalkExpr(e, func(x expr.Expr) bool {
 		switch y := x.(type) {
 		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr, *expr.NullTestExpr, *expr.BoolTestExpr:
 			n++
 		case *expr.InExpr:
 			n += len(y.List)
+		case *expr.SublinkExpr:
+			n++
+			if sp, ok := y.Plan.(*SelectPlan); ok && y.Correlated && sp.From != nil {
+				sub += estTotal(sp.From)
+			}
+			return false
 		}
 		return true
 	})
-	return float64(n) * c.cpuOperator
+	return float64(n)*c.cpuOperator + sub
+}
+
+// estTotal is about what reading a FROM tree node once costs, from the
+// estimates its leaves got: a join adds its sides, a nested loop's inner
+// side once per outer row (its joining work itself is left out).
+func estTotal(n PlanNode) float64 {
+	switch x := n.(type) {
+	case *LeafNode:
+		return x.Est.total
+	case *JoinNode:
+		l, r := estTotal(x.Left), estTotal(x.Right)
+		if x.Rescan {
+			if lx, ok := x.Left.(*LeafNode); ok {
+				return l + lx.Est.rows*r
+			}
+			if lx, ok := x.Left.(*JoinNode); ok {
+				return l + lx.Est.rows*r
+			}
+		}
+		return l + r
+	}
+	return 0
 }
 
 // qualCost is the per-row cost of a list of conditions.
@@ -225,33 +265,52 @@ func (c *costs) pagesFetched(tuples, pages, totalPages float64) float64 {
 // conditions quals are checked on each heap row, rows rows come out;
 // loops is how often the scan runs (the inner side of a nested loop) and
 // the cost is that of one run. corr is the correlation of the index order
-// with the heap's (0 without statistics).
-func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, quals []expr.Expr, rows, loops, corr float64, exactUnique bool) pathCost {
+// with the heap's (0 without statistics). An index-only scan (indexOnly)
+// reads only the heap pages that are not all-visible.
+func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, quals []expr.Expr, rows, loops, corr float64, exactUnique, indexOnly bool) pathCost {
 	idxTuples := math.Max(isz.tuples, 1)
 	numIdx := clampRows(indexSel * idxTuples)
 	if exactUnique {
 		numIdx = 1
 	}
 	// btcostestimate: descending the tree, then reading the entries
-	startup := math.Ceil(math.Log2(idxTuples))*c.cpuOperator + float64(treeHeight(isz.pages)+1)*50*c.cpuOperator
+	height := isz.height
+	if !isz.hasHeight {
+		height = treeHeight(isz.pages)
+	}
+	startup := math.Ceil(math.Log2(idxTuples))*c.cpuOperator + float64(height+1)*50*c.cpuOperator
 	idxPages := math.Ceil(numIdx * isz.pages / idxTuples)
 	idxIO := idxPages * c.randomPage
 	if loops > 1 {
-		idxIO = c.pagesFetched(numIdx*loops, isz.pages, sz.pages+isz.pages) * c.randomPage / loops
+		// genericcostestimate: the pages of all the loops' scans, fewer
+		// for the cache (one "tuple" per page)
+		idxIO = c.pagesFetched(idxPages*loops, isz.pages, sz.pages+isz.pages) * c.randomPage / loops
 	}
 	idxCPU := numIdx * (c.cpuIndexTuple + c.cpuOperator*float64(nquals))
 	// the heap: random page reads, fewer when the index order follows
-	// the heap's
+	// the heap's, and for an index-only scan only on the pages that are
+	// not all-visible
 	fetched := numIdx
+	heapPages := func(pages float64) float64 {
+		if indexOnly {
+			return math.Ceil(pages * (1 - sz.allVisible))
+		}
+		return pages
+	}
 	var maxIO, minIO float64
 	if loops > 1 {
-		pages := c.pagesFetched(fetched*loops, sz.pages, sz.pages+isz.pages)
+		pages := heapPages(c.pagesFetched(fetched*loops, sz.pages, sz.pages+isz.pages))
 		maxIO = pages * c.randomPage / loops
-		minIO = math.Ceil(indexSel*sz.pages) * c.randomPage / loops
+		// perfectly correlated, each loop reads its share of the pages;
+		// the cache saves some across loops
+		pages = heapPages(c.pagesFetched(math.Ceil(indexSel*sz.pages)*loops, sz.pages, sz.pages+isz.pages))
+		minIO = pages * c.randomPage / loops
 	} else {
-		pages := c.pagesFetched(fetched, sz.pages, sz.pages+isz.pages)
+		pages := heapPages(c.pagesFetched(fetched, sz.pages, sz.pages+isz.pages))
 		maxIO = pages * c.randomPage
-		minIO = c.randomPage + (math.Ceil(indexSel*sz.pages)-1)*c.seqPage
+		if pages := heapPages(math.Ceil(indexSel * sz.pages)); pages > 0 {
+			minIO = c.randomPage + (pages-1)*c.seqPage
+		}
 	}
 	heapIO := maxIO + corr*corr*(minIO-maxIO)
 	heapCPU := (c.cpuTuple + c.qualCost(quals)) * fetched

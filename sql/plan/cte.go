@@ -147,3 +147,14 @@ func recursiveCTE(a *analyze.Analyzer, def *analyze.CteDef, c *pg.CommonTableExp
 	def.Step = step
 	return nil
 }
+
+// cteCorrelated reports whether a WITH query reads an enclosing query's
+// row (or is still being compiled: a recursive reference).
+func cteCorrelated(d *analyze.CteDef) bool {
+	for _, sp := range []expr.Subplan{d.Plan, d.Anchor, d.Step} {
+		if p, ok := sp.(*SelectPlan); ok && p.Correlated {
+			return true
+		}
+	}
+	return d.Recursive && d.Step == nil
+}

@@ -14,11 +14,21 @@ import "lockd/sql/expr"
 // limitDecoding marks the table scans of p's FROM tree with the columns
 // p reads.
 func limitDecoding(fb *fromBuilder, p *SelectPlan) {
-	if p.RowLocks != nil || p.From == nil {
+	need, all := readColumns(fb, p, nil)
+	if all {
 		return
 	}
-	need := make([]bool, fb.sc.Width)
-	all := false
+	setNeed(fb, need)
+}
+
+// readColumns returns the level-row positions p reads, with those the
+// expressions extra read; all is set when that cannot be known (see
+// above), and for a query with FOR UPDATE or without FROM.
+func readColumns(fb *fromBuilder, p *SelectPlan, extra []expr.Expr) (need []bool, all bool) {
+	if p.RowLocks != nil || p.From == nil {
+		return nil, true
+	}
+	need = make([]bool, fb.sc.Width)
 	var mark func(e expr.Expr)
 	mark = func(e expr.Expr) {
 		expr.WalkExpr(e, func(x expr.Expr) bool {
@@ -53,6 +63,7 @@ func limitDecoding(fb *fromBuilder, p *SelectPlan) {
 			mark(e)
 		}
 	}
+	marks(extra)
 	marks(p.Targets)
 	marks(p.OneTime)
 	marks(p.GroupBy)
@@ -102,9 +113,12 @@ func limitDecoding(fb *fromBuilder, p *SelectPlan) {
 		}
 	}
 	tree(p.From)
-	if all {
-		return
-	}
+	return need, all
+}
+
+// setNeed gives the table scans of fb's leaves the columns need marks,
+// and limits their decoding to the last of them.
+func setNeed(fb *fromBuilder, need []bool) {
 	for _, l := range fb.leaves {
 		var ncols int
 		switch src := l.Src.(type) {
@@ -121,12 +135,16 @@ func limitDecoding(fb *fromBuilder, p *SelectPlan) {
 				n = c + 1
 			}
 		}
+		indexOnly := fb.costs().indexonly
 		switch src := l.Src.(type) {
 		case *TableSource:
-			src.need = need[l.Off : l.Off+ncols]
+			src.setNeed(need[l.Off : l.Off+min(l.N, len(need)-l.Off)])
+			src.markIndexOnly(indexOnly)
 		case *PartitionedSource:
 			src.need = need[l.Off : l.Off+ncols]
-			src.Tree.setNeed(src.need)
+			src.needSys = hasTrue(need[l.Off+ncols : l.Off+min(l.N, len(need)-l.Off)])
+			src.indexOnly = indexOnly
+			src.Tree.setNeed(src.need, src.needSys, indexOnly)
 		}
 		if n == ncols {
 			continue
@@ -156,17 +174,28 @@ func (n *PartNode) limitDecoding(cols int) {
 }
 
 // setNeed gives the partitions' scans under n the columns the query
-// reads.
-func (n *PartNode) setNeed(need []bool) {
+// reads (and whether it reads a system column), and makes their index
+// scans index-only where they can be and allowed says.
+func (n *PartNode) setNeed(need []bool, needSys, allowed bool) {
 	if n == nil {
 		return
 	}
 	if n.Ts != nil {
-		n.Ts.need = need
+		n.Ts.need, n.Ts.needSys = need, needSys
+		n.Ts.markIndexOnly(allowed)
 	}
 	for _, k := range n.Kids {
-		k.setNeed(need)
+		k.setNeed(need, needSys, allowed)
 	}
+}
+
+func hasTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
 }
 
 // DecodeOnly limits ts's scan to decoding the columns up to the last of

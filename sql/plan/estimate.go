@@ -51,6 +51,9 @@ func (fb *fromBuilder) estRows(n PlanNode) float64 {
 	case *LeafNode:
 		return fb.leafRows(x)
 	case *JoinNode:
+		if x.semi != nil {
+			return fb.semiRows(x) // semiplan.go
+		}
 		l, r := fb.estRows(x.Left), fb.estRows(x.Right)
 		rows := l * r
 		for i := range x.Lkeys {

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -112,6 +113,9 @@ func (n *exNode) text(out *[]string, col int, arrow bool, opts *ExplainOptions) 
 			*out = append(*out, detail+"Rows Removed by Filter: "+fmtRows(n.stats.Removed/math.Max(n.stats.Loops, 1)))
 		}
 	}
+	if opts.Analyze && n.typ == "Index Only Scan" {
+		*out = append(*out, detail+"Heap Fetches: "+fmtRows(n.heapFetches()))
+	}
 	for _, s := range n.subs {
 		if s.init {
 			*out = append(*out, detail+s.name)
@@ -127,6 +131,15 @@ func (n *exNode) text(out *[]string, col int, arrow bool, opts *ExplainOptions) 
 			s.root.text(out, col+8, true, opts)
 		}
 	}
+}
+
+// heapFetches is an index-only scan's heap fetches over all its loops
+// (PostgreSQL prints the total, not the average per loop).
+func (n *exNode) heapFetches() float64 {
+	if n.stats == nil {
+		return 0
+	}
+	return n.stats.HeapFetches
 }
 
 func fmtRows(r float64) string { return strconv.FormatFloat(math.Round(r), 'f', 0, 64) }
@@ -155,9 +168,11 @@ type explainer struct {
 	nsub   int             // InitPlans and SubPlans numbered so far
 	nparam int             // InitPlan outputs ($0, $1, ...)
 	subs   map[*expr.SublinkExpr]*exSub
-	stats  map[any]*expr.NodeStats
-	outer  []*deparser
-	nrels  int // relations in the statement's plan (PostgreSQL's range table)
+	// attached: SubPlans shown under the scan or join that evaluates them
+	attached map[*exSub]bool
+	stats    map[any]*expr.NodeStats
+	outer    []*deparser
+	nrels    int // relations in the statement's plan (PostgreSQL's range table)
 }
 
 // countRels counts the relations p's plan reads, in every query level:
@@ -240,7 +255,7 @@ func (ex *explainer) refName(alias string) string {
 // JSON document (one line). stats, when not nil, are the counts an
 // EXPLAIN ANALYZE run gathered, by plan node.
 func ExplainSelect(b *expr.Backend, ec *expr.EvalCtx, p *SelectPlan, opts ExplainOptions, stats map[any]*expr.NodeStats) []string {
-	ex := &explainer{b: b, c: costsOf(b), ec: ec, opts: &opts, used: map[string]bool{}, subs: map[*expr.SublinkExpr]*exSub{}, stats: stats}
+	ex := &explainer{b: b, c: costsOf(b), ec: ec, opts: &opts, used: map[string]bool{}, subs: map[*expr.SublinkExpr]*exSub{}, attached: map[*exSub]bool{}, stats: stats}
 	ex.nrels = ex.countRels(p)
 	return ex.render(ex.query(p))
 }
@@ -395,6 +410,9 @@ func (ex *explainer) newLevel(p *SelectPlan) *level {
 	if p.From != nil {
 		walk(p.From)
 	}
+	// named in the order of the FROM items, as PostgreSQL names its range
+	// table's entries, whatever the join order
+	sort.SliceStable(leaves, func(a, b int) bool { return leaves[a].item < leaves[b].item })
 	lv.leafs = leaves
 	d := &deparser{aggs: p.Aggs, groups: p.GroupBy, targets: p.Targets, fc: &ex.b.Format, outer: append([]*deparser(nil), ex.outer...)}
 	d.subplan = ex.subplanRef
@@ -451,16 +469,45 @@ func leafAlias(l *LeafNode) string {
 func (ex *explainer) fromNode(lv *level, n PlanNode) *exNode {
 	switch x := n.(type) {
 	case *LeafNode:
-		return ex.leaf(lv, x)
+		e := ex.leaf(lv, x)
+		if _, ok := x.Src.(*PartitionedSource); !ok {
+			ex.attachNodeSubs(e, x.Filters)
+		}
+		return e
 	case *JoinNode:
-		return ex.join(lv, x)
+		e := ex.join(lv, x)
+		ex.attachNodeSubs(e, append(append([]expr.Expr(nil), x.Cond...), x.Filters...))
+		return e
 	}
 	return &exNode{typ: "Result"}
 }
 
+// attachNodeSubs hangs the SubPlans of a scan's or join's conditions
+// under that node, as PostgreSQL shows a SubPlan with the node that
+// evaluates it (InitPlans stay with the query's top node).
+func (ex *explainer) attachNodeSubs(n *exNode, conds []expr.Expr) {
+	for _, c := range conds {
+		expr.WalkExpr(c, func(x expr.Expr) bool {
+			if s, ok := x.(*expr.SublinkExpr); ok {
+				if es := ex.subs[s]; es != nil && !es.init && !ex.attached[es] {
+					ex.attached[es] = true
+					n.subs = append(n.subs, es)
+				}
+			}
+			return true
+		})
+	}
+}
+
 func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 	left, right := ex.fromNode(lv, j.Left), ex.fromNode(lv, j.Right)
-	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full"}[j.Kind], width: left.width + right.width}
+	if j.UniqueLeft {
+		left = ex.uniqueNode(lv, j, left) // explainsemi.go
+	}
+	if j.UniqueRight {
+		right = ex.uniqueNode(lv, j, right)
+	}
+	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full", JoinSemi: "Semi", JoinAnti: "Anti"}[j.Kind], width: left.width + right.width}
 	n.stats = ex.stat(j)
 	rows := j.Est.rows
 	if rows == 0 {
@@ -525,6 +572,7 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 	if len(j.Filters) > 0 {
 		n.prop("Filter", lv.d.print(andAll(j.Filters)))
 	}
+	ex.semiCost(j, n, left) // explainsemi.go
 	return n
 }
 
@@ -583,7 +631,7 @@ func (ex *explainer) attachSubs(top *exNode, p *SelectPlan) {
 	add := func(e expr.Expr) {
 		expr.WalkExpr(e, func(x expr.Expr) bool {
 			if s, ok := x.(*expr.SublinkExpr); ok {
-				if es := ex.subs[s]; es != nil && !seen[es] {
+				if es := ex.subs[s]; es != nil && !seen[es] && !ex.attached[es] {
 					seen[es] = true
 					list = append(list, es)
 				}

@@ -99,9 +99,18 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 			continue
 		}
 		add(p.label, jsonString(p.value))
+		if p.label == "Index Cond" && opts.Analyze && n.typ == "Index Only Scan" {
+			// the index conditions an index-only scan rechecks (none are
+			// lossy in a B-tree: always 0, printed in the structured
+			// formats as PostgreSQL prints it)
+			add("Rows Removed by Index Recheck", "0")
+		}
 	}
 	if opts.Analyze && n.stats != nil && n.stats.Removed > 0 {
 		add("Rows Removed by Filter", fmtRows(n.stats.Removed/math.Max(n.stats.Loops, 1)))
+	}
+	if opts.Analyze && n.typ == "Index Only Scan" {
+		add("Heap Fetches", fmtRows(n.heapFetches()))
 	}
 	var kids []string
 	kid := func(k *exNode, rel string) {

@@ -85,7 +85,7 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 	indexConds := map[expr.Expr]bool{}
 	if ts.Index != nil {
 		n.typ = "Index Scan"
-		if ts.covers(l) && ex.c.indexonly {
+		if ts.IndexOnly {
 			n.typ = "Index Only Scan"
 		}
 		n.index, n.backward = ts.Index.Name, ts.Backward
@@ -178,7 +178,7 @@ func (ex *explainer) scanCost(ts *TableSource, l *LeafNode) pathCost {
 	}
 	ch := pinned(ts.Index, ts.conds)
 	ch.rng = ch.rng || ts.Lo != nil || ts.Hi != nil || ts.NotNull
-	return ex.c.indexScanCost(sz, indexSize(ex.b, ts.Index, sz), ri.indexSel(ch, ts.conds), nIndexQuals(ch, ts.conds), l.Filters, rows, 1, ri.indexCorrelation(ts.Index), ch.exact && ts.Index.Unique && !ch.null)
+	return ex.c.indexScanCost(sz, indexSize(ex.b, ts.Index, sz), ri.indexSel(ch, ts.conds), nIndexQuals(ch, ts.conds), nonIndexQuals(l.Filters, ch, ts.conds), rows, 1, ri.indexCorrelation(ts.Index), ch.exact && ts.Index.Unique && !ch.null, ts.IndexOnly)
 }
 
 // appendNode explains a partitioned table's scan: an Append of the scans
@@ -282,28 +282,6 @@ func (ts *TableSource) width() int {
 		w += typeWidth(ts.Defs[i].Type())
 	}
 	return w
-}
-
-// covers reports whether ts's index holds every column the query reads
-// of the table: PostgreSQL would answer from the index alone (an Index
-// Only Scan). lockd has no visibility map and reads the heap rows still.
-func (ts *TableSource) covers(l *LeafNode) bool {
-	if ts.need == nil {
-		return false
-	}
-	for c := range ts.Defs {
-		if !ts.needCol(c) {
-			continue
-		}
-		found := false
-		for _, ic := range ts.Index.Cols {
-			found = found || ic == c
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 // needCol reports whether the query reads column c (decode.go).

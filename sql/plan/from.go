@@ -39,6 +39,10 @@ type fromBuilder struct {
 	orderConds []joinCond // the conditions join order search weighs (joinorder.go)
 	cost       *costs
 	infos      map[int]*relInfo // by item
+	// subqueries pulled up into semi and anti joins (semijoin.go), and
+	// the inner joins whose ON clauses may hold such
+	semis     []*semiJoin
+	innerPath map[*pg.JoinExpr]bool
 }
 
 type onCond struct {
@@ -48,6 +52,11 @@ type onCond struct {
 
 // build compiles a FROM list (comma-separated items are cross joins).
 func (fb *fromBuilder) Build(from []*pg.Node) (PlanNode, error) {
+	if fb.canPullUp() {
+		for _, n := range from {
+			fb.markInnerPath(n)
+		}
+	}
 	var root PlanNode
 	for _, n := range from {
 		node, err := fb.item(n)
@@ -131,6 +140,14 @@ func (fb *fromBuilder) relation(rv *pg.RangeVar) (PlanNode, error) {
 	if rv.Schemaname == "" {
 		if def := fb.a.Ctes.Lookup(rv.Relname); def != nil {
 			self := def.Recursive && def.Step == nil
+			if cteCorrelated(def) {
+				// it reads an enclosing query's row, so this query does
+				// too; and it is rerun for each row it is read for: a
+				// subquery reading it depends on more than its own outer
+				// references
+				fb.sc.Correlated = true
+				fb.sc.Record(analyze.OuterRef{})
+			}
 			return fb.addLeaf(&CteSource{Def: def, alias: alias, Self: self}, alias, aliases, len(def.Cols), nil, rv.Location)
 		}
 	}
@@ -197,6 +214,9 @@ func (fb *fromBuilder) subselect(rs *pg.RangeSubselect) (PlanNode, error) {
 	if rs.Lateral && sub.Correlated {
 		leaf.Lateral = true
 		fb.deps[leaf.item] = 1<<uint(leaf.item) - 1 // any earlier item
+	} else if sub.Correlated {
+		// it reads a row of a query around this one: so does this one
+		fb.sc.Correlated = true
 	}
 	return leaf, nil
 }
@@ -343,6 +363,9 @@ func (fb *fromBuilder) join(je *pg.JoinExpr) (PlanNode, error) {
 		if je.IsNatural || len(je.UsingClause) > 0 {
 			return nil, pgerr.New(pgerr.SyntaxError, "syntax error: JOIN with both USING and ON")
 		}
+		if j.Kind == JoinInner && fb.innerPath[je] {
+			la.SublinkHook = fb.pullUpHook(je.Quals, nil, j) // semijoin.go
+		}
 		q, err := la.Expr(je.Quals)
 		if err != nil {
 			return nil, err
@@ -350,7 +373,7 @@ func (fb *fromBuilder) join(je *pg.JoinExpr) (PlanNode, error) {
 		if q, err = la.AsBool(q, "JOIN/ON", -1); err != nil {
 			return nil, err
 		}
-		for _, c := range conjuncts(q) {
+		for _, c := range dropPulled(conjuncts(q)) {
 			fb.ons = append(fb.ons, onCond{j, c})
 		}
 	}
@@ -408,7 +431,9 @@ func conjuncts(e expr.Expr) []expr.Expr {
 // tree, returns the conjuncts to evaluate once per execution (they read
 // no FROM item), and chooses each join's method.
 func (fb *fromBuilder) place(root PlanNode, where []expr.Expr) (oneTime []expr.Expr, err error) {
-	all := uint64(1)<<uint(fb.nitems) - 1
+	// the query's own items: not those of its pulled-up subqueries, which
+	// its conditions cannot read (semijoin.go)
+	all := (uint64(1)<<uint(fb.nitems) - 1) &^ fb.semiItems()
 	for _, c := range where {
 		m, opaque := expr.ExprRefs(c, fb.itemOf)
 		switch {
@@ -454,6 +479,7 @@ func (fb *fromBuilder) place(root PlanNode, where []expr.Expr) (oneTime []expr.E
 			j.Cond = append(j.Cond, on.e)
 		}
 	}
+	fb.placeSemiConds() // semiplan.go
 	if root != nil {
 		if err := fb.chooseMethods(root); err != nil {
 			return nil, err
@@ -470,11 +496,12 @@ func pushDown(n PlanNode, c expr.Expr, m uint64) {
 		x.Filters = append(x.Filters, c)
 	case *JoinNode:
 		lm, rm := x.Left.mask(), x.Right.mask()
-		if m&^lm == 0 && (x.Kind == JoinInner || x.Kind == JoinLeft) {
+		semi := x.Kind == JoinSemi || x.Kind == JoinAnti
+		if m&^lm == 0 && (x.Kind == JoinInner || x.Kind == JoinLeft || semi) {
 			pushDown(x.Left, c, m)
 			return
 		}
-		if m&^rm == 0 && (x.Kind == JoinInner || x.Kind == JoinRight) {
+		if m&^rm == 0 && (x.Kind == JoinInner || x.Kind == JoinRight || semi) {
 			pushDown(x.Right, c, m)
 			return
 		}
@@ -510,8 +537,18 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 			rest = append(rest, c)
 		}
 		x.Cond = rest
+		if x.Kind == JoinSemi || x.Kind == JoinAnti {
+			return fb.chooseSemi(x, eqs) // semichoose.go
+		}
+		outerRows := fb.estRows(x.Left)
+		if x.UniqueLeft {
+			// a semi join's rows made unique, joined as the outer side
+			x.UniqKeys, x.UniqTypes = x.Lkeys, keyTypes(x.Lkeys)
+			x.UniqRows = fb.estimateGroups(x.Lkeys, outerRows)
+			outerRows = x.UniqRows
+		}
 		if leaf, ok := x.Right.(*LeafNode); ok && (x.Kind == JoinInner || x.Kind == JoinLeft) {
-			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys, eqs, fb.estRows(x.Left)) {
+			if fb.leafIndex(leaf, x.Lkeys, x.Rkeys, eqs, outerRows) {
 				fb.deps[leaf.item] |= lm
 			}
 		} else if err := fb.chooseMethods(x.Right); err != nil {
@@ -524,13 +561,36 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 					WithDetail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 			}
 			x.Rescan = true
-		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides && fb.estRows(x.Left) < fb.estRows(x.Right) {
-			// hash the smaller side, as PostgreSQL's hash join takes the
-			// cheaper of the two orders
-			x.HashLeft = true
+		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides {
+			x.HashLeft = fb.hashLeft(x, outerRows)
 		}
 	}
 	return nil
+}
+
+// hashLeft reports whether an inner hash join should hash its left side
+// (of lr rows):
+// PostgreSQL keeps the cheaper of the two orders, and of two within 1% of
+// each other (add_path's fuzz factor) the one with the lower start-up
+// cost — the one that hashes the cheaper input, which matters when one
+// side is costly to read (a condition running a subquery per row).
+func (fb *fromBuilder) hashLeft(x *JoinNode, lr float64) bool {
+	c := fb.costs()
+	rr := fb.estRows(x.Right)
+	lc, rc := estTotal(x.Left), estTotal(x.Right)
+	n := len(x.Lkeys)
+	hashR := lc + rc + c.hashJoinCost(lr, rr, x.Est.rows, n)
+	hashL := lc + rc + c.hashJoinCost(rr, lr, x.Est.rows, n)
+	if fuzzyEqual(hashL, hashR) {
+		return lc < rc
+	}
+	return hashL < hashR
+}
+
+// fuzzyEqual reports whether two path costs are within 1% of each other
+// (compare_path_costs_fuzzily's STD_FUZZ_FACTOR).
+func fuzzyEqual(a, b float64) bool {
+	return a <= b*1.01 && b <= a*1.01
 }
 
 // dependsOn reports whether some leaf under n reads items in m.
@@ -699,7 +759,7 @@ func (fb *fromBuilder) partitionedNestLoop(l *LeafNode, ps *PartitionedSource, n
 	// every partition's index scan on the key, per outer row
 	part := relSize{pages: math.Max(1, sum.pages/float64(nparts)), tuples: math.Max(1, sum.tuples/float64(nparts))}
 	perLoop := clampRows(rows / math.Min(sum.tuples, defaultNumDistinct))
-	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), nkeys, l.Filters, perLoop/float64(nparts), outerRows, 0, false)
+	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), nkeys, l.Filters, perLoop/float64(nparts), outerRows, 0, false, false)
 	nl := outerRows*probe.total*float64(nparts) + c.cpuTuple*outerRows*perLoop
 	hash := c.seqScanCost(sum, l.Filters, rows).total + c.hashJoinCost(outerRows, rows, outerRows*perLoop, nkeys)
 	if !c.nestloop {

@@ -31,7 +31,13 @@ type joinCond struct {
 // of inner joins the planner may reorder, and where with every ON
 // condition of it added (they are placed by the items they read).
 func (fb *fromBuilder) reorder(root PlanNode, where []expr.Expr) (PlanNode, []expr.Expr) {
-	if fb.keepSides || root == nil || fb.nitems < 2 || fb.nitems > maxReorder {
+	root, where = fb.reduceSemis(root, where) // semiplan.go
+	semiUnits := fb.orderSemis()
+	nitems := fb.nitems - bits.OnesCount64(fb.semiItems())
+	if nitems+len(semiUnits) > maxReorder {
+		semiUnits = nil
+	}
+	if fb.keepSides || root == nil || nitems+len(semiUnits) < 2 || nitems > maxReorder {
 		return root, where
 	}
 	var leaves []*LeafNode
@@ -53,8 +59,16 @@ func (fb *fromBuilder) reorder(root PlanNode, where []expr.Expr) (PlanNode, []ex
 		}
 	}
 	walk(root)
-	if !ok || len(leaves) != fb.nitems {
+	if !ok || len(leaves) != nitems {
 		return root, where
+	}
+	var semis []*semiJoin // parallel to leaves: the semi join an item does
+	if len(semiUnits) > 0 {
+		semis = make([]*semiJoin, len(leaves))
+		for _, s := range semiUnits {
+			leaves = append(leaves, s.root.(*LeafNode))
+			semis = append(semis, s)
+		}
 	}
 	all := append([]expr.Expr(nil), where...)
 	for _, on := range fb.ons {
@@ -73,28 +87,28 @@ func (fb *fromBuilder) reorder(root PlanNode, where []expr.Expr) (PlanNode, []ex
 		conds = append(conds, joinCond{c, m & full})
 	}
 	fb.orderConds = conds
-	order := fb.bestOrder(leaves, conds)
+	order := fb.bestOrder(leaves, conds, semis)
 	if order == nil {
 		return root, where
 	}
-	var tree PlanNode = leaves[order[0]]
-	for _, i := range order[1:] {
-		tree = &JoinNode{Kind: JoinInner, Left: tree, Right: leaves[i]}
-	}
+	tree := fb.orderTree(leaves, semis, order) // semichoose.go
 	fb.ons = nil
 	return tree, all
 }
 
-// orderState is the cheapest left-deep order found for a set of items.
+// orderState is the cheapest left-deep order found for a set of items
+// (startup: its cost before the first row, which breaks the ties of semi
+// joins' orders, semichoose.go).
 type orderState struct {
 	cost, rows float64
 	order      []int // indexes into the leaves
 	ok         bool
+	startup    float64
 }
 
 // bestOrder runs the dynamic programming and returns the order of the
 // leaves (their indexes), or nil to keep the written one.
-func (fb *fromBuilder) bestOrder(leaves []*LeafNode, conds []joinCond) []int {
+func (fb *fromBuilder) bestOrder(leaves []*LeafNode, conds []joinCond, semis []*semiJoin) []int {
 	n := len(leaves)
 	c := fb.costs()
 	// each item alone: its rows after its own conditions and the cost of
@@ -102,6 +116,13 @@ func (fb *fromBuilder) bestOrder(leaves []*LeafNode, conds []joinCond) []int {
 	base := make([]orderState, n)
 	local := make([][]expr.Expr, n)
 	for i, l := range leaves {
+		if semis != nil && semis[i] != nil {
+			// a semi join's item alone: its rows made unique
+			local[i] = semis[i].local
+			base[i] = fb.semiBase(semis[i], l) // semichoose.go
+			base[i].order = []int{i}
+			continue
+		}
 		for _, jc := range conds {
 			if jc.mask == l.mask() {
 				local[i] = append(local[i], jc.e)
@@ -138,6 +159,14 @@ func (fb *fromBuilder) bestOrder(leaves []*LeafNode, conds []joinCond) []int {
 				}
 				prev := best[set&^bit]
 				pm := itemMask(set &^ bit)
+				if semis != nil {
+					if st, handled := fb.semiTransition(semis, leaves, base, local, set&^bit, i, prev, pm); handled {
+						if st.ok && (!best[set].ok || fuzzyBetter(pathCost{startup: st.startup, total: st.cost}, pathCost{startup: best[set].startup, total: best[set].cost})) {
+							best[set] = st
+						}
+						continue
+					}
+				}
 				lm := leaves[i].mask()
 				connected := false
 				sel := 1.0
@@ -161,6 +190,7 @@ func (fb *fromBuilder) bestOrder(leaves []*LeafNode, conds []joinCond) []int {
 				}
 				rows := clampRows(prev.rows * base[i].rows * sel)
 				var join float64
+				startup := prev.startup
 				if nkeys > 0 {
 					// hash the smaller side
 					inner, outer := base[i].rows, prev.rows
@@ -168,15 +198,16 @@ func (fb *fromBuilder) bestOrder(leaves []*LeafNode, conds []joinCond) []int {
 						inner, outer = outer, inner
 					}
 					join = base[i].cost + c.hashJoinCost(outer, inner, rows, nkeys)
+					startup += base[i].cost
 					if nl, ok := fb.paramCost(leaves[i], local[i], pm, prev.rows); ok && nl < join {
-						join = nl
+						join, startup = nl, prev.startup
 					}
 				} else {
 					join = base[i].cost + c.cpuTuple*prev.rows*base[i].rows
 				}
 				cost := prev.cost + join
 				if !best[set].ok || cost < best[set].cost {
-					best[set] = orderState{cost: cost, rows: rows, order: append(append([]int(nil), prev.order...), i), ok: true}
+					best[set] = orderState{cost: cost, rows: rows, startup: startup, order: append(append([]int(nil), prev.order...), i), ok: true}
 				}
 			}
 		}

@@ -50,10 +50,14 @@ const (
 	JoinLeft
 	JoinRight
 	JoinFull
+	// a pulled-up EXISTS or IN (semijoin.go): each left row that has a
+	// match, once; a pulled-up NOT EXISTS: each left row that has none
+	JoinSemi
+	JoinAnti
 )
 
 func (k joinKind) String() string {
-	return [...]string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}[k]
+	return [...]string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "SEMI JOIN", "ANTI JOIN"}[k]
 }
 
 // joinNode joins two subtrees.
@@ -68,6 +72,17 @@ type JoinNode struct {
 	Rescan      bool        // the right side depends on the left row
 	HashLeft    bool        // an inner hash join hashes its left side, streams its right
 	Est         pathCost    // the planner's estimate of the join's output
+	// UniqueLeft / UniqueRight: a semi join done as an inner join, the
+	// rows of its subquery's side (left or right) made unique on
+	// UniqKeys first (PostgreSQL's unique-ified paths, JOIN_UNIQUE_OUTER
+	// and JOIN_UNIQUE_INNER); UniqRows is how many the planner expects
+	UniqueLeft, UniqueRight bool
+	UniqKeys                []expr.Expr
+	UniqTypes               []types.Type
+	UniqRows                float64
+	// semi is the pulled-up subquery this join does (semiplan.go); its
+	// Est then holds the join's own cost, without its outer side's
+	semi *semiJoin
 }
 
 func (j *JoinNode) mask() uint64 { return j.Left.mask() | j.Right.mask() }

@@ -64,7 +64,7 @@ func orderByIndex(cat *catalog.CatalogState, p *SelectPlan) {
 	if len(cols) == 0 {
 		return // every sort column is pinned: the order is given
 	}
-	if ts.Index != nil {
+	if ts.Index != nil && !ts.wholeIndex() {
 		if ordersBy(ts.Index, len(ts.KeyArgs), cols) && ts.InArgs == nil && ts.InArr == nil {
 			ts.Backward = desc
 			p.Sort = nil

@@ -66,6 +66,9 @@ type PartitionedSource struct {
 	partial bool
 	decodeN int
 	need    []bool
+	needSys bool
+	// indexOnly: enable_indexonlyscan was on when the query was planned
+	indexOnly bool
 	// ExecPrune: some pruning step needs values only the executor has
 	// (outer rows, subqueries, the level row): it runs at every scan, on
 	// the partitions opened for the execution
@@ -139,8 +142,9 @@ func (ps *PartitionedSource) node(cat *catalog.CatalogState, t *catalog.TableDef
 	n := &PartNode{T: t}
 	if !t.Partitioned() {
 		n.Ts = NewTableSource(t, ps.alias)
-		n.Ts.partial, n.Ts.decodeN, n.Ts.need = ps.partial, ps.decodeN, ps.need
+		n.Ts.partial, n.Ts.decodeN, n.Ts.need, n.Ts.needSys = ps.partial, ps.decodeN, ps.need, ps.needSys
 		n.Ts.useIndex(cat, ps.where)
+		n.Ts.markIndexOnly(ps.indexOnly)
 		n.Idx = cat.TableIndexes(t)
 		return n
 	}

@@ -111,7 +111,9 @@ func nIndexQuals(ch indexChoice, cs condSet) int {
 // loop under conditions cs, of which the conditions quals (all of the
 // table's filters) keep rows rows. With param set only index scans that
 // use a join key (cs[c].eqJoin) are considered: the parameterised inner
-// side of a nested loop.
+// side of a nested loop. An index that covers the query is costed as an
+// index-only scan, and also considered with no condition bounding it
+// (indexonly.go).
 func (ts *TableSource) bestPath(c *costs, b *expr.Backend, ri *relInfo, cs condSet, quals []expr.Expr, rows, loops float64, param bool) (pathChoice, bool) {
 	var best pathChoice
 	found := false
@@ -127,7 +129,8 @@ func (ts *TableSource) bestPath(c *costs, b *expr.Backend, ri *relInfo, cs condS
 				ch.rng = true
 			}
 		}
-		if ch.neq == 0 && !ch.in && !ch.rng {
+		only := c.indexonly && ts.coveredBy(ix)
+		if ch.neq == 0 && !ch.in && !ch.rng && (param || !only) {
 			continue
 		}
 		if param && !usesJoinKey(ch, cs) {
@@ -135,12 +138,43 @@ func (ts *TableSource) bestPath(c *costs, b *expr.Backend, ri *relInfo, cs condS
 		}
 		sel := ri.indexSel(ch, cs)
 		isz := indexSize(b, ix, ri.size)
-		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), quals, rows, loops, ri.indexCorrelation(ix), ch.exact && ix.Unique && !ch.null)
+		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), nonIndexQuals(quals, ch, cs), rows, loops, ri.indexCorrelation(ix), ch.exact && ix.Unique && !ch.null, only)
 		if !found || pc.total < best.cost.total {
 			best, found = pathChoice{ch: ch, cost: pc}, true
 		}
 	}
 	return best, found
+}
+
+// nonIndexQuals returns the conditions of quals that an index scan along
+// ch checks on each heap row: those its index conditions do not carry
+// out (extract_nonindex_conditions).
+func nonIndexQuals(quals []expr.Expr, ch indexChoice, cs condSet) []expr.Expr {
+	if ch.ix == nil {
+		return quals
+	}
+	used := map[expr.Expr]bool{}
+	for i := 0; i < ch.neq; i++ {
+		if cc := cs[ch.ix.Cols[i]]; cc != nil && cc.eqSrc != nil {
+			used[cc.eqSrc] = true
+		}
+	}
+	if ch.neq < len(ch.ix.Cols) && (ch.in || ch.rng) {
+		if cc := cs[ch.ix.Cols[ch.neq]]; cc != nil {
+			if ch.in {
+				used[cc.inSrc] = true
+			} else {
+				used[cc.loSrc], used[cc.hiSrc], used[cc.notNullSrc] = true, true, true
+			}
+		}
+	}
+	out := make([]expr.Expr, 0, len(quals))
+	for _, q := range quals {
+		if !used[q] {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // usesJoinKey reports whether ch's equality prefix includes a join key.

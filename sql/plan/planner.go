@@ -37,12 +37,51 @@ func NewAnalyzer(s *expr.Backend, params *[]types.Type) *analyze.Analyzer {
 
 // subqueryOf is the analyzer's subquery hook.
 func subqueryOf(a *analyze.Analyzer, sel *pg.SelectStmt) (expr.Subplan, []types.Column, bool, error) {
+	start := 0
+	if a.Sc != nil && a.Sc.Rec != nil {
+		start = len(*a.Sc.Rec)
+	}
 	p, err := compileSubquery(a, sel)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	a.S.SublinkRels = append(a.S.SublinkRels, p.Rels...)
+	if p.Correlated && a.Sc != nil && a.Sc.Rec != nil {
+		p.params, p.paramsKnown = outerParams(a.Sc, (*a.Sc.Rec)[start:])
+	}
 	return p, p.Cols, p.Correlated, nil
+}
+
+// outerParams turns the outer references made while a subquery of
+// level sc was compiled into expressions of sc's row: a column of sc's
+// level itself, or an OuterExpr for one further out. References to the
+// subquery's own levels are not its parameters. ok is false when the
+// subquery's result depends on more than these.
+func outerParams(sc *analyze.Scope, refs []analyze.OuterRef) ([]expr.Expr, bool) {
+	var out []expr.Expr
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if r.Owner == nil {
+			return nil, false
+		}
+		d, ok := sc.Distance(r.Owner)
+		if !ok {
+			continue
+		}
+		e := r.E
+		if d > 0 {
+			e = &expr.OuterExpr{Depth: d, E: r.E}
+		}
+		k := expr.ExprKey(e)
+		if k == "" {
+			return nil, false
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out, true
 }
 
 // compileSelect analyses a SelectStmt at the top level of a statement.

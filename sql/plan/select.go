@@ -35,7 +35,16 @@ type SelectPlan struct {
 	Limit      expr.Expr
 	Offset     expr.Expr
 	RowLocks   *RowLocking // FOR UPDATE / FOR SHARE
+
+	// params are what a correlated subquery reads of the rows around it
+	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
+	// result depends on
+	params      []expr.Expr
+	paramsKnown bool
 }
+
+// OuterParams returns the subquery's outer references (expr.ParamSubplan).
+func (p *SelectPlan) OuterParams() ([]expr.Expr, bool) { return p.params, p.paramsKnown }
 
 // outputRef reads an already-computed output column (ORDER BY 1 / alias).
 type outputRef struct {
@@ -94,6 +103,9 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 	var where []expr.Expr
 	if sel.WhereClause != nil {
 		wa := la.NoAggs("WHERE")
+		if fb.canPullUp() {
+			wa.SublinkHook = fb.pullUpHook(sel.WhereClause, nil, nil) // semijoin.go
+		}
 		w, err := wa.Expr(sel.WhereClause)
 		if err != nil {
 			return nil, err
@@ -101,7 +113,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 		if w, err = wa.AsBool(w, "WHERE", -1); err != nil {
 			return nil, err
 		}
-		where = conjuncts(w)
+		where = dropPulled(conjuncts(w))
 	}
 
 	var aggs []*expr.AggRef
@@ -158,8 +170,22 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 			return nil, err
 		}
 	}
+	// what the query reads, with the ON conditions and those of the semi
+	// and anti joins pulled up from its WHERE clause (they read their own
+	// items' columns)
+	read := append([]expr.Expr(nil), where...)
+	for _, on := range fb.ons {
+		read = append(read, on.e)
+	}
+	for _, s := range fb.semis {
+		read = append(append(read, s.conds...), s.local...)
+	}
+	if need, all := readColumns(fb, p, read); !all {
+		presetNeed(fb, need) // indexonly.go
+	}
 	if p.RowLocks == nil {
 		root, where = fb.reorder(root, where) // joinorder.go
+		root = fb.insertSemis(root)           // semiplan.go
 		p.From = root
 	}
 	if p.OneTime, err = fb.place(root, where); err != nil {

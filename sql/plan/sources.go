@@ -110,11 +110,16 @@ type TableSource struct {
 	NextTyp        types.Type
 	NotNull        bool // the range excludes NULLs even unbounded (IS NOT NULL)
 	Backward       bool // entries in descending key order
+	// IndexOnly: the scan answers from the index entries, reading a heap
+	// tuple only where the visibility map does not vouch for its page
+	// (indexonly.go)
+	IndexOnly bool
 	// the scan decodes only the first decodeN columns of each row when
 	// partial (decode.go): the query reads none after them
 	partial bool
 	decodeN int
 	need    []bool // the columns the query reads
+	needSys bool   // the query reads a system column (ctid, tableoid)
 	// conds are the conditions on the table's columns the index choice
 	// saw (indexpath.go), kept for choosing an index by the order it
 	// gives (ordered.go)

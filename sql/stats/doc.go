@@ -40,7 +40,8 @@
 // lookup behind an atomic pointer, no lock and no allocation. A
 // TableStats and its ColumnStats are immutable once published.
 // Fractions are float4-rounded as pg_statistic stores them. The current
-// size of a relation is Store.RelationPages / IndexPages (lockd/storage).
+// size of a relation is Store.RelationPages (lockd/storage), an index's the
+// size PostgreSQL's B-tree would have (expr.Backend.IndexSize).
 //
 // # Differences from PostgreSQL
 //

@@ -16,6 +16,7 @@ import (
 type fileTable struct {
 	RelTuples float64            `json:"reltuples"`
 	RelPages  float64            `json:"relpages"`
+	AllVis    float64            `json:"relallvisible,omitempty"`
 	Inherited bool               `json:"inherited,omitempty"`
 	Cols      map[int]fileColumn `json:"cols,omitempty"` // by attnum
 }
@@ -32,7 +33,7 @@ type fileColumn struct {
 }
 
 func encodeTable(ts *TableStats) fileTable {
-	f := fileTable{RelTuples: ts.RelTuples, RelPages: ts.RelPages, Inherited: ts.Inherited}
+	f := fileTable{RelTuples: ts.RelTuples, RelPages: ts.RelPages, AllVis: ts.RelAllVisible, Inherited: ts.Inherited}
 	for i, c := range ts.Cols {
 		if c == nil {
 			continue
@@ -53,7 +54,7 @@ func encodeTable(ts *TableStats) fileTable {
 }
 
 func (f fileTable) decode() (*TableStats, error) {
-	ts := &TableStats{RelTuples: f.RelTuples, RelPages: f.RelPages, Inherited: f.Inherited}
+	ts := &TableStats{RelTuples: f.RelTuples, RelPages: f.RelPages, RelAllVisible: f.AllVis, Inherited: f.Inherited}
 	for attnum, fc := range f.Cols {
 		if attnum < 1 || attnum > 1600 {
 			return nil, fmt.Errorf("bad attribute number %d", attnum)

@@ -21,6 +21,11 @@ type TableStats struct {
 	// (it has no storage). The planner scales RelTuples by the current
 	// size (Store.RelationPages), as estimate_rel_size does.
 	RelPages float64
+	// RelAllVisible is pg_class.relallvisible: how many pages the
+	// visibility map called all-visible when RelPages was measured (a
+	// heap's; 0 for an index). The planner divides it by the current size
+	// (estimate_rel_size's allvisfrac) to cost index-only scans.
+	RelAllVisible float64
 	// Inherited: Cols describe the whole partition tree (pg_statistic's
 	// stainherit), as they do for a partitioned table.
 	Inherited bool

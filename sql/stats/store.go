@@ -114,6 +114,20 @@ func (s *Store) SetSize(oid uint32, tuples, pages float64) {
 	})
 }
 
+// SetHeapSize records a table's row count, size and all-visible pages
+// (vac_update_relstats: VACUUM, CREATE INDEX), keeping its column
+// statistics.
+func (s *Store) SetHeapSize(oid uint32, tuples, pages, allVisible float64) {
+	s.update(func(m map[uint32]*TableStats) {
+		ts := &TableStats{}
+		if old := m[oid]; old != nil {
+			*ts = *old
+		}
+		ts.RelTuples, ts.RelPages, ts.RelAllVisible = tuples, pages, allVisible
+		m[oid] = ts
+	})
+}
+
 // Truncated records that a transaction that truncated table oid (and so
 // gave it and its indexes new, empty storage) committed: their row counts
 // become unknown and their sizes 0, as TRUNCATE's new relfilenodes do in
@@ -123,7 +137,7 @@ func (s *Store) Truncated(oid uint32, indexes []uint32) {
 		for _, o := range append([]uint32{oid}, indexes...) {
 			if old := m[o]; old != nil {
 				ts := *old
-				ts.RelTuples, ts.RelPages = -1, 0
+				ts.RelTuples, ts.RelPages, ts.RelAllVisible = -1, 0, 0
 				m[o] = &ts
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"lockd/sql/expr"
 	"lockd/sql/funcs"
 	"lockd/sql/types"
-	"lockd/storage"
 )
 
 // The pg_catalog relations psql's \d family, pgbench and lock-inspecting
@@ -147,6 +146,7 @@ func pgClassView() *expr.View {
 					}
 					if ts := cat.TableStats(t.OID); ts != nil { // as VACUUM, ANALYZE or CREATE INDEX last saw it
 						row[9], row[10] = types.IntDatum(int64(ts.RelPages)), types.FloatDatum(ts.RelTuples)
+						row[11] = types.IntDatum(int64(ts.RelAllVisible))
 					}
 					if t.Unlogged {
 						row[15] = charDatum('u')
@@ -178,7 +178,7 @@ func pgClassView() *expr.View {
 						row[7] = types.OIDDatum(ix.RelFile)
 						tuples, pages := cat.IndexStats(ix.OID)
 						if cat.TableStats(ix.OID) == nil { // made before lockd kept statistics
-							pages = float64(s.Store.IndexPages(storage.RelID(ix.RelFile)))
+							pages, _, _ = s.IndexSize(ix)
 						}
 						row[9], row[10] = types.IntDatum(int64(pages)), types.FloatDatum(tuples)
 					} else {

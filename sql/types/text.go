@@ -72,7 +72,11 @@ func AppendText(buf []byte, t Type, d Datum, fc *FormatCtx) []byte {
 			return append(buf, "-infinity"...)
 		}
 		tm := time.UnixMicro(PgEpochMicros).UTC().AddDate(0, 0, int(d.I))
-		return tm.AppendFormat(buf, "2006-01-02")
+		buf, bc := appendYMD(buf, tm)
+		if bc {
+			buf = append(buf, " BC"...)
+		}
+		return buf
 	case OIDInterval:
 		return appendInterval(buf, d.I)
 	case OIDVoid:
@@ -158,9 +162,28 @@ func appendFloat(buf []byte, f float64, bits int) []byte {
 	return strconv.AppendFloat(buf, f, 'f', -1, bits)
 }
 
-// appendTimestamp prints ISO DateStyle: 2026-11-30 00:13:46.727121+00.
+// appendYMD prints t's date as ISO DateStyle does: the year with at least
+// four digits, and for the years before 1 AD (astronomical year 0 is
+// 1 BC) the year counted back, with bc set for the caller to append
+// " BC" after the rest.
+func appendYMD(buf []byte, t time.Time) (_ []byte, bc bool) {
+	y, m, d := t.Date()
+	if y <= 0 {
+		y, bc = 1-y, true
+	}
+	for p := 1000; p > 1 && y < p; p /= 10 {
+		buf = append(buf, '0')
+	}
+	buf = strconv.AppendInt(buf, int64(y), 10)
+	buf = append(buf, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
+	return buf, bc
+}
+
+// appendTimestamp prints ISO DateStyle: 2026-11-30 00:13:46.727121+00
+// (and " BC" last for years before 1 AD).
 func appendTimestamp(buf []byte, t time.Time, withZone bool) []byte {
-	buf = t.AppendFormat(buf, "2006-01-02 15:04:05")
+	buf, bc := appendYMD(buf, t)
+	buf = t.AppendFormat(append(buf, ' '), "15:04:05")
 	if us := t.Nanosecond() / 1000; us != 0 {
 		frac := strconv.Itoa(us + 1000000)[1:]
 		frac = strings.TrimRight(frac, "0")
@@ -195,6 +218,9 @@ func appendTimestamp(buf []byte, t time.Time, withZone bool) []byte {
 			buf = strconv.AppendInt(buf, int64(s), 10)
 		}
 	}
+	if bc {
+		buf = append(buf, " BC"...)
+	}
 	return buf
 }
 
@@ -212,7 +238,7 @@ func appendInterval(buf []byte, us int64) []byte {
 			buf = append(buf, '-')
 		}
 		buf = strconv.AppendInt(buf, days, 10)
-		if days == 1 {
+		if days == 1 && !neg { // "-1 days", as PostgreSQL prints it
 			buf = append(buf, " day"...)
 		} else {
 			buf = append(buf, " days"...)

@@ -1,5 +1,7 @@
 package types
 
+import "math"
+
 func OIDDatum(o uint32) Datum { return IntDatum(int64(o)) }
 
 // Datum is one typed value. Which field holds it depends on the type:
@@ -193,4 +195,33 @@ func CategoryOf(t Type) category {
 		return CatDatetime
 	}
 	return CatOther
+}
+
+// Identical reports whether a and b are the same value in every field:
+// stricter than equality (numeric 1.0 and 1.00 differ, as do float 0 and
+// -0), so that what was computed from one may stand for the other.
+func Identical(a, b Datum) bool {
+	if a.Null != b.Null || a.I != b.I || math.Float64bits(a.F) != math.Float64bits(b.F) || a.S != b.S || len(a.A) != len(b.A) || (a.A == nil) != (b.A == nil) {
+		return false
+	}
+	for i := range a.A {
+		if !Identical(a.A[i], b.A[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// DeepCopy returns d with its array elements copied, for a value kept
+// while the buffers it was read from are reused.
+func DeepCopy(d Datum) Datum {
+	if d.A == nil {
+		return d
+	}
+	a := make([]Datum, len(d.A))
+	for i := range d.A {
+		a[i] = DeepCopy(d.A[i])
+	}
+	d.A = a
+	return d
 }
