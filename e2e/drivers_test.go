@@ -107,3 +107,77 @@ func TestJDBCSCRAM(t *testing.T) {
 		}
 	}
 }
+
+// jdbcFetchProgram reads 1000 rows through PostgreSQL's JDBC driver with
+// autocommit off and a fetch size of 10 — the driver then binds a named
+// portal and Executes it 10 rows at a time, each Execute ending in
+// PortalSuspended — and, while the result set is open, lists pg_cursors
+// from the same connection, where PostgreSQL 15 shows the protocol
+// portals: the named one being read, and the unnamed one running the
+// pg_cursors query itself.
+const jdbcFetchProgram = `
+import java.sql.*;
+public class Fetch {
+    public static void main(String[] args) throws Exception {
+        try (Connection c = DriverManager.getConnection(args[0], "postgres", "")) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("create table big as select g as id, 'row ' || g as v from generate_series(1, 1000) g");
+            }
+            for (String q : new String[] {"select id, v from big where id > ? order by id", "select id, v from big where id > ?"}) {
+                PreparedStatement ps = c.prepareStatement(q);
+                ps.setFetchSize(10);
+                ps.setInt(1, 0);
+                int n = 0;
+                try (ResultSet r = ps.executeQuery()) {
+                    while (r.next()) {
+                        n++;
+                        if (r.getInt(1) != n || !r.getString(2).equals("row " + n)) {
+                            throw new RuntimeException("row " + n + " is " + r.getInt(1) + " " + r.getString(2));
+                        }
+                        if (n == 15) {
+                            try (Statement s = c.createStatement();
+                                 ResultSet cur = s.executeQuery("select name, statement, is_holdable, is_binary, is_scrollable from pg_cursors order by name")) {
+                                while (cur.next()) {
+                                    String name = cur.getString(1);
+                                    System.out.println("cursor " + (name.startsWith("C_") ? "C_n" : "'" + name + "'") + " | " + cur.getString(2) + " | "
+                                        + cur.getBoolean(3) + " " + cur.getBoolean(4) + " " + cur.getBoolean(5));
+                                }
+                            }
+                        }
+                    }
+                }
+                System.out.println("rows " + n);
+            }
+            c.commit();
+        }
+    }
+}
+`
+
+// TestJDBCFetchSize: the JDBC driver's setFetchSize in a transaction reads
+// every row, in order, through a suspended protocol portal, which
+// pg_cursors lists as PostgreSQL 15 does (checked against one).
+func TestJDBCFetchSize(t *testing.T) {
+	java := need(t, "java")
+	jar := "/usr/share/java/postgresql.jar"
+	if _, err := os.Stat(jar); err != nil {
+		t.Skipf("PostgreSQL JDBC driver not installed (apt-get install libpostgresql-jdbc-java): %v", err)
+	}
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	src := filepath.Join(t.TempDir(), "Fetch.java")
+	if err := os.WriteFile(src, []byte(jdbcFetchProgram), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := run(t, 60e9, java, "-cp", jar, src, "jdbc:postgresql://127.0.0.1:"+strconv.Itoa(inst.Port)+"/postgres?loggerLevel=OFF")
+	const pgCursors = "cursor '' | select name, statement, is_holdable, is_binary, is_scrollable from pg_cursors order by name | false false false\n"
+	want := pgCursors +
+		"cursor C_n | select id, v from big where id > $1 order by id | false false false\n" +
+		"rows 1000\n" +
+		pgCursors +
+		"cursor C_n | select id, v from big where id > $1 | false false false\n" +
+		"rows 1000\n"
+	if o.code != 0 || o.stdout != want {
+		t.Errorf("exit %d\n%s%s\nwant\n%s", o.code, o.stdout, o.stderr, want)
+	}
+}

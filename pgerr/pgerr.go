@@ -42,6 +42,8 @@ const (
 	InvalidDatetimeFormat        = "22007"
 	StringDataRightTruncation    = "22001"
 	InvalidEscapeSequence        = "22025"
+	CharacterNotInRepertoire     = "22021"
+	UntranslatableCharacter      = "22P05"
 	DatatypeMismatch             = "42804"
 	UndefinedFunction            = "42883"
 	UndefinedColumn              = "42703"

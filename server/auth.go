@@ -89,10 +89,10 @@ func (s *Server) newBackend(conn net.Conn, params map[string]string, how string)
 	}
 	pid := s.nextPID.Add(1)
 	b := &backend{srv: s, conn: conn, pid: pid, secret: newSecret(), gucs: gs, user: user,
-		app: params["application_name"], portals: map[string]*portal{}}
+		app: params["application_name"]}
 	s.backends[pid] = b
 	s.mu.Unlock()
-	sess, err := s.inst.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr(), SSL: sslInfo(conn)})
+	sess, err := s.inst.engine.NewSession(sql.SessionInfo{PID: pid, User: user, Database: db, Settings: gs, ClientAddr: conn.RemoteAddr(), ServerAddr: conn.LocalAddr(), SSL: sslInfo(conn)})
 	if err != nil {
 		s.mu.Lock()
 		delete(s.backends, pid)

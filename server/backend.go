@@ -37,7 +37,6 @@ type backend struct {
 	terminated *pgerr.Error            // guarded by mu; set by terminate
 
 	unnamed        *sql.Stmt // the unnamed prepared statement; named ones are the session's
-	portals        map[string]*portal
 	ignoreTillSync bool
 	row            rowMsg
 	unflushed      int // bytes of rows sent since the last flush
@@ -189,7 +188,9 @@ func (b *backend) dispatch(msg pgproto3.FrontendMessage) bool {
 		b.closeMsg(m)
 	case *pgproto3.Sync:
 		b.ignoreTillSync = false
-		b.sess.Sync()
+		if err := b.sess.Sync(); err != nil {
+			b.sendError(err)
+		}
 		b.readyForQuery()
 	case *pgproto3.Flush:
 		_ = b.be.Flush()
@@ -228,9 +229,7 @@ func (b *backend) sendNotices() {
 }
 
 func (b *backend) readyForQuery() {
-	if b.sess.TxStatus() == sql.TxIdle && len(b.portals) > 0 {
-		clear(b.portals) // portals do not outlive their transaction
-	}
+	b.sess.ClosePortalsOutsideTransaction() // portals do not outlive their transaction
 	b.unflushed = 0
 	b.sess.Idle()
 	b.sendNotices()

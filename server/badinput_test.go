@@ -724,7 +724,8 @@ func TestExecuteMaxRows(t *testing.T) {
 	c.send(&pgproto3.Execute{MaxRows: 2}, &pgproto3.Flush{})
 	c.expect("DataRow 3", "DataRow 4", "PortalSuspended")
 	c.send(&pgproto3.Execute{MaxRows: 2}, &pgproto3.Flush{})
-	c.expect("DataRow 5", "CommandComplete SELECT 5")
+	// the tag counts this Execute's rows, as PostgreSQL's does
+	c.expect("DataRow 5", "CommandComplete SELECT 1")
 	c.send(&pgproto3.Sync{})
 	c.expect("ReadyForQuery I")
 	// the portal is gone after the implicit transaction ends

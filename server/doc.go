@@ -39,7 +39,8 @@
 //   - framing.go: message framing checked ahead of pgproto3, so that a bad
 //     type byte or length is a typed error;
 //   - simple.go, extended.go, copy.go: the simple query protocol, the
-//     extended one (prepared statements, portals, Sync rules), COPY FROM
+//     extended one (prepared statements, Sync rules; the portals
+//     themselves are the session's, sql/portal.go), COPY FROM
 //     STDIN and TO STDOUT; rows.go: RowDescription and DataRow encoding;
 //   - errors.go: the server's own errors, the classification of a failed
 //     read (by type, with errors.As and errors.Is), and the one place errors

@@ -7,19 +7,6 @@ import (
 	"lockd/sql"
 )
 
-// portal is a bound statement ready to execute. Rows of a portal run with
-// a row limit are materialised on the first Execute and handed out in
-// pieces, so the transaction and lock effects happen exactly once.
-type portal struct {
-	stmt    *sql.Stmt
-	params  []sql.Datum
-	formats []int16
-	started bool
-	rows    [][]sql.Datum
-	tag     string
-	next    int
-}
-
 // extendedError reports an error in the extended protocol: the
 // transaction fails and everything up to Sync is skipped.
 func (b *backend) extendedError(err error) {
@@ -75,7 +62,7 @@ func (b *backend) bind(m *pgproto3.Bind) {
 		return
 	}
 	if m.DestinationPortal != "" {
-		if _, ok := b.portals[m.DestinationPortal]; ok {
+		if _, ok := b.sess.PortalStmt(m.DestinationPortal); ok {
 			b.extendedError(pgerr.New(pgerr.DuplicateCursor, "cursor \"%s\" already exists", m.DestinationPortal))
 			return
 		}
@@ -98,7 +85,10 @@ func (b *backend) bind(m *pgproto3.Bind) {
 	}
 	// Bind's slices point into pgproto3's read buffer: keep copies.
 	formats := append([]int16(nil), m.ResultFormatCodes...)
-	b.portals[m.DestinationPortal] = &portal{stmt: st, params: params, formats: formats}
+	if err := b.sess.Bind(m.DestinationPortal, st, params, formats); err != nil {
+		b.extendedError(err)
+		return
+	}
 	b.send(&pgproto3.BindComplete{})
 }
 
@@ -120,13 +110,13 @@ func (b *backend) describe(m *pgproto3.Describe) {
 			b.send(&pgproto3.NoData{})
 		}
 	case 'P':
-		p, ok := b.portals[m.Name]
-		if !ok {
-			b.extendedError(pgerr.New(pgerr.InvalidCursorName, "portal \"%s\" does not exist", m.Name))
+		cols, formats, err := b.sess.PortalColumns(m.Name)
+		if err != nil {
+			b.extendedError(err)
 			return
 		}
-		if cols := p.stmt.Columns(); cols != nil {
-			b.send(rowDescription(cols, p.formats))
+		if cols != nil {
+			b.send(rowDescription(cols, formats))
 		} else {
 			b.send(&pgproto3.NoData{})
 		}
@@ -139,64 +129,35 @@ func (b *backend) execute(m *pgproto3.Execute) {
 	if b.ignoreTillSync {
 		return
 	}
-	p, ok := b.portals[m.Portal]
+	st, ok := b.sess.PortalStmt(m.Portal)
 	if !ok {
 		b.extendedError(pgerr.New(pgerr.InvalidCursorName, "portal \"%s\" does not exist", m.Portal))
 		return
 	}
-	if p.stmt.IsEmpty() {
+	if st.IsEmpty() {
 		b.send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
-	cols := p.stmt.Columns()
-	sink := b.prepareCopy(p.stmt)
-	if !p.started && (m.MaxRows == 0 || cols == nil) {
-		p.started = true
-		p.tag = ""
-		ctx, done := b.statementContext()
-		tag, err := b.sess.Execute(ctx, p.stmt, p.params, func(row []sql.Datum) error {
-			return b.sendRow(cols, p.formats, row)
-		})
-		done()
-		if err != nil {
-			b.extendedError(err)
-			return
-		}
-		p.tag = tag
-		b.sendNotices()
-		if sink != nil && sink.began {
-			b.send(&pgproto3.CopyDone{})
-		}
-		b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	cols, formats, _ := b.sess.PortalColumns(m.Portal)
+	sink := b.prepareCopy(st)
+	ctx, done := b.statementContext()
+	tag, suspended, err := b.sess.ExecutePortal(ctx, m.Portal, int64(m.MaxRows), func(row []sql.Datum) error {
+		return b.sendRow(cols, formats, row)
+	})
+	done()
+	if err != nil {
+		b.extendedError(err)
 		return
 	}
-	if !p.started {
-		p.started = true
-		ctx, done := b.statementContext()
-		tag, err := b.sess.Execute(ctx, p.stmt, p.params, func(row []sql.Datum) error {
-			p.rows = append(p.rows, append([]sql.Datum(nil), row...))
-			return nil
-		})
-		done()
-		if err != nil {
-			b.extendedError(err)
-			return
-		}
-		p.tag = tag
-		b.sendNotices()
+	b.sendNotices()
+	if suspended {
+		b.send(&pgproto3.PortalSuspended{})
+		return
 	}
-	for n := uint32(0); p.next < len(p.rows); n++ {
-		if m.MaxRows > 0 && n == m.MaxRows {
-			b.send(&pgproto3.PortalSuspended{})
-			return
-		}
-		if err := b.sendRow(cols, p.formats, p.rows[p.next]); err != nil {
-			b.extendedError(err)
-			return
-		}
-		p.next++
+	if sink != nil && sink.began {
+		b.send(&pgproto3.CopyDone{})
 	}
-	b.send(&pgproto3.CommandComplete{CommandTag: []byte(p.tag)})
+	b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 }
 
 func (b *backend) closeMsg(m *pgproto3.Close) {
@@ -211,7 +172,7 @@ func (b *backend) closeMsg(m *pgproto3.Close) {
 			b.sess.ClosePrepared(m.Name)
 		}
 	case 'P':
-		delete(b.portals, m.Name)
+		b.sess.ClosePortal(m.Name)
 	default:
 		b.extendedError(pgerr.New(pgerr.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
 		return

@@ -21,11 +21,12 @@ func (b *backend) simpleQuery(q string) {
 	}
 	b.sess.SetQueryText(q)
 	defer b.sess.SetQueryText("")
+	b.sess.ClosePortal("") // a simple Query replaces the unnamed portal (exec_simple_query)
 	sts, params, err := b.sess.Parse(q)
 	if err != nil {
 		b.sess.Fail()
 		b.sendError(err)
-		b.sess.Sync()
+		_ = b.sess.Sync() // the transaction was rolled back
 		b.readyForQuery()
 		return
 	}
@@ -45,7 +46,9 @@ func (b *backend) simpleQuery(q string) {
 			break
 		}
 	}
-	b.sess.Sync()
+	if err := b.sess.Sync(); err != nil {
+		b.sendError(err)
+	}
 	b.readyForQuery()
 }
 

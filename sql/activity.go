@@ -117,7 +117,7 @@ func (e *Engine) statActivityView() *expr.View {
 		Oid:  sysviews.OidPgStatActivity,
 		Cols: sysviews.Cols(sysviews.OidPgStatActivity,
 			"datid", types.TypeOid, "datname", types.TypeName, "pid", types.TypeInt4, "leader_pid", types.TypeInt4,
-			"usesysid", types.TypeOid, "usename", types.TypeName, "application_name", types.TypeText, "client_addr", types.TypeText,
+			"usesysid", types.TypeOid, "usename", types.TypeName, "application_name", types.TypeText, "client_addr", types.TypeInet,
 			"client_hostname", types.TypeText, "client_port", types.TypeInt4, "backend_start", types.TypeTimestamptz,
 			"xact_start", types.TypeTimestamptz, "query_start", types.TypeTimestamptz, "state_change", types.TypeTimestamptz,
 			"wait_event_type", types.TypeText, "wait_event", types.TypeText, "state", types.TypeText, "backend_xid", types.TypeXid,
@@ -145,7 +145,7 @@ func (e *Engine) statActivityView() *expr.View {
 				}
 				clientAddr, clientPort := types.NullDatum, types.NullDatum
 				if ta, ok := addr.(*net.TCPAddr); ok {
-					clientAddr = types.TextDatum(ta.IP.String())
+					clientAddr = types.MakeInet(ta.AddrPort().Addr().Unmap())
 					clientPort = types.IntDatum(int64(ta.Port))
 				}
 				row := []types.Datum{

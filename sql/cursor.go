@@ -1,17 +1,15 @@
 package sql
 
 import (
-	"math"
 	"strconv"
-	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"lockd/pgerr"
 	"lockd/sql/analyze"
 	"lockd/sql/expr"
+	"lockd/sql/funcs"
 	"lockd/sql/plan"
-	"lockd/sql/sysviews"
 	"lockd/sql/types"
 )
 
@@ -20,45 +18,8 @@ import (
 // position is PostgreSQL's portal position (atStart, atEnd, portalPos), so
 // every direction leaves it where PostgreSQL's would and returns the same
 // rows, and a cursor that cannot scan backward refuses exactly the moves
-// PostgreSQL refuses.
-//
-// The query runs to completion when DECLARE runs: its rows are kept in
-// the session and FETCH hands them out. The rows are those PostgreSQL
-// would return (the cursor's snapshot is DECLARE's either way); the
-// differences are when the work happens (volatile functions are evaluated
-// and FOR UPDATE rows locked at DECLARE rather than as they are fetched)
-// and that the result is held in memory (docs/ecosystem.md).
-
-// PostgreSQL's cursor option bits (parsenodes.h).
-const (
-	cursorBinary   = 0x0001
-	cursorScroll   = 0x0002
-	cursorNoScroll = 0x0004
-	cursorHold     = 0x0020
-)
-
-// fetchAll is PostgreSQL's FETCH_ALL.
-const fetchAll = math.MaxInt64
-
-type cursor struct {
-	name     string
-	text     string // the statement that declared it (pg_cursors.statement)
-	cols     []types.Column
-	rows     [][]types.Datum
-	binary   bool
-	scroll   bool // backward moves allowed (SCROLL, or a plan that can scan backward)
-	holdable bool
-	created  time.Time
-	xact     uint32 // LocalXID of the transaction that declared it
-	level    int    // savepoint depth it was declared at (dropped if that subtransaction rolls back)
-
-	atStart, atEnd bool
-	pos            int64 // rows before and including the current one (PostgreSQL's portalPos)
-}
-
-func cursorMissing(name string) error {
-	return pgerr.New(pgerr.InvalidCursorName, "cursor \"%s\" does not exist", name)
-}
+// PostgreSQL refuses. A cursor is a portal (portal.go): its query runs as
+// it is fetched from.
 
 // compileDeclare is DECLARE name [BINARY] [SCROLL | NO SCROLL] CURSOR
 // [WITH HOLD] FOR query.
@@ -93,21 +54,19 @@ func (s *Session) compileDeclare(d *pg.DeclareCursorStmt, text string, params *[
 		if opts&cursorHold == 0 && s.Tx != expr.TxBlock && !(s.Tx == expr.TxImplicit && s.multiStmt) {
 			return "", notInBlock("DECLARE CURSOR")
 		}
-		if _, dup := s.cursors[name]; dup {
+		if _, dup := s.portals[name]; dup {
 			return "", pgerr.New(pgerr.DuplicateCursor, "cursor \"%s\" already exists", name)
 		}
-		c := &cursor{name: name, text: text, cols: inner.Cols, binary: opts&cursorBinary != 0, scroll: scroll,
-			holdable: opts&cursorHold != 0, created: time.Now(), xact: s.LocalXID, level: len(s.savepoints), atStart: true}
-		if _, err := s.runStmt(ec.Ctx, inner, ec.Params, func(row []types.Datum) error {
-			c.rows = append(c.rows, append([]types.Datum(nil), row...))
-			return nil
-		}); err != nil {
+		p := &portal{name: name, text: text, stmt: inner, params: ec.Params, cols: inner.Cols, cursor: true,
+			binary: opts&cursorBinary != 0, scroll: scroll, holdable: opts&cursorHold != 0}
+		if p.binary {
+			p.formats = []int16{1}
+		}
+		s.addPortal(p)
+		if err := s.startPortal(ec.Ctx, p); err != nil {
+			s.dropPortal(p)
 			return "", err
 		}
-		if s.cursors == nil {
-			s.cursors = map[string]*cursor{}
-		}
-		s.cursors[name] = c
 		return "DECLARE CURSOR", nil
 	}
 	return nil
@@ -132,8 +91,10 @@ func lockingName(lc *pg.LockingClause) string {
 // scansBackward says whether PostgreSQL would let a cursor declared with
 // neither SCROLL nor NO SCROLL move backward: when its plan can run
 // backward (ExecSupportsBackwardScan) and it locks no rows. lockd decides
-// from the query's form: one table or none, no joins, grouping,
-// aggregates, DISTINCT, window functions or set operations.
+// from the query's form: one table, one function in FROM (a FunctionScan
+// can) or none, no joins, grouping, aggregates, DISTINCT, window
+// functions, set operations or set-returning functions in the select list
+// (a ProjectSet cannot).
 func scansBackward(sel *pg.SelectStmt) bool {
 	if sel.Op != pg.SetOperation_SETOP_NONE || len(sel.LockingClause) > 0 || len(sel.GroupClause) > 0 ||
 		sel.HavingClause != nil || len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 || sel.WithClause != nil {
@@ -143,14 +104,14 @@ func scansBackward(sel *pg.SelectStmt) bool {
 		return false
 	}
 	for _, f := range sel.FromClause {
-		if f.GetRangeVar() == nil {
+		if f.GetRangeVar() == nil && f.GetRangeFunction() == nil {
 			return false
 		}
 	}
 	agg := false
 	walkFuncCalls(sel.TargetList, func(fc *pg.FuncCall) {
 		_, name := analyze.QualifiedName(fc.Funcname)
-		if expr.IsAggregate(name) || fc.Over != nil {
+		if expr.IsAggregate(name) || fc.Over != nil || funcs.IsSRF(name) {
 			agg = true
 		}
 	})
@@ -213,7 +174,7 @@ func walkFuncCalls(nodes []*pg.Node, fn func(*pg.FuncCall)) {
 // compileFetch is FETCH and MOVE.
 func (s *Session) compileFetch(f *pg.FetchStmt, st *plan.Stmt) error {
 	name := f.Portalname
-	c, ok := s.cursors[name]
+	c, ok := s.portals[name]
 	if !ok {
 		return cursorMissing(name)
 	}
@@ -229,7 +190,7 @@ func (s *Session) compileFetch(f *pg.FetchStmt, st *plan.Stmt) error {
 	dir, count := f.Direction, f.HowMany
 	move := f.Ismove
 	st.Run = func(ec *expr.EvalCtx, emit func([]types.Datum) error) (string, error) {
-		cur, ok := s.cursors[name]
+		cur, ok := s.portals[name]
 		if !ok {
 			return "", cursorMissing(name)
 		}
@@ -237,10 +198,21 @@ func (s *Session) compileFetch(f *pg.FetchStmt, st *plan.Stmt) error {
 			// redeclared since this FETCH was analysed: its columns may differ
 			return "", pgerr.New(pgerr.FeatureNotSupported, "cursor \"%s\" was redeclared while the statement was being prepared", name)
 		}
+		if c.failed || c.ran || c.cols == nil {
+			return "", cannotRun(name)
+		}
+		if !c.started {
+			// a protocol portal bound but not executed yet
+			if err := s.startPortal(ec.Ctx, c); err != nil {
+				return "", err
+			}
+		}
 		var out func([]types.Datum) error
 		if !move {
 			out = emit
 		}
+		s.enterPortal(c, ec.Ctx)
+		defer s.leavePortal(c)
 		n, err := c.fetch(dir, count, out)
 		if err != nil {
 			return "", err
@@ -257,20 +229,23 @@ func (s *Session) compileClose(c *pg.ClosePortalStmt, st *plan.Stmt) {
 	name := c.Portalname
 	st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
 		if name == "" {
-			clear(s.cursors)
+			for _, p := range s.portals {
+				s.dropPortal(p)
+			}
 			return "CLOSE CURSOR ALL", nil
 		}
-		if _, ok := s.cursors[name]; !ok {
+		p, ok := s.portals[name]
+		if !ok {
 			return "", cursorMissing(name)
 		}
-		delete(s.cursors, name)
+		s.dropPortal(p)
 		return "CLOSE CURSOR", nil
 	}
 }
 
 // fetch runs one FETCH or MOVE (out nil) and returns the rows it
 // processed, as PostgreSQL's DoPortalRunFetch.
-func (c *cursor) fetch(dir pg.FetchDirection, count int64, out func([]types.Datum) error) (int64, error) {
+func (c *portal) fetch(dir pg.FetchDirection, count int64, out func([]types.Datum) error) (int64, error) {
 	switch dir {
 	case pg.FetchDirection_FETCH_FORWARD:
 		if count < 0 {
@@ -380,7 +355,7 @@ func errScanForward() error {
 }
 
 // rewind goes back to before the first row (DoPortalRewind).
-func (c *cursor) rewind() error {
+func (c *portal) rewind() error {
 	if c.atStart && !c.atEnd {
 		return nil
 	}
@@ -395,18 +370,24 @@ func (c *cursor) rewind() error {
 // to out if it is not nil, and returns how many it moved over
 // (PortalRunSelect). The current row after a move is the last one
 // returned; running off either end leaves the cursor before the first or
-// after the last row.
-func (c *cursor) run(forward bool, count int64, out func([]types.Datum) error) (int64, error) {
-	n := int64(len(c.rows))
+// after the last row. Moving backward reads the rows kept (only a
+// scrollable portal moves backward, and it keeps every row it reads).
+func (c *portal) run(forward bool, count int64, out func([]types.Datum) error) (int64, error) {
 	var done int64
 	if forward {
 		if c.atEnd || count <= 0 {
 			return 0, nil
 		}
-		// rows c.pos+1 .. (1-based) follow the current one
-		for done < count && c.pos+done < n {
+		for done < count {
+			row, ok, err := c.nextRow(c.pos + done + 1)
+			if err != nil {
+				return done, err
+			}
+			if !ok {
+				break
+			}
 			if out != nil {
-				if err := out(c.rows[c.pos+done]); err != nil {
+				if err := out(row); err != nil {
 					return done, err
 				}
 			}
@@ -433,7 +414,7 @@ func (c *cursor) run(forward bool, count int64, out func([]types.Datum) error) (
 	}
 	for done < count && start-1-done >= 1 {
 		if out != nil {
-			if err := out(c.rows[start-2-done]); err != nil {
+			if err := out(c.kept[start-2-done-c.keptBase]); err != nil {
 				return done, err
 			}
 		}
@@ -449,60 +430,4 @@ func (c *cursor) run(forward bool, count int64, out func([]types.Datum) error) (
 		c.pos -= done
 	}
 	return done, nil
-}
-
-// endCursors closes the cursors at the end of a transaction: all but the
-// holdable ones at commit; at abort, also the holdable ones it declared.
-func (s *Session) endCursors(commit bool) {
-	for name, c := range s.cursors {
-		if !c.holdable || (!commit && c.xact == s.LocalXID) {
-			delete(s.cursors, name)
-			continue
-		}
-		c.level = 0
-	}
-}
-
-// abortSubCursors drops the cursors declared inside a subtransaction
-// that rolls back (savepoint depth deeper than depth).
-func (s *Session) abortSubCursors(depth int) {
-	for name, c := range s.cursors {
-		if c.xact == s.LocalXID && c.level > depth {
-			delete(s.cursors, name)
-		}
-	}
-}
-
-// releaseSubCursors hands the cursors of released subtransactions to the
-// enclosing level.
-func (s *Session) releaseSubCursors(depth int) {
-	for _, c := range s.cursors {
-		if c.xact == s.LocalXID && c.level > depth {
-			c.level = depth
-		}
-	}
-}
-
-const oidPgCursors = 12077
-
-// cursorsView is pg_cursors: the session's cursors.
-func (e *Engine) cursorsView() *expr.View {
-	return &expr.View{
-		Name: "pg_cursors", Oid: oidPgCursors,
-		Cols: sysviews.Cols(oidPgCursors, "name", types.TypeText, "statement", types.TypeText, "is_holdable", types.TypeBool,
-			"is_binary", types.TypeBool, "is_scrollable", types.TypeBool, "creation_time", types.TypeTimestamptz),
-		Rows: func(ec *expr.EvalCtx, emit func([]types.Datum) error) error {
-			s := e.session(ec.B.PID)
-			if s == nil {
-				return nil
-			}
-			for _, c := range s.cursors {
-				if err := emit([]types.Datum{types.TextDatum(c.name), types.TextDatum(c.text), types.BoolDatum(c.holdable),
-					types.BoolDatum(c.binary), types.BoolDatum(c.scroll), types.IntDatum(c.created.UnixMicro())}); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
 }

@@ -84,6 +84,7 @@ func (e *Engine) resetStats() {
 	c := e.currentCounters()
 	c.at = time.Now()
 	e.cat.Stats().ResetCounters()
+	e.store.ResetRelIO()
 	e.mu.Lock()
 	e.dbReset = c
 	e.mu.Unlock()

@@ -201,5 +201,21 @@ func (s *Session) analyze(n *pg.Node, text string, params *[]types.Type) (*plan.
 	default:
 		return nil, pgerr.NotSupported("%s is not supported by lockd yet", analyze.CommandName(n))
 	}
+	st.DDL = isDDL(n)
 	return st, nil
+}
+
+// isDDL reports whether n changes the catalog or a relation's storage:
+// before it runs, suspended portals read their remaining rows
+// (sql/portal.go).
+func isDDL(n *pg.Node) bool {
+	switch n.Node.(type) {
+	case *pg.Node_CreateStmt, *pg.Node_CreateTableAsStmt, *pg.Node_CreateSeqStmt, *pg.Node_AlterSeqStmt,
+		*pg.Node_DropStmt, *pg.Node_TruncateStmt, *pg.Node_AlterTableStmt, *pg.Node_IndexStmt,
+		*pg.Node_RenameStmt, *pg.Node_VacuumStmt, *pg.Node_CreateRoleStmt, *pg.Node_AlterRoleStmt, *pg.Node_DropRoleStmt:
+		return true
+	case *pg.Node_SelectStmt:
+		return n.GetSelectStmt().IntoClause != nil
+	}
+	return false
 }

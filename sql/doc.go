@@ -28,7 +28,9 @@
 //
 // What the facade owns: the session state machine (implicit
 // transactions, blocks, failed blocks, savepoints), prepared statements
-// and the statement caches, the settings statements (SET, SHOW, RESET,
+// and the statement caches, portals (cursors and the extended protocol's,
+// portal.go: a query's executor suspended between fetches, as a
+// coroutine on the session's goroutine), the settings statements (SET, SHOW, RESET,
 // ALTER SYSTEM), the views of other sessions (pg_stat_activity,
 // pg_prepared_statements) and the statement counters /metrics reads.
 //

@@ -106,6 +106,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e.resets = sysviews.NewSharedResets()
 	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(e.resets), e.statActivityView(), e.statSSLView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
+	views = append(views, sysviews.StatioViews()...)
 	views = append(views, sysviews.WALViews(e.resets)...)
 	views = append(views, sysviews.ReplicationViews(e.resets)...)
 	views = append(views, e.statDatabaseView(), e.cursorsView())
@@ -189,6 +190,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.act.stateChange = now
 	s.act.state = "idle"
 	s.act.clientAddr = info.ClientAddr
+	s.ClientAddr, s.ServerAddr = info.ClientAddr, info.ServerAddr
 	s.backendType = info.BackendType
 	s.ssl = info.SSL
 	s.act.app = info.Settings.String("application_name")

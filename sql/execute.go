@@ -66,17 +66,37 @@ func (s *Session) ExecuteDescribed(ctx context.Context, st *plan.Stmt, params []
 // changed), its snapshot, runs it and advances the command counter after
 // a write. Execute calls it, and EXECUTE of a prepared statement.
 func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Datum, emit func([]types.Datum) error) (string, error) {
-	if err := s.checkReadOnly(st); err != nil {
+	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}
+	run, err := s.startRun(&ec, st, nil, false)
+	if err != nil {
 		return "", err
 	}
-	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}
+	return s.finishRun(&ec, st, run, emit)
+}
+
+// startRun prepares st's execution in ec: the checks, the relation locks
+// (planning again when the catalog changed), the description to the
+// client and the snapshot; it returns what runs (st, or st planned
+// again). For a portal's run (sql/portal.go), owner is the portal (which
+// its own start does not materialize) and keepSnapshot says it runs with
+// the snapshot in place.
+func (s *Session) startRun(ec *expr.EvalCtx, st *plan.Stmt, owner *portal, keepSnapshot bool) (*plan.Stmt, error) {
+	ctx := ec.Ctx
+	if len(s.streaming) > 0 {
+		if err := s.portalsBeforeStatement(ctx, st, owner); err != nil { // sql/portal.go
+			return nil, err
+		}
+	}
+	if err := s.checkReadOnly(st); err != nil {
+		return nil, err
+	}
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (sql/plan/plancache.go): a cached generic plan locks fewer relations
 	ec.Plan = st.PlanFor(s.Settings.String("plan_cache_mode"))
 	if len(st.Rels) > 0 {
 		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
-			return "", err
+			return nil, err
 		}
 		if st.CatVer != s.Cat().Version {
 			// The catalog changed since the plan was made (also by this
@@ -89,10 +109,10 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 					// client sent now: no position into it
 					err = commands.NoPosition(err)
 				}
-				return "", err
+				return nil, err
 			}
 			if err := s.LockRelations(ctx, fresh.Rels, false); err != nil {
-				return "", err
+				return nil, err
 			}
 			if ec.Plan == expr.GenericReuse {
 				ec.Plan = expr.GenericBuild
@@ -104,12 +124,19 @@ func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Dat
 		s.describe = nil // once: an EXECUTE's prepared statement is not described again
 		d(st.Cols)
 	}
-	if !st.NoSnapshot {
+	if !st.NoSnapshot && !keepSnapshot {
 		s.Txn.StatementSnapshot()
 	}
-	tag, err := s.RunPlan(&ec, run, emit)
+	return run, nil
+}
+
+// finishRun runs what startRun prepared, rows to emit, and ends the
+// statement: the plan cache's accounting, the foreign-key checks and
+// actions, the command counter.
+func (s *Session) finishRun(ec *expr.EvalCtx, st, run *plan.Stmt, emit func([]types.Datum) error) (string, error) {
+	tag, err := s.RunPlan(ec, run, emit)
 	st.PlanDone(ec.Plan, s.Settings.String("plan_cache_mode"), ec.RuntimePruned)
-	err = s.AfterStatement(&ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
+	err = s.AfterStatement(ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
 	if err != nil {
 		return "", err
 	}

@@ -277,6 +277,9 @@ func (s *Session) compileDiscard(d *pg.DiscardStmt, st *plan.Stmt) {
 	st.Run = func(*expr.EvalCtx, func([]types.Datum) error) (string, error) {
 		switch d.Target {
 		case pg.DiscardMode_DISCARD_ALL:
+			for _, p := range s.portals {
+				s.dropPortal(p) // CLOSE ALL
+			}
 			s.Settings.ResetAll()
 			s.RefreshFormat()
 			clear(s.prepared)

@@ -160,22 +160,22 @@ func (s *Session) abortInnermostSavepoint() {
 // (AbortSubTransaction): the commit log first, then its locks (waking
 // anyone waiting for its rows or relations), its settings and its DDL.
 func (s *Session) abortSubxact(sp *savepoint) {
+	for j := range s.savepoints {
+		if &s.savepoints[j] == sp {
+			s.abortSubPortals(j) // made since savepoint j began (their executors stop first)
+		}
+	}
 	s.Txn.AbortSub()
 	s.Locks.ReleaseSince(s.Proc, sp.lockMark)
 	s.Settings.AbortSub()
 	s.rollbackCatalog(sp.catMark)
 	s.TabStats.RollbackTo(sp.statMark)
 	s.RefreshFormat()
-	for j := range s.savepoints {
-		if &s.savepoints[j] == sp {
-			s.abortSubCursors(j) // declared since savepoint j began
-		}
-	}
 	sp.aborted = true
 }
 
 func (s *Session) popSavepoints(i int) {
-	s.releaseSubCursors(i)
+	s.releaseSubPortals(i)
 	clear(s.savepoints[i:])
 	s.savepoints = s.savepoints[:i]
 }

@@ -40,7 +40,8 @@ type Session struct {
 	// backend, "autovacuum worker" for autovacuum's (autovacuum.go)
 	backendType string
 	endCause    EndCause           // how the session ended, for pg_stat_database
-	cursors     map[string]*cursor // DECLAREd cursors by name (cursor.go)
+	portals     map[string]*portal // cursors and protocol portals by name (portal.go)
+	streaming   []*portal          // the portals whose executor is suspended
 	multiStmt   bool               // the current simple query has several statements (an implicit block)
 	ssl         *SSLInfo           // the connection's encryption (nil: none), for pg_stat_ssl
 }
@@ -52,6 +53,9 @@ type SessionInfo struct {
 	Database   string
 	Settings   *guc.Session
 	ClientAddr net.Addr
+	// ServerAddr is the address the connection was accepted on
+	// (inet_server_addr).
+	ServerAddr net.Addr
 	// BackendType is pg_stat_activity.backend_type for a background
 	// worker ("autovacuum worker"); "" is a client backend.
 	BackendType string

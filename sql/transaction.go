@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -58,6 +59,7 @@ func (s *Session) failStatement() {
 		// ROLLBACK: the transaction's locks are released and its xid
 		// aborted at once, so others stop waiting for a session that sits
 		// in a failed block; the block itself lasts until ROLLBACK.
+		s.failPortals()
 		s.AbortCatalog()
 		s.Txn.Abort()
 		s.TabStats.End(s.Activity, false)
@@ -70,12 +72,28 @@ func (s *Session) failStatement() {
 }
 
 // Sync ends an implicit transaction (the end of a simple Query message or
-// an extended-protocol Sync), committing it.
-func (s *Session) Sync() {
+// an extended-protocol Sync), committing it. The error is that of a WITH
+// HOLD cursor reading its rows before the commit: the transaction is
+// rolled back instead.
+func (s *Session) Sync() error {
 	s.multiStmt = false
 	if s.Tx == expr.TxImplicit {
-		s.endTxn(true)
+		return s.commit()
 	}
+	return nil
+}
+
+// commit commits the open transaction, after its WITH HOLD cursors have
+// read their rows (PreCommit_Portals); if that fails, it rolls back.
+func (s *Session) commit() error {
+	if len(s.streaming) > 0 {
+		if err := s.holdPortals(context.Background()); err != nil {
+			s.endTxn(false)
+			return err
+		}
+	}
+	s.endTxn(true)
+	return nil
 }
 
 // Abort rolls back whatever transaction is open (connection loss, fatal
@@ -101,6 +119,7 @@ func (s *Session) beginTxn(now time.Time, kind expr.TxState) {
 // endTxn commits or aborts: settings are kept or undone and every
 // transaction-level lock is released.
 func (s *Session) endTxn(commit bool) {
+	s.endPortals(commit) // their executors stop while the transaction is still there
 	if commit {
 		// How the commit waits for its record: the session's settings at
 		// commit time (SET LOCAL inside the transaction counts).
@@ -123,7 +142,6 @@ func (s *Session) endTxn(commit bool) {
 		s.Settings.AbortTxn()
 	}
 	s.Locks.ReleaseTransactionLocks(s.Proc)
-	s.endCursors(commit)
 	s.Tx = expr.TxNone
 	s.popSavepoints(0)
 	s.RefreshFormat()
@@ -190,7 +208,9 @@ func (s *Session) analyzeTransaction(t *pg.TransactionStmt, st *plan.Stmt) (*pla
 		st.Run = func(ec *expr.EvalCtx, _ func([]types.Datum) error) (string, error) {
 			switch s.Tx {
 			case expr.TxBlock:
-				s.endTxn(true)
+				if err := s.commit(); err != nil {
+					return "", err
+				}
 				return "COMMIT", nil
 			case expr.TxFailed:
 				s.endTxn(false)

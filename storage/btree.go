@@ -15,8 +15,9 @@ import (
 // A btree is not safe for concurrent use; index guards it with an LWLock.
 // nbytes alone may be read without it.
 type btree struct {
-	root  *btNode
-	count int
+	root   *btNode
+	count  int
+	height int // levels from the root to the leaves, 1 for a lone leaf
 	// nbytes is key bytes + per-entry overhead (btEntryCost), for
 	// IndexShape: written under the index's lock
 	nbytes atomic.Int64
@@ -46,7 +47,7 @@ func compareEntry(key []byte, tid TID, e *btEntry) int {
 	return tidCompare(tid, e.tid)
 }
 
-func newBtree() *btree { return &btree{root: &btNode{leaf: true}} }
+func newBtree() *btree { return &btree{root: &btNode{leaf: true}, height: 1} }
 
 // childFor returns the index of the child of internal node n that may hold
 // (key, tid): the number of separators ≤ it.
@@ -103,6 +104,7 @@ func (t *btree) insert(key []byte, tid TID) bool {
 	}
 	if right != nil {
 		t.root = &btNode{entries: []btEntry{sep}, children: []*btNode{t.root, right}}
+		t.height++
 	}
 	t.count++
 	t.nbytes.Add(int64(len(key) + btEntryCost))
@@ -181,8 +183,9 @@ func (t *btree) removeAt(n *btNode, i int) {
 }
 
 // ascend calls fn for entries from the first ≥ (key, tid) (or the very
-// first if key is nil) while fn returns true.
-func (t *btree) ascend(key []byte, tid TID, fn func(e *btEntry) bool) {
+// first if key is nil) while fn returns true. It returns the nodes it
+// visited (pg_statio's index block hits).
+func (t *btree) ascend(key []byte, tid TID, fn func(e *btEntry) bool) (visited int) {
 	var n *btNode
 	i := 0
 	if key == nil {
@@ -190,20 +193,23 @@ func (t *btree) ascend(key []byte, tid TID, fn func(e *btEntry) bool) {
 	} else {
 		n, i = t.seek(key, tid)
 	}
+	visited = t.height - 1 // the inner nodes above the first leaf
 	for n != nil {
+		visited++
 		for ; i < len(n.entries); i++ {
 			if !fn(&n.entries[i]) {
-				return
+				return visited
 			}
 		}
 		n, i = n.next, 0
 	}
+	return visited
 }
 
 // build makes a tree from entries sorted in (key, tid) order, packing
 // leaves (bulk load, for Open).
 func buildBtree(entries []btEntry) *btree {
-	t := &btree{count: len(entries)}
+	t := &btree{count: len(entries), height: 1}
 	if len(entries) == 0 {
 		t.root = &btNode{leaf: true}
 		return t
@@ -239,6 +245,7 @@ func buildBtree(entries []btEntry) *btree {
 			upMins = append(upMins, mins[i])
 		}
 		level, mins = up, upMins
+		t.height++
 	}
 	t.root = level[0]
 	return t
@@ -246,14 +253,17 @@ func buildBtree(entries []btEntry) *btree {
 
 // descend calls fn for entries from the last ≤ (key, tid) (or the very
 // last if key is nil) backwards while fn returns true. Leaves have no
-// back links, so it walks down from the root, children right to left.
-func (t *btree) descend(key []byte, tid TID, fn func(e *btEntry) bool) {
-	descendNode(t.root, key, tid, key != nil, fn)
+// back links, so it walks down from the root, children right to left. It
+// returns the nodes it visited.
+func (t *btree) descend(key []byte, tid TID, fn func(e *btEntry) bool) (visited int) {
+	descendNode(t.root, key, tid, key != nil, fn, &visited)
+	return visited
 }
 
 // descendNode visits n's entries ≤ (key, tid) backwards (all of them
 // when bounded is false); false: fn stopped the walk.
-func descendNode(n *btNode, key []byte, tid TID, bounded bool, fn func(e *btEntry) bool) bool {
+func descendNode(n *btNode, key []byte, tid TID, bounded bool, fn func(e *btEntry) bool, visited *int) bool {
+	*visited++
 	if n.leaf {
 		i := len(n.entries) - 1
 		if bounded {
@@ -276,7 +286,7 @@ func descendNode(n *btNode, key []byte, tid TID, bounded bool, fn func(e *btEntr
 	}
 	for c := ci; c >= 0; c-- {
 		// children left of ci hold only entries below the separator ≤ key
-		if !descendNode(n.children[c], key, tid, bounded && c == ci, fn) {
+		if !descendNode(n.children[c], key, tid, bounded && c == ci, fn, visited) {
 			return false
 		}
 	}

@@ -268,6 +268,7 @@ func (s *Store) readBufferMode(p *locks.Proc, st *backendStats, r *relation, blk
 				continue
 			}
 			st.bufferHits.Add(1)
+			s.countIO(st, r.id, true)
 			return id, nil
 		}
 		part.lock.Release(p)
@@ -366,6 +367,7 @@ func (s *Store) loadBuffer(p *locks.Proc, st *backendStats, r *relation, tag buf
 			return -1, false, err
 		}
 		st.bufferReads.Add(1)
+		s.countIO(st, r.id, false)
 	}
 	d.setFlags(bmValid)
 	d.content.Release(p)

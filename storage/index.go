@@ -260,6 +260,7 @@ func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error
 		return err
 	}
 	ix.lock.Acquire(p, locks.LWExclusive)
+	visited := ix.tree.height // the path down to the leaf the entry goes in
 	if ix.tree.insert(key, tid) {
 		ix.changes++
 		if s.wal != nil {
@@ -267,6 +268,8 @@ func (s *Store) IndexInsert(p *locks.Proc, idx RelID, key []byte, tid TID) error
 		}
 	}
 	ix.lock.Release(p)
+	b, shared := s.backend(p)
+	s.countIndexIO(b, shared, idx, visited)
 	return nil
 }
 
@@ -345,7 +348,8 @@ func (s *Store) IndexInsertUnchanged(p *locks.Proc, idx RelID, key []byte, tid T
 		return false, nil
 	}
 	i, same := 0, true
-	ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
+	b, shared := s.backend(p)
+	visited := ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
 		if !bytes.Equal(e.key, key) {
 			return false
 		}
@@ -360,8 +364,12 @@ func (s *Store) IndexInsertUnchanged(p *locks.Proc, idx RelID, key []byte, tid T
 		return true
 	})
 	if !same || i != len(seen) {
+		s.countIndexIO(b, shared, idx, visited)
 		return false, nil
 	}
+	// the insertion goes down the path the check read: its leaf counts
+	// once more, as _bt_doinsert's page access after _bt_check_unique
+	s.countIndexIO(b, shared, idx, visited+1)
 	if ix.tree.insert(key, tid) {
 		ix.changes++
 		if s.wal != nil {
@@ -378,6 +386,7 @@ func (s *Store) IndexDelete(p *locks.Proc, idx RelID, key []byte, tid TID) error
 		return err
 	}
 	ix.lock.Acquire(p, locks.LWExclusive)
+	visited := ix.tree.height
 	if ix.tree.delete(key, tid) {
 		ix.changes++
 		if s.wal != nil {
@@ -385,6 +394,8 @@ func (s *Store) IndexDelete(p *locks.Proc, idx RelID, key []byte, tid TID) error
 		}
 	}
 	ix.lock.Release(p)
+	b, shared := s.backend(p)
+	s.countIndexIO(b, shared, idx, visited)
 	return nil
 }
 
@@ -399,9 +410,11 @@ func (s *Store) IndexLookup(p *locks.Proc, idx RelID, key []byte, fn func(TID) b
 	}
 	ix.lock.Acquire(p, locks.LWShared)
 	defer ix.lock.Release(p)
-	ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
+	visited := ix.tree.ascend(key, TID{}, func(e *btEntry) bool {
 		return bytes.Equal(e.key, key) && fn(e.tid)
 	})
+	b, shared := s.backend(p)
+	s.countIndexIO(b, shared, idx, visited)
 	return nil
 }
 
@@ -410,13 +423,16 @@ func (s *Store) IndexLookup(p *locks.Proc, idx RelID, key []byte, fn func(TID) b
 // order, until fn returns false. key is valid only during fn; fn runs under
 // the index lock (shared), as for IndexLookup.
 func (s *Store) IndexRange(p *locks.Proc, idx RelID, lo, hi []byte, loIncl, hiIncl bool, fn func(key []byte, tid TID) bool) error {
+	var visited int
 	ix, err := s.index(idx)
 	if err != nil {
 		return err
 	}
 	ix.lock.Acquire(p, locks.LWShared)
 	defer ix.lock.Release(p)
-	ix.tree.ascend(lo, TID{}, func(e *btEntry) bool {
+	b, shared := s.backend(p)
+	defer func() { s.countIndexIO(b, shared, idx, visited) }()
+	visited = ix.tree.ascend(lo, TID{}, func(e *btEntry) bool {
 		if lo != nil && !loIncl && bytes.Equal(e.key, lo) {
 			return true
 		}

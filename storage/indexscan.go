@@ -124,18 +124,19 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 		sc.entries = append(sc.entries, IndexEntry{TID: e.tid})
 		return true
 	}
+	var visited int
 	ix.lock.Acquire(p, locks.LWShared)
 	switch {
 	case sc.backward && sc.started:
-		ix.tree.descend(sc.lastKey, sc.lastTID, take)
+		visited = ix.tree.descend(sc.lastKey, sc.lastTID, take)
 	case sc.backward && sc.hi != nil:
-		ix.tree.descend(sc.hi, maxTID, take)
+		visited = ix.tree.descend(sc.hi, maxTID, take)
 	case sc.backward:
-		ix.tree.descend(nil, TID{}, take)
+		visited = ix.tree.descend(nil, TID{}, take)
 	case sc.started:
-		ix.tree.ascend(sc.lastKey, sc.lastTID, take)
+		visited = ix.tree.ascend(sc.lastKey, sc.lastTID, take)
 	default:
-		ix.tree.ascend(sc.lo, TID{}, take)
+		visited = ix.tree.ascend(sc.lo, TID{}, take)
 	}
 	if sc.vm.r != nil {
 		blk, vis := InvalidBlock, false
@@ -151,6 +152,8 @@ func (sc *IndexScan) Next(p *locks.Proc, max int) ([]IndexEntry, error) {
 	}
 	ix.lock.Release(p)
 	sc.starts = starts
+	b, shared := sc.s.backend(p)
+	sc.s.countIndexIO(b, shared, sc.idx, visited)
 	if len(sc.entries) < max {
 		sc.done = true
 	}

@@ -90,6 +90,8 @@ type backendStats struct {
 	fsmHits              atomic.Uint64
 	fsmMisses            atomic.Uint64
 	extensionSizes       [NumExtensionSizeBuckets]atomic.Uint64
+	// block accesses per relation (relio.go)
+	relIO relIOTable
 }
 
 func (b *backendStats) addTo(s *Stats) {

@@ -93,7 +93,8 @@ type Store struct {
 	idxs atomic.Pointer[map[RelID]*index]
 	ddl  sync.Mutex
 
-	backends backendTable
+	backends  backendTable
+	relIOBase relIOBase // pg_stat_reset's baseline of RelIO (relio.go)
 
 	// extPolicy is the relation extension policy (SetExtensionPolicy);
 	// nil means the defaults. noFallocate is set once fallocate turned

@@ -91,7 +91,7 @@ func (m *Manager) getSnapshot(t *Txn) {
 		// GetSnapshotDataReuse: no xid-bearing transaction ended since s
 		// was taken, so every xid running then still runs and anything
 		// assigned since is at or above s.Xmax.
-		t.slot.xmin.Store(uint32(s.Xmin))
+		t.slot.xmin.Store(uint32(t.advertisedXmin(s.Xmin)))
 		m.procArrayLock.Release(p)
 		t.slot.stats.snapshotsReused.Add(1)
 		return
@@ -99,7 +99,7 @@ func (m *Manager) getSnapshot(t *Txn) {
 	m.fillSnapshot(s, p)
 	// PGPROC.xmin: never behind a concurrently computed OldestXmin, since
 	// both see the same running xids under the shared lock.
-	t.slot.xmin.Store(uint32(s.Xmin))
+	t.slot.xmin.Store(uint32(t.advertisedXmin(s.Xmin)))
 	m.procArrayLock.Release(p)
 }
 

@@ -48,6 +48,10 @@ type Txn struct {
 	snap     Snapshot
 	haveSnap bool // snap belongs to the current transaction
 	snapOK   bool // snap holds some earlier snapshot (candidate for reuse)
+	// snapshots kept for portals (held.go), and the oldest xmin among
+	// them (InvalidXid: none)
+	held     []*HeldSnapshot
+	heldXmin Xid
 
 	// The write-ahead log (xlog.go): how the commit waits, the files its
 	// record lists, and what the commit has done so far.
@@ -358,6 +362,8 @@ func (t *Txn) end(st XidStatus) {
 	}
 	t.state = txnIdle
 	t.haveSnap = false
+	clear(t.held)
+	t.held, t.heldXmin = t.held[:0], InvalidXid
 	t.subs = t.subs[:0]
 	t.subXids = t.subXids[:0]
 	t.resetLog()

@@ -308,7 +308,7 @@ func FunctionNames() []string {
 	}
 	return append(out,
 		"count", "sum", "min", "max", "avg", "bool_and", "bool_or", "every", "string_agg", "array_agg",
-		"generate_series", "unnest", "pg_partition_ancestors",
+		"generate_series", "unnest", "pg_partition_ancestors", "pg_ls_tmpdir", "pg_ls_waldir",
 		"nextval", "currval", "setval", "lastval", "pg_sequence_last_value",
 		"pg_advisory_unlock_all", "pg_blocking_pids",
 		"array_to_string", "array_length", "array_upper", "array_lower", "cardinality", "array_position", "array_positions",

@@ -440,6 +440,18 @@ func (a *Analyzer) srfCall(name string, fc *pg.FuncCall) (expr.Expr, error) {
 		}
 		args = append(args, e)
 	}
+	if ls, ok := funcs.LsDirs[name]; ok {
+		if len(args) > ls.MaxArgs {
+			return nil, noFunction(name, args, fc.Location)
+		}
+		for i := range args {
+			var err error
+			if args[i], err = a.coerceArg(args[i], types.TypeOid, name, fc.Location); err != nil {
+				return nil, err
+			}
+		}
+		return &expr.SrfExpr{Name: name, Args: args, T: expr.TypeRecord, Cols: funcs.LsDirCols, Gen: ls.Gen(name)}, nil
+	}
 	if name == "pg_partition_ancestors" {
 		// the relation itself and its ancestors, nearest first; nothing for
 		// a table that is neither partitioned nor a partition

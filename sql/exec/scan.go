@@ -139,8 +139,13 @@ func (x *Executor) scanFunctionLevel(ec *expr.EvalCtx, f *plan.FuncSource, level
 	put := func(d types.Datum) error {
 		n++
 		row[0] = d
+		ord := 1
+		if f.Srf != nil && f.Srf.Cols != nil {
+			copy(row, d.A) // a record's fields are the columns
+			ord = len(f.Srf.Cols)
+		}
 		if f.Ordinality {
-			row[1] = types.IntDatum(n)
+			row[ord] = types.IntDatum(n)
 		}
 		return fn(row)
 	}

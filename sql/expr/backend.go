@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"net"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ type Backend struct {
 	Txn      txn.Txn     // the current transaction (reused)
 	Tx       TxState     // whether a transaction or block is open (the session's state machine)
 	LocalXID uint32      // local transaction id of the virtual xid
+
+	// the connection's ends (nil for a background worker)
+	ClientAddr, ServerAddr net.Addr
 
 	XactStart time.Time
 	StmtStart time.Time
@@ -84,6 +88,7 @@ func (s *Backend) Notice(severity, code, msg string) {
 }
 
 func (s *Backend) RefreshFormat() {
+	s.Format.ByteaEscape = s.Settings.String("bytea_output") == "escape"
 	tz := s.Settings.String("TimeZone")
 	if tz == s.tzName && s.Format.Loc != nil {
 		return
@@ -251,7 +256,7 @@ func (s *Backend) Set(name, value string, local bool) error {
 		}
 	}
 	_, err := s.Settings.Set(name, value, local)
-	if err == nil && strings.EqualFold(name, "timezone") {
+	if err == nil && (strings.EqualFold(name, "timezone") || strings.EqualFold(name, "bytea_output")) {
 		s.RefreshFormat()
 	}
 	return err
@@ -276,7 +281,7 @@ func (s *Backend) SetDefault(name string, local bool) error {
 		return nil // RESET ROLE: back to the session's own role, which it is
 	}
 	_, err := s.Settings.SetDefault(name, local)
-	if err == nil && strings.EqualFold(name, "timezone") {
+	if err == nil && (strings.EqualFold(name, "timezone") || strings.EqualFold(name, "bytea_output")) {
 		s.RefreshFormat()
 	}
 	return err

@@ -281,22 +281,32 @@ type RowExpr struct {
 
 func (r *RowExpr) Type() types.Type { return TypeRecord }
 func (r *RowExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
-	out := types.Datum{A: make([]types.Datum, len(r.Args))}
-	var b []byte
-	b = append(b, '(')
+	vals := make([]types.Datum, len(r.Args))
+	typs := make([]types.Type, len(r.Args))
 	for i, a := range r.Args {
 		v, err := a.Eval(ec, row)
 		if err != nil {
 			return types.Datum{}, err
 		}
-		out.A[i] = v
+		vals[i], typs[i] = v, a.Type()
+	}
+	return MakeRecord(ec, typs, vals), nil
+}
+
+// MakeRecord is the record of the values vals of types typs: the fields
+// in A and record_out's text in S.
+func MakeRecord(ec *EvalCtx, typs []types.Type, vals []types.Datum) types.Datum {
+	out := types.Datum{A: vals}
+	var b []byte
+	b = append(b, '(')
+	for i, v := range vals {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		if v.Null {
 			continue
 		}
-		s := string(types.AppendText(nil, a.Type(), v, ec.FormatCtx()))
+		s := string(types.AppendText(nil, typs[i], v, ec.FormatCtx()))
 		if s == "" || strings.ContainsAny(s, "(),\"\\ \t\n") {
 			b = append(b, '"')
 			for j := 0; j < len(s); j++ {
@@ -311,7 +321,7 @@ func (r *RowExpr) Eval(ec *EvalCtx, row []types.Datum) (types.Datum, error) {
 		b = append(b, s...)
 	}
 	out.S = string(append(b, ')'))
-	return out, nil
+	return out
 }
 
 // outerExpr reads an expression of an enclosing level's row: depth 1 is
@@ -355,6 +365,10 @@ type SrfExpr struct {
 	Args []Expr
 	T    types.Type
 	Gen  func(ec *EvalCtx, args []types.Datum, emit func(types.Datum) error) error
+	// Cols are the output columns of a function that returns rows of
+	// several columns (OUT parameters, T is record): Gen emits records
+	// (MakeRecord), which a FROM item spreads into these columns
+	Cols []types.Column
 	// While the select list is projected for one of the set's values,
 	// eval returns it (a ProjectSet step).
 	Cur    types.Datum

@@ -125,22 +125,10 @@ var catalogFns = map[string]CatalogFn{
 	"shobj_description":               {2, 2, []types.Type{types.TypeOid, types.TypeName}, types.TypeText, false, nullFn},
 	"col_description":                 {2, 2, []types.Type{types.TypeOid, types.TypeInt4}, types.TypeText, false, nullFn},
 	"pg_encoding_to_char": {1, 1, []types.Type{types.TypeInt4}, types.TypeName, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		switch v[0].I {
-		case 0:
-			return types.TextDatum("SQL_ASCII"), nil
-		case 6:
-			return types.TextDatum("UTF8"), nil
-		}
-		return types.TextDatum(""), nil
+		return types.TextDatum(EncodingName(v[0].I)), nil
 	}},
 	"pg_char_to_encoding": {1, 1, []types.Type{types.TypeName}, types.TypeInt4, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
-		switch strings.ToUpper(v[0].S) {
-		case "SQL_ASCII":
-			return types.IntDatum(0), nil
-		case "UTF8", "UTF-8":
-			return types.IntDatum(6), nil
-		}
-		return types.IntDatum(-1), nil
+		return types.IntDatum(int64(EncodingNumber(v[0].S))), nil
 	}},
 	"current_schemas": {1, 1, []types.Type{types.TypeBool}, types.Type{OID: 1003, Len: -1, Mod: -1, Name: "name[]"}, false, func(_ *expr.EvalCtx, v []types.Datum) (types.Datum, error) {
 		if v[0].I != 0 {
@@ -199,9 +187,6 @@ var catalogFns = map[string]CatalogFn{
 	"pg_get_serial_sequence": {2, 2, []types.Type{types.TypeText, types.TypeText}, types.TypeText, false, serialSequence},
 	"pg_is_in_recovery": {0, 0, nil, types.TypeBool, false, func(*expr.EvalCtx, []types.Datum) (types.Datum, error) {
 		return types.BoolDatum(false), nil
-	}},
-	"inet_server_port": {0, 0, nil, types.TypeInt4, false, func(ec *expr.EvalCtx, _ []types.Datum) (types.Datum, error) {
-		return types.IntDatum(int64(ec.B.Settings.Int("port"))), nil
 	}},
 }
 

@@ -25,7 +25,7 @@ func fixed(t types.Type) func([]expr.Expr) types.Type {
 }
 
 // Builtins are the built-in functions by name, each with its overloads.
-var Builtins = merged(systemFuncs, stringFuncs, mathFuncs, walFuncs, datetimeFuncs)
+var Builtins = merged(systemFuncs, stringFuncs, mathFuncs, walFuncs, datetimeFuncs, networkFuncs, byteaFuncs)
 
 // merged joins function tables that name no function twice.
 func merged[F any](tables ...map[string]F) map[string]F {

@@ -11,7 +11,8 @@ import (
 var SrfOutputNames = map[string]string{"pg_partition_ancestors": "relid"}
 
 func IsSRF(name string) bool {
-	return name == "generate_series" || name == "unnest" || name == "pg_partition_ancestors"
+	_, ls := LsDirs[name]
+	return name == "generate_series" || name == "unnest" || name == "pg_partition_ancestors" || ls
 }
 
 func IntSeries(ec *expr.EvalCtx, start, stop, step int64, emit func(types.Datum) error) error {

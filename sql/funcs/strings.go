@@ -283,11 +283,12 @@ func fnRegexSubstring(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 // stringFuncs are the string functions (PostgreSQL: utils/adt/varlena.c,
 // oracle_compat.c).
 var stringFuncs = map[string][]Builtin{
-	"length":      {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeInt4), Fn: fnLength}},
+	"length": {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeInt4), Fn: fnLength},
+		{args: []types.Type{types.TypeBytea}, Result: fixed(types.TypeInt4), Fn: byteaLength}},
 	"char_length": {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeInt4), Fn: fnLength}},
 	"octet_length": {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeInt4), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 		return types.IntDatum(int64(len(a[0].S))), nil
-	}}},
+	}}, {args: []types.Type{types.TypeBytea}, Result: fixed(types.TypeInt4), Fn: byteaLength}},
 	"upper": {{args: []types.Type{types.TypeText}, Result: fixed(types.TypeText), Fn: func(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 		return types.TextDatum(asciiCase(a[0].S, true)), nil
 	}}},

@@ -936,6 +936,18 @@ func functionItem(a *analyze.Analyzer, rf *pg.RangeFunction) (*FuncSource, error
 		}
 	}
 	f.Cols = []types.Column{{Name: colName, Type: e.Type()}}
+	if sf, ok := e.(*expr.SrfExpr); ok && sf.Cols != nil {
+		// a record of several columns: named by the function's OUT
+		// parameters, or by the alias's column list
+		f.Cols = append([]types.Column(nil), sf.Cols...)
+		if rf.Alias != nil {
+			for i, n := range rf.Alias.Colnames {
+				if i < len(f.Cols) {
+					f.Cols[i].Name = analyze.NodeName(n)
+				}
+			}
+		}
+	}
 	if rf.Ordinality {
 		f.Ordinality = true
 		on := "ordinality"

@@ -42,6 +42,7 @@ type Stmt struct {
 	SetGen     uint64         // the session's settings (guc.Session.Changes) it was planned under
 	RoName     string         // the command a read-only transaction refuses (sql/readonly.go)
 	NoSnapshot bool           // transaction control and settings take no snapshot
+	DDL        bool           // changes the catalog or a relation's storage (suspended portals read their rows first, sql/portal.go)
 	BinaryRows bool           // FETCH from a BINARY cursor: rows go out in binary format
 	Lazy       *pg.Node       // a statement of a multi-statement string, analysed by Resolve
 	// plan is what the executor runs (sql/exec/executor.go): a query's or a DML

@@ -39,7 +39,7 @@ func pgTypes() []typeRow {
 		{types.TypeInterval, "interval", 'T'}, {types.TypeNumeric, "numeric", 'N'}, {types.TypeVoid, "void", 'P'},
 		{types.TypeRegproc, "regproc", 'N'}, {types.TypeRegclass, "regclass", 'N'}, {types.TypeRegtype, "regtype", 'N'},
 		{types.TypeRegnsp, "regnamespace", 'N'}, {types.TypeRegrole, "regrole", 'N'}, {types.TypeNodeTree, "pg_node_tree", 'Z'},
-		{types.TypePgLsn, "pg_lsn", 'U'},
+		{types.TypePgLsn, "pg_lsn", 'U'}, {types.TypeBytea, "bytea", 'U'}, {types.TypeInet, "inet", 'I'},
 	}
 	var out []typeRow
 	for _, b := range base {

@@ -30,13 +30,13 @@ func ReplicationViews(r *SharedResets) []*expr.View {
 func empty(*expr.EvalCtx, func([]types.Datum) error) error { return nil }
 
 // statReplicationView is pg_stat_replication: one row per WAL sender, and
-// lockd has none. client_addr is text (lockd has no inet type).
+// lockd has none. client_addr is inet, as in PostgreSQL.
 func statReplicationView() *expr.View {
 	return &expr.View{
 		Name: "pg_stat_replication", Oid: oidPgStatReplication,
 		Cols: Cols(oidPgStatReplication,
 			"pid", types.TypeInt4, "usesysid", types.TypeOid, "usename", types.TypeName, "application_name", types.TypeText,
-			"client_addr", types.TypeText, "client_hostname", types.TypeText, "client_port", types.TypeInt4,
+			"client_addr", types.TypeInet, "client_hostname", types.TypeText, "client_port", types.TypeInt4,
 			"backend_start", types.TypeTimestamptz, "backend_xmin", types.TypeXid, "state", types.TypeText,
 			"sent_lsn", types.TypePgLsn, "write_lsn", types.TypePgLsn, "flush_lsn", types.TypePgLsn, "replay_lsn", types.TypePgLsn,
 			"write_lag", types.TypeInterval, "flush_lag", types.TypeInterval, "replay_lag", types.TypeInterval,

@@ -40,6 +40,8 @@ var arrayTypes = []arrayType{
 	{2210, OIDRegclass, "regclass[]"},
 	{2211, OIDRegtype, "regtype[]"},
 	{3221, OIDPgLsn, "pg_lsn[]"},
+	{1001, OIDBytea, "bytea[]"},
+	{1041, OIDInet, "inet[]"},
 }
 
 var (

@@ -37,6 +37,10 @@ func AppendBinary(buf []byte, t Type, d Datum) ([]byte, error) {
 		return appendNumericBinary(buf, MustNumeric(d.S)), nil
 	case OIDVoid:
 		return buf, nil
+	case OIDBytea:
+		return append(buf, d.S...), nil
+	case OIDInet:
+		return appendInetBinary(buf, d), nil
 	}
 	if IsArray(t) {
 		return appendArrayBinary(buf, t, d)
@@ -152,8 +156,10 @@ func DecodeBinary(t Type, b []byte) (Datum, error) {
 			return bad()
 		}
 		return IntDatum(int64(int32(binary.BigEndian.Uint32(b)))), nil
-	case OIDText, OIDVarchar, OIDBpchar, OIDName, OIDChar, OIDUnknown:
+	case OIDText, OIDVarchar, OIDBpchar, OIDName, OIDChar, OIDUnknown, OIDBytea:
 		return TextDatum(string(b)), nil
+	case OIDInet:
+		return decodeInetBinary(b)
 	case OIDNumeric:
 		if len(b) < 8 {
 			return bad()

@@ -41,6 +41,9 @@ func CastDatum(fc *FormatCtx, v Datum, from, to Type, explicit bool) (Datum, err
 			return v, nil
 		}
 		s := string(AppendText(nil, from, v, fc))
+		if from.OID == OIDInet {
+			s = InetText(v) // text(inet) keeps the mask length
+		}
 		if from.OID == OIDBool {
 			s = "false"
 			if v.I != 0 {

@@ -33,6 +33,9 @@ func Comparator(t Type) func(a, b Datum) (int, error) {
 			return 0, nil
 		}
 	}
+	if t.OID == OIDInet {
+		return func(a, b Datum) (int, error) { return cmpInet(a, b), nil }
+	}
 	if t.OID == OIDBpchar {
 		return func(a, b Datum) (int, error) {
 			return strings.Compare(strings.TrimRight(a.S, " "), strings.TrimRight(b.S, " ")), nil

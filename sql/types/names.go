@@ -65,6 +65,10 @@ func LookupType(name string) (Type, bool) {
 		return TypeXid, true
 	case "pg_lsn":
 		return TypePgLsn, true
+	case "bytea":
+		return TypeBytea, true
+	case "inet":
+		return TypeInet, true
 	case "timestamptz", "timestamp with time zone":
 		return TypeTimestamptz, true
 	case "timestamp", "timestamp without time zone":

@@ -30,6 +30,8 @@ func Itoa(i int64) string { return string(AppendText(nil, TypeInt8, IntDatum(i),
 type FormatCtx struct {
 	Loc   *time.Location
 	Names RegNamer // the reg* types' names
+	// ByteaEscape: bytea_output = escape (else hex)
+	ByteaEscape bool
 }
 
 // AppendText appends the text-format representation of d (not NULL) as
@@ -81,6 +83,10 @@ func AppendText(buf []byte, t Type, d Datum, fc *FormatCtx) []byte {
 		return buf
 	case OIDPgLsn:
 		return appendLSN(buf, uint64(d.I))
+	case OIDBytea:
+		return appendBytea(buf, d.S, fc != nil && fc.ByteaEscape)
+	case OIDInet:
+		return appendInet(buf, d)
 	case OIDTid:
 		buf = append(buf, '(')
 		buf = strconv.AppendInt(buf, d.I>>16, 10)
@@ -305,6 +311,10 @@ func ParseText(t Type, s string, fc *FormatCtx) (Datum, error) {
 		return parseTid(s)
 	case OIDPgLsn:
 		return parseLSN(s)
+	case OIDBytea:
+		return parseBytea(s)
+	case OIDInet:
+		return ParseInet(s)
 	case OIDFloat4, OIDFloat8:
 		return parseFloat(t, s)
 	case OIDNumeric:

@@ -54,7 +54,7 @@ func TypeByOID(oid uint32) (Type, bool) {
 	for _, t := range []Type{TypeBool, TypeChar, TypeName, TypeInt2, TypeInt4, TypeInt8, TypeOid, TypeXid,
 		TypeFloat4, TypeFloat8, TypeNumeric, TypeText, TypeVarchar, TypeBpchar, TypeUnknown, TypeDate,
 		TypeTimestamp, TypeTimestamptz, TypeInterval, TypeTextArray, TypeInt4Array,
-		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp, TypePgLsn} {
+		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp, TypePgLsn, TypeBytea, TypeInet} {
 		if t.OID == oid {
 			if t.OID == OIDUnknown {
 				return Type{}, true
@@ -108,6 +108,7 @@ const (
 	OIDRegrole     = 4096
 	OIDRegnsp      = 4089
 	OIDPgLsn       = 3220
+	OIDInet        = 869
 )
 
 var (
@@ -126,6 +127,8 @@ var (
 	// as an unsigned 64-bit number.
 	TypePgLsn       = Type{OIDPgLsn, 8, -1, "pg_lsn"}
 	TypeText        = Type{OIDText, -1, -1, "text"}
+	TypeBytea       = Type{OIDBytea, -1, -1, "bytea"}
+	TypeInet        = Type{OIDInet, -1, -1, "inet"}
 	TypeVarchar     = Type{OIDVarchar, -1, -1, "character varying"}
 	TypeBpchar      = Type{OIDBpchar, -1, -1, "character"}
 	TypeUnknown     = Type{OIDUnknown, -2, -1, "unknown"}
