@@ -367,12 +367,17 @@ func (fb *fromBuilder) merge(around *analyze.Scope, se *expr.SublinkExpr, sl *pg
 // (or one around it) whose items it reads, or beside it when it reads
 // only what that one's join reads from outside, as pull_up_sublinks
 // stacks the joins it makes of a pulled-up subquery's own conditions
-// onto either side of that subquery's join.
+// onto either side of that subquery's join. Not beside an anti join:
+// under its NOT, a condition reading the rows outside it stays a
+// subquery (pull_up_sublinks_qual_recurse passes only the anti join's
+// own side on).
 func (fb *fromBuilder) attach(s *semiJoin, parent *semiJoin, above *JoinNode) bool {
 	s.above = above
 	for p := parent; p != nil; p = p.outer {
 		switch {
 		case s.lhsAll || s.lhs&p.items != 0 && s.lhs&^p.items != 0:
+			return false
+		case p.anti && s.lhs&^p.items != 0:
 			return false
 		case s.lhs&^p.items == 0:
 			s.outer = p

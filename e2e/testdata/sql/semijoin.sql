@@ -59,6 +59,10 @@ select * from o where exists (select 1 from i where i.k = o.k and exists (select
 select * from o where exists (select 1 from i where i.k = o.k and not exists (select 1 from e where e.k = o.id)) order by id;
 select * from o where exists (select 1 from big where big.g = o.k and not exists (select 1 from i where i.w = big.k)) order by id;
 select * from o where not exists (select 1 from big where big.g = o.k and big.k > 5 and not exists (select 1 from i where i.w = big.k)) order by id;
+-- under NOT EXISTS, a NOT EXISTS that reads only the outer rows stays a subquery
+select * from o where not exists (select 1 from i where i.k = o.k and not exists (select 1 from big where big.k = o.id)) order by id;
+select * from o where not exists (select 1 from i where i.k = o.k and not exists (select 1 from i i2 where i2.w = o.id * 10)) order by id;
+select * from o where not exists (select 1 from i where i.k = o.k and exists (select 1 from i i2 where i2.w = o.id * 10)) order by id;
 select * from o where exists (select 1 from big where big.g = o.k and exists (select 1 from i where i.w = big.k)) order by id;
 select * from o where exists (select 1 from big where big.k = o.id * 10 and not exists (select 1 from i where i.w = big.k)) order by id;
 select * from o where not exists (select 1 from big where big.k = o.id * 10 and not exists (select 1 from i where i.w = big.k)) order by id;
