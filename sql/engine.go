@@ -185,6 +185,7 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	s.Spi = s.analyze
 	s.ResetStats = e.resetStats
 	s.ResetShared = func(target string) error { return e.resets.Reset(&s.Backend, target) }
+	s.ReadyPortals = s.readyPortals
 	now := time.Now()
 	s.act.backendStart = now
 	s.act.stateChange = now

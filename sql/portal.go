@@ -342,6 +342,18 @@ func (s *Session) holdPortals(ctx context.Context) error {
 	return nil
 }
 
+// readyPortals reports whether a cursor, or a protocol portal suspended
+// mid-result, is open: PostgreSQL's portals in the READY state, whose
+// snapshots COPY FREEZE must not run under (it refuses with 25000).
+func (s *Session) readyPortals() bool {
+	for _, p := range s.portals {
+		if !p.failed && (p.cursor || p.src != nil) {
+			return true
+		}
+	}
+	return false
+}
+
 // endPortals closes the portals at the end of a transaction: all but the
 // holdable ones at commit; at abort, also the holdable ones it declared.
 // It runs before the transaction's resources go, so suspended executors

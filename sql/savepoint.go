@@ -119,6 +119,7 @@ func (s *Session) beginSavepoint(name string) {
 		catMark:  len(s.CatOps),
 		statMark: s.TabStats.Mark(),
 	})
+	s.SubCatMark = len(s.CatOps)
 }
 
 // releaseSavepoint commits savepoint i and every one above it into the
@@ -178,6 +179,10 @@ func (s *Session) popSavepoints(i int) {
 	s.releaseSubPortals(i)
 	clear(s.savepoints[i:])
 	s.savepoints = s.savepoints[:i]
+	s.SubCatMark = 0 // DDL of a released subtransaction belongs to its parent
+	if i > 0 {
+		s.SubCatMark = s.savepoints[i-1].catMark
+	}
 }
 
 // rollbackCatalog undoes the DDL done since mark (catOps[mark:]): the

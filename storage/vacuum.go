@@ -13,6 +13,7 @@ import (
 type VacuumStats struct {
 	PagesScanned        uint32 // heap pages examined
 	PagesSkipped        uint32 // pages whose cleanup lock stayed unavailable (left for the next vacuum)
+	PagesAllVisible     uint32 // all-visible pages not read (runs of at least skipPagesThreshold)
 	TuplesRemoved       uint64 // dead tuple versions removed
 	TuplesRemaining     uint64 // live, recently dead and in-progress versions kept
 	TuplesLive          uint64 // of those, live ones (and ones being deleted): lazy_scan_prune's live_tuples
@@ -58,9 +59,28 @@ const cleanupLockTries = 20
 // A page left with every tuple visible to all transactions (older than
 // oldestXmin) and no LP_DEAD line pointer gets its visibility map bit
 // (vismap.go): in pass 1, or in pass 3 once its dead line pointers are
-// free. Every page is read, all-visible or not: lockd does not freeze
-// tuples, so it has no all-frozen bit to skip pages by.
+// free. Vacuum reads every page; VacuumSkipping may pass over all-visible
+// ones.
 func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID) (VacuumStats, error) {
+	return s.VacuumSkipping(ctx, p, rel, oldestXmin, indexes, 0)
+}
+
+// skipPagesThreshold is the shortest run of all-visible pages VACUUM
+// passes over (SKIP_PAGES_THRESHOLD): a shorter one is read, since
+// skipping a few pages defeats the kernel's read-ahead.
+const skipPagesThreshold = 32
+
+// VacuumSkipping is Vacuum as PostgreSQL's non-aggressive lazy VACUUM
+// runs it: runs of at least skipPagesThreshold all-visible pages are not
+// read (nothing on them is dead; the last page is always read). A
+// skipping pass cannot raise the relation's multixact floor — an
+// all-visible page may hold a row lock's multixact (a row lock leaves the
+// bit set) — so the pass reads every page instead (it is aggressive) when
+// the floor is unknown (after a restart) or more than multiAge multixacts
+// older than the next one (vacuum_multixact_freeze_table_age); multiAge
+// 0 reads every page always (DISABLE_PAGE_SKIPPING, FREEZE). lockd has
+// no all-frozen bit, so this is the only aggressive rule.
+func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID, multiAge uint32) (VacuumStats, error) {
 	var vs VacuumStats
 	r, err := s.relation(rel)
 	if err != nil {
@@ -87,9 +107,26 @@ func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin
 	mxLeft := multiFloorNone
 	skipped := false
 	n := r.nblocks.Load()
+	aggressive := multiAge == 0
+	if f := r.multiFloor.Load(); f == multiFloorUnknown || f != multiFloorNone && mxCut-f > multiAge {
+		aggressive = true
+	}
+	nextUnskippable := uint32(0) // the first page at or after blk that must be read
 	for blk := uint32(0); blk < n; blk++ {
 		if err := ctx.Err(); err != nil {
 			return vs, context.Cause(ctx)
+		}
+		if !aggressive && blk >= nextUnskippable {
+			next := blk
+			for next < n-1 && r.vm.allVisible(next) {
+				next++
+			}
+			if next-blk >= skipPagesThreshold {
+				vs.PagesAllVisible += next - blk
+				skipped = true
+				blk = next
+			}
+			nextUnskippable = next
 		}
 		before := len(dead)
 		ok, err := s.prunePage(p, st, r, blk, oldestXmin, scratch, &dead, &vs, &mxLeft)

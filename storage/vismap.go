@@ -32,6 +32,10 @@ import (
 //     waits for it) and older than the oldest xmin of every running
 //     transaction, and no LP_DEAD line pointer left. It inserts the
 //     Heap2 VISIBLE record first, then sets the bit.
+//   - COPY FREEZE sets the bit of a page it fills from empty right after
+//     its MULTI_INSERT record (multiinsert.go): its tuples are frozen,
+//     and no other transaction can read the relation's new storage before
+//     the inserting one commits.
 //   - Every change that can make a tuple of the page invisible to someone
 //     — an insert, the old and the new page of an update, a delete, and
 //     the in-place header changes (a speculative insertion killed, a row

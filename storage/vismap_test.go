@@ -436,7 +436,7 @@ func TestVisibilityMapCrash(t *testing.T) {
 	// and COPY's batch lands on the last page, which has room
 	batch := [][]byte{row(2000, 20), row(2001, 20), row(2002, 20)}
 	batchTIDs := make([]TID, len(batch))
-	if err := e.s.MultiInsert(bg, p, &tx, rel, batch, 100, batchTIDs); err != nil {
+	if err := e.s.MultiInsert(bg, p, &tx, rel, batch, 100, batchTIDs, false); err != nil {
 		t.Fatal(err)
 	}
 	landed := batchTIDs[0].Block

@@ -144,7 +144,7 @@ func redoRebuildsPages(t *testing.T, seed uint64) {
 					batch[i] = row(uint64(round), 20+rng.IntN(200))
 				}
 				tids := make([]TID, len(batch))
-				if err := e.s.MultiInsert(bg, p, &tx, rel, batch, 90, tids); err != nil {
+				if err := e.s.MultiInsert(bg, p, &tx, rel, batch, 90, tids, false); err != nil {
 					t.Fatal(err)
 				}
 				for _, tid := range tids {

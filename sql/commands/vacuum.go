@@ -30,6 +30,9 @@ import (
 // vacuumOpts are a VACUUM or ANALYZE statement's options.
 type vacuumOpts struct {
 	vacuum, analyze, verbose, skipLocked bool
+	// readAll: FREEZE or DISABLE_PAGE_SKIPPING, every heap page is read
+	// (all-visible ones are passed over otherwise)
+	readAll bool
 	// auto: autovacuum runs it (skip what cannot be locked at once, give
 	// a table up when someone waits for it, report as autoanalyze)
 	auto bool
@@ -64,7 +67,9 @@ func (s *Utility) CompileVacuum(v *pg.VacuumStmt, st *plan.Stmt) error {
 			opts.verbose = on
 		case "skip_locked":
 			opts.skipLocked = on
-		case "freeze", "disable_page_skipping", "index_cleanup", "truncate", "process_toast", "parallel":
+		case "freeze", "disable_page_skipping":
+			opts.readAll = opts.readAll || on
+		case "index_cleanup", "truncate", "process_toast", "parallel":
 		}
 	}
 	type named struct {
@@ -247,7 +252,11 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skip
 		idx = append(idx, storage.RelID(ix.RelFile))
 	}
 	rel := storage.RelID(t.RelFile)
-	vs, err := s.Store.Vacuum(ec.Ctx, s.Proc, rel, s.Txns.OldestXmin(), idx)
+	multiAge := uint32(0) // read every page
+	if !opts.readAll {
+		multiAge = uint32(max(s.Settings.Int("vacuum_multixact_freeze_table_age"), 1))
+	}
+	vs, err := s.Store.VacuumSkipping(ec.Ctx, s.Proc, rel, s.Txns.OldestXmin(), idx, multiAge)
 	if err != nil {
 		return false, err
 	}

@@ -45,6 +45,7 @@ type copyOptions struct {
 	quote  byte
 	escape byte
 	header bool
+	freeze bool // FREEZE: COPY FROM writes frozen rows (copymulti.go)
 }
 
 func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
@@ -66,7 +67,14 @@ func parseCopyOptions(opts []*pg.Node) (copyOptions, error) {
 				return o, pgerr.New(pgerr.InvalidParameterValue, "COPY format \"%s\" not recognized", v)
 			}
 		case "freeze":
-			// accepted: lockd has no visibility map to freeze into
+			o.freeze = true
+			if de.Arg != nil {
+				b, ok := types.ParseBool(v)
+				if !ok {
+					return o, pgerr.New(pgerr.SyntaxError, "freeze requires a Boolean value")
+				}
+				o.freeze = b
+			}
 		case "delimiter":
 			delim = &v
 		case "null":
@@ -282,6 +290,12 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 			return 0, pgerr.New(pgerr.ProtocolViolation, "COPY FROM STDIN without a data source")
 		}
 	}
+	if p.opts.freeze {
+		if err := s.checkCopyFreeze(p.t); err != nil {
+			drain(src)
+			return 0, err
+		}
+	}
 	r := &copyReader{src: src, opts: p.opts}
 	row := make([]types.Datum, len(p.t.Cols))
 	var defaults []expr.Expr
@@ -308,7 +322,7 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 	}
 	var batch *copyBatch
 	if copyBatchable(defaults) {
-		batch = &copyBatch{name: p.t.Name}
+		batch = &copyBatch{name: p.t.Name, frozen: p.opts.freeze}
 	}
 	fields := make([]copyField, 0, len(p.targets))
 	for {
@@ -405,6 +419,24 @@ func errText(err error) string {
 }
 
 // drain consumes the rest of the client's COPY data after an error.
+// checkCopyFreeze is COPY FREEZE's precondition (CopyFrom's): a table
+// with storage of its own (not a partitioned one), no cursor
+// or suspended portal whose snapshot could see the frozen rows, and
+// storage that t got in the current subtransaction, which no other
+// transaction can read until this one commits.
+func (s *Executor) checkCopyFreeze(t *catalog.TableDef) error {
+	if t.Partitioned() {
+		return pgerr.NotSupported("cannot perform COPY FREEZE on a partitioned table")
+	}
+	if s.ReadyPortals != nil && s.ReadyPortals() {
+		return pgerr.New(pgerr.InvalidTransactionState, "cannot perform COPY FREEZE because of prior transaction activity")
+	}
+	if !s.NewStorageInSubxact(t.OID) {
+		return pgerr.New(pgerr.ObjectNotInPrerequisiteState, "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction")
+	}
+	return nil
+}
+
 func drain(src CopySource) {
 	for {
 		_, done, err := src()
@@ -639,11 +671,6 @@ func (s *Executor) copyPartitioned(c *pg.CopyStmt, t *catalog.TableDef) (*plan.P
 	}
 	if !c.IsFrom || !t.Partitioned() && t.Parent == 0 {
 		return nil, nil
-	}
-	for _, o := range c.Options {
-		if de := o.GetDefElem(); de.Defname == "freeze" && t.Partitioned() && (de.Arg == nil || !strings.EqualFold(analyze.DefString(de), "false") && analyze.DefString(de) != "0") {
-			return nil, pgerr.NotSupported("cannot perform COPY FREEZE on a partitioned table")
-		}
 	}
 	return plan.NewPartRouter(t), nil
 }

@@ -31,6 +31,7 @@ const (
 
 type copyBatch struct {
 	name    string // COPY's table, for errors' context
+	frozen  bool   // COPY FREEZE (storage.MultiInsert)
 	t       *catalog.TableDef
 	indexes []*catalog.IndexDef
 	width   int           // datums per row
@@ -92,7 +93,7 @@ func (s *Executor) flushCopyBatch(ec *expr.EvalCtx, b *copyBatch) error {
 	}
 	b.tids = append(b.tids[:0], make([]storage.TID, n)...)
 	t := b.t
-	if err := s.Store.MultiInsert(ec.Ctx, s.Proc, &s.Txn, storage.RelID(t.RelFile), b.tuples, plan.Fillfactor(t), b.tids); err != nil {
+	if err := s.Store.MultiInsert(ec.Ctx, s.Proc, &s.Txn, storage.RelID(t.RelFile), b.tuples, plan.Fillfactor(t), b.tids, b.frozen); err != nil {
 		return fail(0, err)
 	}
 	s.TabStats.Inserted(t.OID, int64(n)) // pg_stat_all_tables (sql/stats)

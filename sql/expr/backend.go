@@ -43,6 +43,13 @@ type Backend struct {
 
 	PendingCat *catalog.CatalogState // this transaction's view of the catalog after its DDL
 	CatOps     []*catalog.CatOp      // this transaction's DDL, replayed at commit
+	// SubCatMark is len(CatOps) when the current subtransaction began (0
+	// at the top level): CatOps[SubCatMark:] is its own DDL.
+	SubCatMark int
+	// ReadyPortals reports whether the session holds an open cursor or a
+	// suspended protocol portal (PostgreSQL's !ThereAreNoReadyPortals);
+	// nil where there are none (a background worker).
+	ReadyPortals func() bool
 
 	Format  types.FormatCtx
 	tzName  string

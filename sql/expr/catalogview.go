@@ -46,6 +46,25 @@ func (s *Backend) AddCatOp(op *catalog.CatOp) {
 	s.CatOps = append(s.CatOps, op)
 }
 
+// NewStorageInSubxact reports whether table oid was created, truncated or
+// rewritten by the current subtransaction, so that its storage is new
+// there (PostgreSQL's rd_createSubid / rd_newRelfilenodeSubid test).
+func (s *Backend) NewStorageInSubxact(oid uint32) bool {
+	for _, op := range s.CatOps[min(s.SubCatMark, len(s.CatOps)):] {
+		switch op.Kind {
+		case "create":
+			if op.Table != nil && op.Table.OID == oid {
+				return true
+			}
+		case "truncate", "rewrite":
+			if op.Oid == oid {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // commitCatalog publishes the transaction's DDL and removes files that
 // dropped or truncated relations no longer use. The transaction's commit
 // record, which carries the changes and lists those files, is written and

@@ -52,3 +52,58 @@ begin;
 select count(*) from cb2;
 rollback;
 select count(*) from cb2;
+-- COPY FREEZE: only into storage made by the current subtransaction
+create table cbf (k int primary key, v text);
+copy cbf to stdout (freeze);
+copy cbf from stdin (freeze);
+1	a
+\.
+copy cbf from stdin (freeze off);
+1	a
+\.
+copy cbf from stdin (freeze maybe);
+begin;
+truncate cbf;
+copy cbf from stdin (freeze);
+2	b
+\.
+savepoint s1;
+copy cbf from stdin (freeze);
+3	c
+\.
+rollback to s1;
+truncate cbf;
+\copy cbf from program 'awk "BEGIN { for (g = 10; g <= 3000; g++) print g, \"v\" g }"' with (freeze, delimiter ' ')
+release s1;
+copy cbf from stdin (freeze);
+4	d
+\.
+declare c1 cursor for select 1;
+copy cbf from stdin (freeze);
+5	e
+\.
+rollback;
+select count(*) from cbf;
+begin;
+create table cbf2 (k int, v text);
+\copy cbf2 from program 'awk "BEGIN { for (g = 1; g <= 3000; g++) print g, \"w\" g }"' with (freeze, delimiter ' ')
+insert into cbf2 values (0, 'zero');
+select count(*), min(k), max(k) from cbf2;
+commit;
+begin isolation level repeatable read;
+select count(*) from cbf2;
+truncate cbf2;
+\copy cbf2 from program 'awk "BEGIN { for (g = 1; g <= 2000; g++) print g, \"x\" g }"' with (freeze, delimiter ' ')
+commit;
+create index on cbf2 (k);
+set enable_seqscan = off;
+set enable_bitmapscan = off;
+select count(*), sum(k) from cbf2 where k > 100;
+reset enable_seqscan;
+reset enable_bitmapscan;
+update cbf2 set v = 'y' where k = 7;
+select k, v from cbf2 where k between 6 and 8 order by k;
+copy cbl from stdin (freeze);
+1	1
+\.
+drop table cbf, cbf2;
