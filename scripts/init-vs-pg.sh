@@ -10,8 +10,10 @@
 #   scripts/init-vs-pg.sh
 #   SCALE=1 ROUNDS=2 scripts/init-vs-pg.sh
 #
-# Environment: SCALE (10), ROUNDS (3), PGBIN, PG_OS_USER, LOCKD_BIN (a
-# lockd binary; default: built from this tree), KEEP=1.
+# Environment: SCALE (10), ROUNDS (3), SYNC (synchronous_commit on both
+# servers: off, DESIGN.md's, by default; on for the write-ahead log's
+# same-durability comparison), PGBIN, PG_OS_USER, LOCKD_BIN (a lockd
+# binary; default: built from this tree), KEEP=1.
 set -euo pipefail
 
 SCALE=${SCALE:-10}
@@ -27,7 +29,9 @@ chmod 711 "$work"
 lockd_pid=""
 trap 'stop_pair "$work"' EXIT
 
-start_pair "$work"
+SYNC=${SYNC:-off}
+case $SYNC in on | off) ;; *) echo "init-vs-pg.sh: SYNC must be on or off" >&2; exit 2 ;; esac
+PAIR_LOCKD_OPTS="-c synchronous_commit=$SYNC" PAIR_PG_OPTS="-c synchronous_commit=$SYNC" start_pair "$work"
 
 variants=(
 	"default steps (dtgvp)|"
@@ -41,8 +45,8 @@ init() { # port args -> the "done in" line
 secs() { sed -n 's/^done in \([0-9.]*\) s.*/\1/p'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "pgbench -i -s $SCALE; median of $ROUNDS runs per server in ABBA order; lockd shared_buffers=1GB (synchronous_commit on);"
-echo "PostgreSQL 15 per DESIGN.md (shared_buffers=1GB, synchronous_commit=off, max_wal_size=4GB); $(nproc) CPUs"
+echo "pgbench -i -s $SCALE; median of $ROUNDS runs per server in ABBA order; synchronous_commit=$SYNC on both;"
+echo "lockd shared_buffers=1GB; PostgreSQL 15 per DESIGN.md (shared_buffers=1GB, max_wal_size=4GB); $(nproc) CPUs"
 echo
 echo "| pgbench -i | lockd s | PostgreSQL s | lockd/PG |"
 echo "|---|---:|---:|---:|"

@@ -54,20 +54,23 @@ stop_pg() {
 # PostgreSQL 15, both fresh in WORK, with the settings of DESIGN.md's
 # "Comparing with PostgreSQL" (lockd: shared_buffers=1GB; PostgreSQL:
 # shared_buffers=1GB, synchronous_commit=off, max_wal_size=4GB,
-# checkpoint_timeout=30min, max_parallel_workers_per_gather=0). Sets
-# lport, pport and lockd_pid; stop_pair WORK stops them.
+# checkpoint_timeout=30min, max_parallel_workers_per_gather=0), then
+# PAIR_LOCKD_OPTS and PAIR_PG_OPTS (more "-c name=value" options, which
+# win over those). Sets lport, pport and lockd_pid; stop_pair WORK stops
+# them.
 start_pair() {
 	local work=$1 repo
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	if [ -n "${LOCKD_BIN:-}" ]; then cp "$LOCKD_BIN" "$work/lockd"; else (cd "$repo" && go build -o "$work/lockd" ./cmd/lockd); fi
 	lport=$(free_port)
-	"$work/lockd" -D "$work/lockd-data" -p "$lport" -c shared_buffers=1GB -c metrics_listen_address= >"$work/lockd.log" 2>&1 &
+	# shellcheck disable=SC2086
+	"$work/lockd" -D "$work/lockd-data" -p "$lport" -c shared_buffers=1GB -c metrics_listen_address= ${PAIR_LOCKD_OPTS:-} >"$work/lockd.log" 2>&1 &
 	lockd_pid=$!
 	wait_ready "$lport"
 	pport=$(free_port)
 	start_pg "$work/pg" "$pport"
 	as_pg "$PGBIN/pg_ctl" -D "$work/pg/data" -l "$work/pg/postgres.log" -w -m fast \
-		-o "-c listen_addresses=127.0.0.1 -p $pport -c unix_socket_directories=$work/pg -c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=4GB -c checkpoint_timeout=30min -c max_parallel_workers_per_gather=0" restart >/dev/null
+		-o "-c listen_addresses=127.0.0.1 -p $pport -c unix_socket_directories=$work/pg -c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=4GB -c checkpoint_timeout=30min -c max_parallel_workers_per_gather=0 ${PAIR_PG_OPTS:-}" restart >/dev/null
 	wait_ready "$pport"
 }
 
