@@ -47,19 +47,162 @@ func DecodeRow(data []byte, t *TableDef, dst []types.Datum) error {
 // their places in dst are left as they are (PostgreSQL's
 // slot_getsomeattrs). A table whose columns are not its attributes in
 // order (dropped or added columns, rowlayout.go) is decoded whole.
+// A scan that decodes many rows uses a RowDecoder instead.
 func DecodeRowPrefix(data []byte, t *TableDef, dst []types.Datum, upTo int) error {
-	l := t.Layout
-	attrs := t.Cols
-	var pos []int
-	if l != nil {
-		attrs, pos = l.attrs, l.pos
+	var buf [64]attrKind // wider tables allocate
+	var d RowDecoder
+	kinds := d.setup(t, upTo, buf[:0])
+	return decodeRow(data, dst, d.l, d.pos, kinds, d.natts, d.rowFormat)
+}
+
+// RowDecoder is DecodeRowPrefix with what depends only on the table —
+// which attributes to read, where each goes, how each is stored — worked
+// out once, for a scan that decodes many rows (slot_deform_tuple with a
+// tuple descriptor in hand).
+type RowDecoder struct {
+	l         *rowLayout // nil: the columns are the attributes, in order
+	pos       []int      // attribute -> column (-1: dropped), nil for the same
+	kinds     []attrKind
+	natts     int // the attributes the null bitmap covers
+	rowFormat bool
+	// When the attributes decoded are at most eight, all fixed-width and
+	// in column order, a row with none of them NULL has each at a known
+	// offset after the bitmap: offs, fixedLen bytes in all.
+	offs     []int
+	fixedLen int
+}
+
+// attrKind is how an attribute is stored (appendAttrs).
+type attrKind uint8
+
+const (
+	kindVar    attrKind = iota // uvarint length, then the bytes
+	kindBpchar                 // as kindVar, trailing blanks trimmed on reading
+	kindBool                   // 1 byte
+	kindInt2                   // 2 bytes, signed
+	kindInt4                   // 4 bytes, signed
+	kindUint4                  // 4 bytes, unsigned (oid, xid)
+	kindInt8                   // 8 bytes, signed (also timestamps, intervals)
+	kindFloat                  // 8 bytes, a float64 (float4 too)
+)
+
+func kindOf(oid uint32) attrKind {
+	switch oid {
+	case types.OIDBool:
+		return kindBool
+	case types.OIDInt2:
+		return kindInt2
+	case types.OIDInt4, types.OIDDate:
+		return kindInt4
+	case types.OIDOid, types.OIDXid:
+		return kindUint4
+	case types.OIDInt8, types.OIDTimestamp, types.OIDTimestamptz, types.OIDInterval:
+		return kindInt8
+	case types.OIDFloat4, types.OIDFloat8:
+		return kindFloat
+	case types.OIDBpchar:
+		return kindBpchar
 	}
-	natts := len(attrs) // the null bitmap covers every attribute
-	if l == nil && upTo < len(attrs) {
+	return kindVar
+}
+
+// NewRowDecoder returns a decoder of the first upTo columns of t's rows.
+func NewRowDecoder(t *TableDef, upTo int) *RowDecoder {
+	d := &RowDecoder{}
+	d.kinds = d.setup(t, upTo, nil)
+	if d.pos != nil || len(d.kinds) == 0 || len(d.kinds) > 8 {
+		return d
+	}
+	offs := make([]int, 0, len(d.kinds))
+	off := 0
+	for _, k := range d.kinds {
+		w := fixedWidth[k]
+		if w == 0 {
+			return d
+		}
+		offs = append(offs, off)
+		off += w
+	}
+	d.offs, d.fixedLen = offs, off
+	return d
+}
+
+// fixedWidth is the stored width of each fixed-width kind (0: variable).
+var fixedWidth = [...]int{kindBool: 1, kindInt2: 2, kindInt4: 4, kindUint4: 4, kindInt8: 8, kindFloat: 8, kindVar: 0, kindBpchar: 0}
+
+// setup sets d up for t's first upTo columns but for the attributes'
+// kinds, which it appends to kinds (whose room a caller may give on its
+// stack) and returns.
+func (d *RowDecoder) setup(t *TableDef, upTo int, kinds []attrKind) []attrKind {
+	attrs := t.Cols
+	d.l, d.pos = t.Layout, nil
+	if d.l != nil {
+		attrs, d.pos = d.l.attrs, d.l.pos
+	}
+	d.natts = len(attrs) // the null bitmap covers every attribute
+	if d.l == nil && upTo < len(attrs) {
 		attrs = attrs[:upTo]
 	}
-	n := len(attrs)
-	if t.RowFormat != 0 {
+	for i := range attrs {
+		kinds = append(kinds, kindOf(attrs[i].TypeOID))
+	}
+	d.rowFormat = t.RowFormat != 0
+	return kinds
+}
+
+// Decode fills dst from a tuple of the decoder's table, as
+// DecodeRowPrefix does.
+func (d *RowDecoder) Decode(data []byte, dst []types.Datum) error {
+	if d.offs != nil && d.decodeFixed(data, dst) {
+		return nil
+	}
+	return decodeRow(data, dst, d.l, d.pos, d.kinds, d.natts, d.rowFormat)
+}
+
+// decodeFixed decodes a row whose attributes d reads are fixed-width and
+// not NULL from their known offsets. It reports false, having written
+// nothing, for any other row (a NULL among them, or a row written before
+// they all existed), which the general path decodes.
+func (d *RowDecoder) decodeFixed(data []byte, dst []types.Datum) bool {
+	natts := d.natts
+	if d.rowFormat {
+		if len(data) == 0 || data[0] >= 0x80 {
+			return false // over 127 attributes: a longer uvarint
+		}
+		natts, data = int(data[0]), data[1:]
+		if natts < len(d.kinds) {
+			return false
+		}
+	}
+	nb := (natts + 7) / 8
+	if nb == 0 || len(data) < nb+d.fixedLen || data[0]&byte(1<<len(d.kinds)-1) != 0 {
+		return false
+	}
+	p := data[nb : nb+d.fixedLen]
+	dst = dst[:len(d.kinds)]
+	for i, k := range d.kinds {
+		v := p[d.offs[i]:]
+		switch k {
+		case kindBool:
+			dst[i].SetInt(int64(v[0]))
+		case kindInt2:
+			dst[i].SetInt(int64(int16(binary.LittleEndian.Uint16(v))))
+		case kindInt4:
+			dst[i].SetInt(int64(int32(binary.LittleEndian.Uint32(v))))
+		case kindUint4:
+			dst[i].SetInt(int64(binary.LittleEndian.Uint32(v)))
+		case kindInt8:
+			dst[i].SetInt(int64(binary.LittleEndian.Uint64(v)))
+		case kindFloat:
+			dst[i].SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(v)))
+		}
+	}
+	return true
+}
+
+func decodeRow(data []byte, dst []types.Datum, l *rowLayout, pos []int, kinds []attrKind, natts int, rowFormat bool) error {
+	n := len(kinds)
+	if rowFormat {
 		v, k := binary.Uvarint(data)
 		if k <= 0 || v > 1600 {
 			return errCorruptRow
@@ -69,10 +212,10 @@ func DecodeRowPrefix(data []byte, t *TableDef, dst []types.Datum, upTo int) erro
 		// count (heap_deform_tuple's Min(natts, tupdesc->natts))
 		natts, n, data = int(v), min(n, int(v)), data[k:]
 	}
-	if err := decodeAttrs(data, natts, attrs[:n], pos, dst); err != nil {
+	if err := decodeAttrs(data, natts, kinds[:n], pos, dst); err != nil {
 		return err
 	}
-	for k := n; k < len(attrs); k++ { // added after the row was written
+	for k := n; k < len(kinds); k++ { // added after the row was written
 		switch {
 		case pos == nil:
 			dst[k] = types.NullDatum
@@ -136,17 +279,17 @@ func appendAttrs(buf []byte, cols []ColumnDef, pos []int, row []types.Datum) []b
 	return buf
 }
 
-// decodeAttrs decodes the first attributes of a row of natts, cols, into
-// dst as pos maps them (see appendAttrs; a dropped column's value is
-// skipped).
-func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []types.Datum) error {
+// decodeAttrs decodes the first attributes of a row of natts, stored as
+// kinds says, into dst as pos maps them (see appendAttrs; a dropped
+// column's value is skipped).
+func decodeAttrs(data []byte, natts int, kinds []attrKind, pos []int, dst []types.Datum) error {
 	nb := (natts + 7) / 8
 	if len(data) < nb {
 		return errCorruptRow
 	}
 	bitmap, p := data[:nb], data[nb:]
 	var skip types.Datum
-	for i := range cols {
+	for i, kind := range kinds {
 		out := &skip
 		switch {
 		case pos == nil:
@@ -154,19 +297,19 @@ func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []type
 		case pos[i] >= 0:
 			out = &dst[pos[i]]
 		}
-		if bitmap[i/8]&(1<<(i%8)) != 0 {
+		if bitmap[uint(i)>>3]&(1<<(uint(i)&7)) != 0 {
 			*out = types.NullDatum
 			continue
 		}
 		var need int
-		switch cols[i].TypeOID {
-		case types.OIDBool:
+		switch kind {
+		case kindBool:
 			need = 1
-		case types.OIDInt2:
+		case kindInt2:
 			need = 2
-		case types.OIDInt4, types.OIDOid, types.OIDXid, types.OIDDate:
+		case kindInt4, kindUint4:
 			need = 4
-		case types.OIDInt8, types.OIDTimestamp, types.OIDTimestamptz, types.OIDInterval, types.OIDFloat4, types.OIDFloat8:
+		case kindInt8, kindFloat:
 			need = 8
 		default:
 			n, k := binary.Uvarint(p)
@@ -174,7 +317,7 @@ func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []type
 				return errCorruptRow
 			}
 			v := p[k : k+int(n)]
-			if cols[i].TypeOID == types.OIDBpchar {
+			if kind == kindBpchar {
 				v = types.TrimBlanks(v)
 			}
 			if out != &skip {
@@ -186,25 +329,19 @@ func decodeAttrs(data []byte, natts int, cols []ColumnDef, pos []int, dst []type
 		if len(p) < need {
 			return errCorruptRow
 		}
-		switch need {
-		case 1:
-			*out = types.Datum{I: int64(p[0])}
-		case 2:
-			*out = types.Datum{I: int64(int16(binary.LittleEndian.Uint16(p)))}
-		case 4:
-			v := binary.LittleEndian.Uint32(p)
-			if cols[i].TypeOID == types.OIDOid || cols[i].TypeOID == types.OIDXid {
-				*out = types.Datum{I: int64(v)}
-			} else {
-				*out = types.Datum{I: int64(int32(v))}
-			}
-		case 8:
-			v := binary.LittleEndian.Uint64(p)
-			if t := cols[i].TypeOID; t == types.OIDFloat4 || t == types.OIDFloat8 {
-				*out = types.Datum{F: math.Float64frombits(v)}
-			} else {
-				*out = types.Datum{I: int64(v)}
-			}
+		switch kind {
+		case kindBool:
+			out.SetInt(int64(p[0]))
+		case kindInt2:
+			out.SetInt(int64(int16(binary.LittleEndian.Uint16(p))))
+		case kindInt4:
+			out.SetInt(int64(int32(binary.LittleEndian.Uint32(p))))
+		case kindUint4:
+			out.SetInt(int64(binary.LittleEndian.Uint32(p)))
+		case kindInt8:
+			out.SetInt(int64(binary.LittleEndian.Uint64(p)))
+		case kindFloat:
+			out.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(p)))
 		}
 		p = p[need:]
 	}

@@ -124,7 +124,7 @@ func EncodeMissing(c *ColumnDef, v types.Datum) []byte {
 
 func decodeMissing(c *ColumnDef) (types.Datum, error) {
 	dst := []types.Datum{types.NullDatum}
-	err := decodeAttrs(c.Missing, 1, []ColumnDef{*c}, nil, dst)
+	err := decodeAttrs(c.Missing, 1, []attrKind{kindOf(c.TypeOID)}, nil, dst)
 	return dst[0], err
 }
 

@@ -256,7 +256,7 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 	var rows int64 // visible rows the scan returned, for pg_stat_all_tables
 	fn := func(tid storage.TID, row []types.Datum) error {
 		rows++
-		row[n+plan.SysColCtid] = tidDatum(tid)
+		row[n+plan.SysColCtid].SetInt(int64(tid.Block)<<16 | int64(tid.Offset)) // tidDatum
 		return fn0(tid, row)
 	}
 	st := s.Store
@@ -281,8 +281,9 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 		s.TabStats.IndexUsed(ts.Index.OID, read, rows)
 		return err
 	}
+	dec := catalog.NewRowDecoder(ts.T, ts.DecodeLen())
 	err := st.Scan(ec.Ctx, s.Proc, &s.Txn, relfile, func(tid storage.TID, data []byte) error {
-		if err := catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen()); err != nil {
+		if err := dec.Decode(data, row); err != nil {
 			return err
 		}
 		return fn(tid, row)

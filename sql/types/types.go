@@ -18,6 +18,28 @@ type Datum struct {
 	A    []Datum
 }
 
+// SetInt stores the integer v in d. Scans decode each row into the same
+// slots, so a slot usually holds the previous row's value of the same
+// column: then only the number and the null flag change, and the string
+// and array pointers are not rewritten (a whole-datum store rewrites
+// them, under the garbage collector's write barrier).
+func (d *Datum) SetInt(v int64) {
+	if d.S == "" && d.A == nil && math.Float64bits(d.F) == 0 {
+		d.Null, d.I = false, v
+		return
+	}
+	*d = Datum{I: v}
+}
+
+// SetFloat is SetInt for a float.
+func (d *Datum) SetFloat(v float64) {
+	if d.S == "" && d.A == nil && d.I == 0 {
+		d.Null, d.F = false, v
+		return
+	}
+	*d = Datum{F: v}
+}
+
 // NullDatum is SQL NULL.
 var NullDatum = Datum{Null: true}
 
@@ -50,16 +72,20 @@ type Column struct {
 
 const OIDRecord = 2249
 
+// knownTypes are the types TypeByOID knows, the most used first: a
+// column's type is looked up on every row that builds an index key.
+var knownTypes = [...]Type{TypeInt4, TypeText, TypeInt8, TypeBpchar, TypeVarchar, TypeNumeric, TypeBool, TypeDate,
+	TypeTimestamp, TypeTimestamptz, TypeFloat8, TypeInt2, TypeFloat4, TypeOid, TypeXid, TypeChar, TypeName,
+	TypeUnknown, TypeInterval, TypeTextArray, TypeInt4Array,
+	TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp, TypePgLsn, TypeBytea, TypeInet}
+
 func TypeByOID(oid uint32) (Type, bool) {
-	for _, t := range []Type{TypeBool, TypeChar, TypeName, TypeInt2, TypeInt4, TypeInt8, TypeOid, TypeXid,
-		TypeFloat4, TypeFloat8, TypeNumeric, TypeText, TypeVarchar, TypeBpchar, TypeUnknown, TypeDate,
-		TypeTimestamp, TypeTimestamptz, TypeInterval, TypeTextArray, TypeInt4Array,
-		TypeTid, TypeRegproc, TypeRegclass, TypeRegtype, TypeRegrole, TypeRegnsp, TypePgLsn, TypeBytea, TypeInet} {
-		if t.OID == oid {
+	for i := range knownTypes {
+		if t := &knownTypes[i]; t.OID == oid {
 			if t.OID == OIDUnknown {
 				return Type{}, true
 			}
-			return t, true
+			return *t, true
 		}
 	}
 	return Type{}, false
