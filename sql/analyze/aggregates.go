@@ -145,6 +145,42 @@ func (a *Analyzer) aggregate(name string, fc *pg.FuncCall) (expr.Expr, error) {
 		}
 		ref.Order = append(ref.Order, expr.NewSortKey(e, by))
 	}
+	if outerOnly(ref) {
+		// PostgreSQL makes such an aggregate one of the enclosing query
+		// (agglevelsup): sum(t.x) in a subquery over t's rows sums them
+		// all. lockd would aggregate per outer row instead: refuse.
+		return nil, expr.PosErr(pgerr.NotSupported("aggregate functions whose arguments read only an enclosing query's columns are not supported"), fc.Location)
+	}
 	*saved = append(*saved, ref)
 	return &expr.AggResult{Idx: len(*saved) - 1, T: ref.T}, nil
+}
+
+// outerOnly reports whether an aggregate's arguments, FILTER and ORDER BY
+// read enclosing levels' columns and none of its own level's: PostgreSQL
+// gives it to the nearest enclosing level it reads (check_agg_arguments).
+func outerOnly(ref *expr.AggRef) bool {
+	own, outer := false, false
+	var look func(e expr.Expr)
+	look = func(e expr.Expr) {
+		expr.WalkExpr(e, func(x expr.Expr) bool {
+			switch c := x.(type) {
+			case *expr.ColExpr:
+				own = true
+			case *expr.OuterExpr:
+				outer = true
+			case *expr.SublinkExpr:
+				for _, p := range c.Params { // what a correlated subquery reads of the levels around it
+					look(p)
+				}
+			}
+			return true
+		})
+	}
+	look(ref.Arg)
+	look(ref.Arg2)
+	look(ref.Filter)
+	for _, k := range ref.Order {
+		look(k.E)
+	}
+	return outer && !own
 }
