@@ -58,6 +58,9 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	}
 	add("Parallel Aware", "false")
 	add("Async Capable", "false")
+	if n.bitmapIndex != "" {
+		add("Index Name", jsonString(n.bitmapIndex))
+	}
 	if n.index != "" {
 		dir := "Forward"
 		if n.backward {
@@ -99,6 +102,13 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 			continue
 		}
 		add(p.label, jsonString(p.value))
+		if p.label == "Recheck Cond" && opts.Analyze {
+			st := n.stats
+			if st == nil {
+				st = &expr.NodeStats{}
+			}
+			add("Rows Removed by Index Recheck", fmtRows(st.RecheckRemoved/math.Max(st.Loops, 1)))
+		}
 		if p.label == "Index Cond" && opts.Analyze && n.typ == "Index Only Scan" {
 			// the index conditions an index-only scan rechecks (none are
 			// lossy in a B-tree: always 0, printed in the structured
@@ -111,6 +121,14 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	}
 	if opts.Analyze && n.typ == "Index Only Scan" {
 		add("Heap Fetches", fmtRows(n.heapFetches()))
+	}
+	if opts.Analyze && n.typ == "Bitmap Heap Scan" {
+		st := n.stats
+		if st == nil {
+			st = &expr.NodeStats{}
+		}
+		add("Exact Heap Blocks", fmtRows(st.ExactPages))
+		add("Lossy Heap Blocks", fmtRows(st.LossyPages))
 	}
 	var kids []string
 	kid := func(k *exNode, rel string) {
@@ -127,7 +145,7 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	for i, k := range n.kids {
 		rel := "Outer"
 		switch {
-		case n.typ == "Append":
+		case n.typ == "Append", n.typ == "BitmapAnd", n.typ == "BitmapOr":
 			rel = "Member"
 		case i == 1:
 			rel = "Inner"
