@@ -71,10 +71,23 @@ func (x *Executor) scanBitmap(ec *expr.EvalCtx, ts *plan.TableSource, level, row
 	defer func() { x.bmIters = append(x.bmIters, it) }()
 	it.begin(tbm)
 	n := ts.DecodeLen()
+	own := ts.Bitmap.OwnRow
 	var derr error
 	visit := func(tid storage.TID, data []byte) error {
 		if derr = catalog.DecodeRowPrefix(data, ts.T, row, n); derr != nil {
 			return derr
+		}
+		if own && x.recheck {
+			ok, err := passes(ec, ts.Bitmap.Recheck, row)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				if hs != nil {
+					hs.RecheckRemoved++
+				}
+				return nil
+			}
 		}
 		return fn(tid, row)
 	}

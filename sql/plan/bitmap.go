@@ -62,8 +62,11 @@ type BitmapNode struct {
 	param bool // an index condition reads a nested loop's outer row
 
 	// Recheck (the tree's root) are the table's conditions it carries
-	// out, which a lossy page's rows are checked against again
+	// out, which a lossy page's rows are checked against again: by the
+	// FROM item's filters, which hold them, or with OwnRow (a partition's
+	// scan, whose conditions read its own row) by the scan itself
 	Recheck []expr.Expr
+	OwnRow  bool
 }
 
 // indexPathNode makes the Bitmap Index Scan of index path ch under
@@ -499,6 +502,47 @@ func (n *BitmapNode) RecheckSet() map[expr.Expr]bool {
 		out[e] = true
 	}
 	return out
+}
+
+// considerBitmap makes partition scan ts a bitmap scan when one costs
+// less than the scan its conditions where (over its own row) chose.
+func (ts *TableSource) considerBitmap(b *expr.Backend, where expr.Expr) {
+	if where == nil {
+		return
+	}
+	c := costsOf(b)
+	ri := newRelInfo(b, ts.T, tableColumn(ts.cols, 0, len(ts.Defs)))
+	quals := conjuncts(where)
+	cs := condSet{}
+	for _, q := range quals {
+		cs.add(q, ri.colOf, isRowFree)
+	}
+	rows := clampRows(ri.size.tuples * ri.restrictSel(quals, isRowFree))
+	bp, ok := ts.bitmapPath(c, b, ri, cs, quals, rows, 1, false)
+	if !ok {
+		return
+	}
+	cur := c.seqScanCost(ri.size, quals, rows)
+	if ts.Index != nil {
+		ch := pinned(ts.Index, cs)
+		ch.rng = ch.rng || ts.Lo != nil || ts.Hi != nil || ts.NotNull
+		cur = c.indexScanCost(ri.size, indexSize(b, ts.Index, ri.size), ri.indexSel(ch, cs), nIndexQuals(ch, cs), nonIndexQuals(quals, ch, cs), rows, 1, saScans(ch, cs), ri.indexCorrelation(ts.Index), ch.exact && ts.Index.Unique && !ch.null, ts.IndexOnly)
+	}
+	if bp.cost.total < cur.total {
+		ts.IndexOnly = false
+		ts.apply(bp, cs)
+		bp.bitmap.OwnRow = true
+	}
+}
+
+// bitmapProbe is the cost of a bitmap scan of a table of size sz for one
+// of loops runs through an index of size isz whose nkeys join keys select
+// sel of its rows, rows rows per run coming out (a partition's
+// parameterised bitmap scan, for weighing a nested loop).
+func (c *costs) bitmapProbe(sz, isz relSize, sel float64, nkeys int, quals []expr.Expr, rows, loops float64) pathCost {
+	ic := c.btreeCost(sz, isz, sel, nkeys, loops, 1, false)
+	n := &BitmapNode{Op: BitmapIndexScan, sel: sel, pages: isz.pages, cost: ic.total + 0.1*c.cpuOperator*rows}
+	return c.bitmapHeapCost(sz, n, quals, nkeys, rows, loops)
 }
 
 // ScanIndexes lists the indexes a scan of ts reads: its index scan's, or

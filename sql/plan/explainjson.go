@@ -16,6 +16,10 @@ func (n *exNode) json(opts *ExplainOptions) string {
 	var b strings.Builder
 	b.WriteString("[\n  {\n    \"Plan\": ")
 	n.writeJSON(&b, 4, opts, "")
+	if opts.Analyze {
+		// the triggers a writing statement fired: lockd has none
+		b.WriteString(",\n    \"Triggers\": [\n    ]")
+	}
 	b.WriteString("\n  }\n]")
 	return b.String()
 }
