@@ -67,6 +67,7 @@ type BitmapNode struct {
 	// scan, whose conditions read its own row) by the scan itself
 	Recheck []expr.Expr
 	OwnRow  bool
+	heap    pathCost // the heap scan's cost (the tree's root)
 }
 
 // indexPathNode makes the Bitmap Index Scan of index path ch under

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"math"
 	"strings"
 
 	"lockd/sql/expr"
@@ -230,6 +229,9 @@ func (ex *explainer) scanCost(ts *TableSource, l *LeafNode) pathCost {
 	sz := tableSize(ex.b, ts.T)
 	ri := newRelInfo(ex.b, ts.T, tableColumn(ts.cols, l.Off, len(ts.Defs)))
 	rows := clampRows(sz.tuples * ri.restrictSel(l.Filters, func(expr.Expr) bool { return true }))
+	if ts.Bitmap != nil {
+		return ts.Bitmap.heap
+	}
 	if ts.Index == nil {
 		return ex.c.seqScanCost(sz, l.Filters, rows)
 	}
@@ -270,7 +272,11 @@ func (ex *explainer) appendNode(lv *level, l *LeafNode, ps *PartitionedSource) *
 		child := ex.tableScan(lv, &LeafNode{item: l.item, Src: pn.Ts, Off: l.Off, N: l.N, Filters: l.Filters}, pn.Ts, ref, &d, ps.origOf)
 		child.stats = ex.stat(pn)
 		n.kids = append(n.kids, child)
-		n.cost.startup = math.Min(n.cost.startup, child.cost.startup)
+		if len(n.kids) == 1 {
+			// an unordered Append starts when its first child does
+			// (cost_append)
+			n.cost.startup = child.cost.startup
+		}
 		n.cost.total += child.cost.total
 		n.cost.rows += child.cost.rows
 		n.width = child.width

@@ -202,6 +202,7 @@ func (ts *TableSource) apply(p pathChoice, cs condSet) {
 		if p.bitmap != nil {
 			ts.keysReadLevel = p.bitmap.param
 			p.bitmap.Recheck = p.bitmap.allConds()
+			p.bitmap.heap = p.cost
 		}
 		return
 	}

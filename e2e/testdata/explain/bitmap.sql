@@ -46,7 +46,10 @@ explain (analyze, costs off, timing off, summary off) select * from bt where b =
 explain (analyze, costs off, timing off, summary off) select * from bt where b = 5 or b = 400 or b = 800;
 explain (analyze, costs off, timing off, summary off) select * from bs join bt on bt.b = bs.x;
 explain (analyze, costs off, timing off, summary off, format json) select * from bt where b = 5 or b = 400 or b = 800;
--- partitions: each partition's scan, and run-time pruning
+-- the rows UPDATE and DELETE change
+explain (costs off) update bt set d = d + 1 where b = 5 or b = 17;
+explain (costs off) delete from bt where b < 50 and c < 5;
+-- partitions: each partition's scan
 explain (costs off) select * from bp where v = 3 or v = 7;
 explain (costs off) select * from bp where k < 10000 and (v = 3 or v = 7);
 -- switched off: PostgreSQL adds its disable cost
