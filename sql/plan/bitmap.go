@@ -546,6 +546,31 @@ func (c *costs) bitmapProbe(sz, isz relSize, sel float64, nkeys int, quals []exp
 	return c.bitmapHeapCost(sz, n, quals, nkeys, rows, loops)
 }
 
+// topNSortCost is cost_sort of in's rows kept to the first limit:
+// a bounded heap when the rows are more than twice the limit, else a
+// quicksort of them all (two operators a comparison), all before the
+// first row; then an operator per row.
+func (c *costs) topNSortCost(in pathCost, limit float64) pathCost {
+	n := math.Max(in.rows, 2)
+	cmp := 2 * c.cpuOperator
+	startup := in.total
+	if n > 2*limit {
+		startup += cmp * n * math.Log2(2*limit)
+	} else {
+		startup += cmp * n * math.Log2(n)
+	}
+	return pathCost{startup: startup, total: startup + c.cpuOperator*n, rows: in.rows}
+}
+
+// limitCost is what reading the first limit rows of pc costs (a Limit
+// node): its startup and that fraction of the rest.
+func (c *costs) limitCost(pc pathCost, limit float64) float64 {
+	if pc.rows <= limit || pc.rows <= 0 {
+		return pc.total
+	}
+	return pc.startup + (pc.total-pc.startup)*limit/pc.rows
+}
+
 // ScanIndexes lists the indexes a scan of ts reads: its index scan's, or
 // every index of its bitmap tree (each of which the executor opens, as
 // PostgreSQL's ExecInitBitmapIndexScan does).

@@ -36,6 +36,11 @@ explain (costs off) select * from bt where b = 3;
 -- two indexed conditions together: BitmapAnd
 explain (costs off) select * from bt where b < 50 and c < 5;
 explain (costs off) select * from bt where b = 5 and c = 7;
+-- ORDER BY ... LIMIT: an index giving the order, stopping early, against
+-- the bitmap scan and a top-N sort
+explain (costs off) select * from bt where b between 100 and 120 order by a limit 5;
+explain (costs off) select * from bt where b between 100 and 120 order by b limit 5;
+explain (costs off) select * from bt where b = 5 or c = 7 order by c limit 3;
 -- the inner side of a nested loop, rescanned for each outer row
 explain (costs off) select * from bs join bt on bt.b = bs.x;
 explain (costs off) select * from bs join bt on bt.b = bs.x and bt.c < 50;
