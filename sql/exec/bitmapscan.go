@@ -154,13 +154,18 @@ func (x *Executor) runBitmapNode(ec *expr.EvalCtx, n *plan.BitmapNode, level []t
 			switch {
 			case out == nil:
 				out = b
-				continue
 			case n.Op == plan.BitmapAnd:
 				out.intersect(b)
+				x.giveBitmap(b)
 			default:
 				out.union(b)
+				x.giveBitmap(b)
 			}
-			x.giveBitmap(b)
+			if n.Op == plan.BitmapAnd && out.live == 0 {
+				// nothing left to intersect: the other kids are not run
+				// (MultiExecBitmapAnd)
+				break
+			}
 		}
 		return nil
 	}

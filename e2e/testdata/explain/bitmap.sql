@@ -50,6 +50,7 @@ explain (costs off) select * from bs join bt on bt.b = bs.x and bt.c < 50;
 explain (analyze, costs off, timing off, summary off) select * from bt where b = 5 and d = 2;
 explain (analyze, costs off, timing off, summary off) select * from bt where b = 5 or b = 400 or b = 800;
 explain (analyze, costs off, timing off, summary off) select * from bs join bt on bt.b = bs.x;
+explain (analyze, costs off, timing off, summary off) select * from bt where b = 5000 and c = 7;
 explain (analyze, costs off, timing off, summary off, format json) select * from bt where b = 5 or b = 400 or b = 800;
 -- the rows UPDATE and DELETE change
 explain (costs off) update bt set d = d + 1 where b = 5 or b = 17;
