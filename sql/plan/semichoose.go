@@ -187,6 +187,7 @@ func (fb *fromBuilder) filterPartitioned(l *LeafNode, src *PartitionedSource, ke
 	default:
 		where = &expr.BoolExpr{Op: expr.BoolAnd, Args: conds}
 	}
+	src.b = fb.a.S
 	src.filter(fb.a.S.Cat(), where)
 }
 
