@@ -125,7 +125,7 @@ func TestCrashVisibilityMap(t *testing.T) {
 			{"enable_seqscan = off", "select count(*), sum(a), 0::bigint from vm_t", "Index Only Scan using vm_t_pkey", seqA},
 			{"enable_seqscan = off;enable_indexonlyscan = off", "select count(*), sum(a), 0::bigint from vm_t where a > 0", "Index Scan using vm_t_pkey", seqA},
 			{"enable_seqscan = off", "select count(*), sum(b), 0::bigint from vm_t where b >= -1000", "Index Only Scan using vm_t_b", seqB},
-			{"enable_seqscan = off;enable_indexonlyscan = off", "select count(*), sum(b), 0::bigint from vm_t where b >= -1000", "Index Scan using vm_t_b", seqB},
+			{"enable_seqscan = off;enable_indexonlyscan = off;enable_bitmapscan = off", "select count(*), sum(b), 0::bigint from vm_t where b >= -1000", "Index Scan using vm_t_b", seqB},
 		} {
 			if got := query(tc.settings, tc.q, tc.plan); got != tc.want {
 				t.Fatalf("round %d: %s (%s) found %+v, a sequential scan %+v", round, tc.q, tc.plan, got, tc.want)

@@ -56,6 +56,7 @@ func BenchmarkExecutor(b *testing.B) {
 		{"hash-join", "select count(*) from acc a join br b on a.bid = b.bid", "100000"},
 		{"group-by", "select count(*) from (select bid, sum(abalance) from acc group by bid) g", "10"},
 		{"index-range", "select count(*) from acc where aid between 1000 and 1999", "1000"},
+		{"bitmap-or", "select count(*) from acc where aid < 5000 or aid > 95000", "9999"},
 	} {
 		b.Run(q.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -209,14 +209,39 @@ func (s *Store) Scan(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, 
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		if err := s.scanPage(p, &b.stats, t, r, blk, fn); err != nil {
+		if err := s.scanPage(p, &b.stats, t, r, blk, nil, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relation, blk uint32, fn func(tid TID, data []byte) error) error {
+// ScanBlock calls fn for the tuples of page blk of rel visible to t, in
+// offset order: those at offsets (ascending), or all of the page's when
+// offsets is nil (a bitmap heap scan's exact and lossy pages,
+// heapam_scan_bitmap_next_block). The page is read as Scan reads it; a
+// block past the end of the relation has no tuples.
+func (s *Store) ScanBlock(p *locks.Proc, t *txn.Txn, rel RelID, blk uint32, offsets []uint16, fn func(tid TID, data []byte) error) error {
+	r, err := s.relation(rel)
+	if err != nil {
+		return err
+	}
+	if blk >= r.nblocks.Load() {
+		return nil
+	}
+	b, _ := s.backend(p)
+	if offsets == nil {
+		return s.scanPage(p, &b.stats, t, r, blk, nil, fn)
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	return s.scanPage(p, &b.stats, t, r, blk, offsets, fn)
+}
+
+// scanPage reads page blk's visible tuples: all of them, or with offs
+// set only those at offs (ascending).
+func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relation, blk uint32, offs []uint16, fn func(tid TID, data []byte) error) error {
 	id, err := s.readBuffer(p, st, r, blk)
 	if err != nil {
 		return err
@@ -232,7 +257,16 @@ func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relatio
 	allVisible := r.vm.allVisible(blk)
 	nline := pg.maxOffset()
 	var h txn.TupleHeader
-	for off := 1; off <= nline; off++ {
+	for i, off := 0, 1; off <= nline; i, off = i+1, off+1 {
+		if offs != nil {
+			if i >= len(offs) || int(offs[i]) > nline {
+				break
+			}
+			off = int(offs[i])
+			if off == 0 {
+				continue
+			}
+		}
 		o, f, l := pg.itemID(off)
 		if f != lpNormal {
 			continue

@@ -78,7 +78,14 @@ type Executor struct {
 	// leafDst is the level row's span of the table leaf about to be
 	// scanned: the scan decodes its rows there rather than into a row
 	// of its own that runLeaf would copy (taken once, by takeLeafDst)
-	leafDst  []types.Datum
+	leafDst []types.Datum
+	// bitmaps and bmIters are finished bitmap scans' memory, for the
+	// next (bitmapscan.go); recheck says the bitmap heap scan's current
+	// page needs its index conditions checked again (runLeaf counts the
+	// rows they remove)
+	bitmaps  []*tidBitmap
+	bmIters  []*bmIterator
+	recheck  bool
 	CopySrc  CopySource
 	CopySink CopySink
 	// spi analyses a statement for the executor's own queries (the

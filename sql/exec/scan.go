@@ -76,9 +76,23 @@ func passes(ec *expr.EvalCtx, conds []expr.Expr, buf []types.Datum) (bool, error
 func (x *Executor) runLeaf(ec *expr.EvalCtx, l *plan.LeafNode, buf []types.Datum, fn func() error) error {
 	dst := buf[l.Off : l.Off+l.N]
 	st := ec.Stats(l)
+	var recheck []expr.Expr
+	if ts, ok := l.Src.(*plan.TableSource); ok && ts.Bitmap != nil {
+		recheck = ts.Bitmap.Recheck
+	}
 	each := func(row []types.Datum) error {
 		if len(row) == 0 || len(dst) == 0 || &row[0] != &dst[0] {
 			copy(dst, row)
+		}
+		if x.recheck && recheck != nil {
+			// a lossy page of a bitmap heap scan: its index conditions
+			// first (the filters hold them too)
+			if ok, err := passes(ec, recheck, buf); err != nil || !ok {
+				if st != nil && err == nil {
+					st.RecheckRemoved++
+				}
+				return err
+			}
 		}
 		if ok, err := passes(ec, l.Filters, buf); err != nil || !ok {
 			if st != nil && err == nil {

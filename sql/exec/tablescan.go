@@ -172,9 +172,16 @@ func (x *Executor) openPartitionNode(ec *expr.EvalCtx, ps *plan.PartitionedSourc
 			}
 		case run && kid.Ts != nil && kid.Ts.Index != nil:
 			// a cached generic plan that reads: the executor opens only
-			// the index a surviving partition is scanned by
+			// the index a surviving partition is scanned by (or, below,
+			// each index of its bitmap scan)
 			if err := s.LockNow(ec, kid.Ts.Index.OID, ps.Mode); err != nil {
 				return err
+			}
+		case run && kid.Ts != nil && kid.Ts.Bitmap != nil:
+			for _, ix := range kid.Ts.ScanIndexes() {
+				if err := s.LockNow(ec, ix.OID, ps.Mode); err != nil {
+					return err
+				}
 			}
 		}
 		if err := x.openPartitionNode(ec, ps, kid, leaves, run); err != nil {
@@ -273,6 +280,10 @@ func (x *Executor) scanTableTIDsLevel(ec *expr.EvalCtx, ts *plan.TableSource, le
 		err := x.lookupExact(ec, ts, level, row, &read, fn)
 		s.TabStats.IndexScanned(ts.T.OID, rows)
 		s.TabStats.IndexUsed(ts.Index.OID, read, rows)
+		return err
+	case ts.Bitmap != nil:
+		err := x.scanBitmap(ec, ts, level, row, fn)
+		s.TabStats.IndexScanned(ts.T.OID, rows)
 		return err
 	case ts.Index != nil:
 		var read int64

@@ -144,6 +144,10 @@ type NodeStats struct {
 	// HeapFetches: heap tuples an index-only scan read because the
 	// visibility map did not call their page all-visible
 	HeapFetches float64
+	// a Bitmap Heap Scan's rows its index recheck removed, and the
+	// exact and lossy pages it read (over all loops)
+	RecheckRemoved         float64
+	ExactPages, LossyPages float64
 }
 
 // Stats returns the counts for key, made on first use; nil when nothing

@@ -40,8 +40,9 @@ const (
 type costs struct {
 	seqPage, randomPage, cpuTuple, cpuIndexTuple, cpuOperator float64
 	cacheSize                                                 float64 // effective_cache_size, pages
+	workMem                                                   int64   // work_mem, bytes
 
-	seqscan, indexscan, indexonly, nestloop, hashjoin, pruning bool // enable_*
+	seqscan, indexscan, indexonly, bitmapscan, nestloop, hashjoin, pruning bool // enable_*
 }
 
 // costsOf reads the session's cost settings.
@@ -57,6 +58,8 @@ func costsOf(b *expr.Backend) *costs {
 		seqscan:       get("enable_seqscan").Bool,
 		indexscan:     get("enable_indexscan").Bool,
 		indexonly:     get("enable_indexonlyscan").Bool,
+		bitmapscan:    get("enable_bitmapscan").Bool,
+		workMem:       int64(get("work_mem").Int) * 1024,
 		nestloop:      get("enable_nestloop").Bool,
 		hashjoin:      get("enable_hashjoin").Bool,
 		pruning:       get("enable_partition_pruning").Bool,
@@ -267,26 +270,9 @@ func (c *costs) pagesFetched(tuples, pages, totalPages float64) float64 {
 // the cost is that of one run. corr is the correlation of the index order
 // with the heap's (0 without statistics). An index-only scan (indexOnly)
 // reads only the heap pages that are not all-visible.
-func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, quals []expr.Expr, rows, loops, corr float64, exactUnique, indexOnly bool) pathCost {
-	idxTuples := math.Max(isz.tuples, 1)
-	numIdx := clampRows(indexSel * idxTuples)
-	if exactUnique {
-		numIdx = 1
-	}
-	// btcostestimate: descending the tree, then reading the entries
-	height := isz.height
-	if !isz.hasHeight {
-		height = treeHeight(isz.pages)
-	}
-	startup := math.Ceil(math.Log2(idxTuples))*c.cpuOperator + float64(height+1)*50*c.cpuOperator
-	idxPages := math.Ceil(numIdx * isz.pages / idxTuples)
-	idxIO := idxPages * c.randomPage
-	if loops > 1 {
-		// genericcostestimate: the pages of all the loops' scans, fewer
-		// for the cache (one "tuple" per page)
-		idxIO = c.pagesFetched(idxPages*loops, isz.pages, sz.pages+isz.pages) * c.randomPage / loops
-	}
-	idxCPU := numIdx * (c.cpuIndexTuple + c.cpuOperator*float64(nquals))
+func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, quals []expr.Expr, rows, loops, nsa, corr float64, exactUnique, indexOnly bool) pathCost {
+	ic := c.btreeCost(sz, isz, indexSel, nquals, loops, nsa, exactUnique)
+	startup, numIdx := ic.startup, ic.rows
 	// the heap: random page reads, fewer when the index order follows
 	// the heap's, and for an index-only scan only on the pages that are
 	// not all-visible
@@ -314,12 +300,75 @@ func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, qua
 	}
 	heapIO := maxIO + corr*corr*(minIO-maxIO)
 	heapCPU := (c.cpuTuple + c.qualCost(quals)) * fetched
-	pc := pathCost{startup: startup, total: startup + idxIO + idxCPU + heapIO + heapCPU, rows: rows}
+	pc := pathCost{startup: startup, total: ic.total + heapIO + heapCPU, rows: rows}
 	if !c.indexscan {
 		pc.startup += disableCost
 		pc.total += disableCost
 	}
 	return pc
+}
+
+// btreeCost is btcostestimate's cost of reading a B-tree index of size
+// isz over a table of size sz for one of loops runs: descending the tree
+// (startup), then the index pages and entries the conditions select
+// (indexSel of the entries, nquals conditions evaluated per entry). Its
+// rows are the entries read. It is what an index scan costs before the
+// heap, and all a Bitmap Index Scan costs.
+func (c *costs) btreeCost(sz, isz relSize, indexSel float64, nquals int, loops, nsa float64, exactUnique bool) pathCost {
+	idxTuples := math.Max(isz.tuples, 1)
+	numIdx := clampRows(indexSel * idxTuples)
+	if exactUnique {
+		numIdx = 1
+	}
+	// an IN list or = ANY (array) scans once per value: the entries,
+	// pages and descents are per scan (genericcostestimate's
+	// num_sa_scans)
+	nsa = math.Max(nsa, 1)
+	perScan := numIdx
+	if nsa > 1 {
+		perScan = clampRows(indexSel * idxTuples / nsa)
+	}
+	// btcostestimate: descending the tree, then reading the entries
+	height := isz.height
+	if !isz.hasHeight {
+		height = treeHeight(isz.pages)
+	}
+	descent := math.Ceil(math.Log2(idxTuples))*c.cpuOperator + float64(height+1)*50*c.cpuOperator
+	idxPages := math.Ceil(perScan * isz.pages / idxTuples)
+	idxIO := idxPages * c.randomPage
+	if loops > 1 || nsa > 1 {
+		// genericcostestimate: the pages of all the scans, fewer for the
+		// cache (one "tuple" per page), shared out over the loops (a
+		// loop's scans of its array values are its own)
+		idxIO = c.pagesFetched(idxPages*nsa*math.Max(loops, 1), isz.pages, sz.pages+isz.pages) * c.randomPage / math.Max(loops, 1)
+	}
+	idxCPU := perScan * nsa * (c.cpuIndexTuple + c.cpuOperator*float64(nquals))
+	return pathCost{startup: descent, total: nsa*descent + idxIO + idxCPU, rows: numIdx}
+}
+
+// saScans is num_sa_scans for index path ch: the values of the IN list or
+// array it scans for (estimate_array_length: an array not known when
+// planning counts 10).
+func saScans(ch indexChoice, cs condSet) float64 {
+	if !ch.in {
+		return 1
+	}
+	cc := cs[ch.ix.Cols[ch.neq]]
+	switch {
+	case cc == nil:
+		return 1
+	case cc.in != nil:
+		return float64(len(cc.in))
+	case cc.inArr != nil:
+		if k, ok := cc.inArr.(*expr.ConstExpr); ok {
+			if k.D.Null {
+				return 1
+			}
+			return float64(len(k.D.A))
+		}
+		return 10
+	}
+	return 1
 }
 
 // treeHeight guesses a B-tree's height from its pages.

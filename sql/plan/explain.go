@@ -32,15 +32,17 @@ type exNode struct {
 	joinType string // "Inner", "Left", ...: joins only
 	strategy string // aggregates: "Plain", "Hashed"
 	index    string // index scans: the index's name
-	backward bool
-	rel, ref string // scans: the relation and its name in the plan
-	cost     pathCost
-	width    int
-	props    []exProp
-	kids     []*exNode
-	subs     []*exSub // InitPlans before the children, SubPlans after
-	stats    *expr.NodeStats
-	exec     bool // the node ran (stats are meaningful)
+	// bitmapIndex: a Bitmap Index Scan's index (named in its type)
+	bitmapIndex string
+	backward    bool
+	rel, ref    string // scans: the relation and its name in the plan
+	cost        pathCost
+	width       int
+	props       []exProp
+	kids        []*exNode
+	subs        []*exSub // InitPlans before the children, SubPlans after
+	stats       *expr.NodeStats
+	exec        bool // the node ran (stats are meaningful)
 }
 
 type exProp struct{ label, value string }
@@ -104,6 +106,9 @@ func (n *exNode) text(out *[]string, col int, arrow bool, opts *ExplainOptions) 
 	detail := strings.Repeat(" ", col+2)
 	for _, p := range n.props {
 		*out = append(*out, detail+p.label+": "+p.value)
+		if p.label == "Recheck Cond" && opts.Analyze && n.stats != nil && n.stats.RecheckRemoved > 0 {
+			*out = append(*out, detail+"Rows Removed by Index Recheck: "+fmtRows(n.stats.RecheckRemoved/math.Max(n.stats.Loops, 1)))
+		}
 	}
 	if opts.Analyze && n.stats != nil {
 		if n.stats.JoinFilter > 0 {
@@ -115,6 +120,16 @@ func (n *exNode) text(out *[]string, col int, arrow bool, opts *ExplainOptions) 
 	}
 	if opts.Analyze && n.typ == "Index Only Scan" {
 		*out = append(*out, detail+"Heap Fetches: "+fmtRows(n.heapFetches()))
+	}
+	if opts.Analyze && n.typ == "Bitmap Heap Scan" && n.stats != nil && (n.stats.ExactPages > 0 || n.stats.LossyPages > 0) {
+		line := detail + "Heap Blocks:"
+		if n.stats.ExactPages > 0 {
+			line += " exact=" + fmtRows(n.stats.ExactPages)
+		}
+		if n.stats.LossyPages > 0 {
+			line += " lossy=" + fmtRows(n.stats.LossyPages)
+		}
+		*out = append(*out, line)
 	}
 	for _, s := range n.subs {
 		if s.init {

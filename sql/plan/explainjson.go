@@ -16,6 +16,10 @@ func (n *exNode) json(opts *ExplainOptions) string {
 	var b strings.Builder
 	b.WriteString("[\n  {\n    \"Plan\": ")
 	n.writeJSON(&b, 4, opts, "")
+	if opts.Analyze {
+		// the triggers a writing statement fired: lockd has none
+		b.WriteString(",\n    \"Triggers\": [\n    ]")
+	}
 	b.WriteString("\n  }\n]")
 	return b.String()
 }
@@ -58,6 +62,9 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	}
 	add("Parallel Aware", "false")
 	add("Async Capable", "false")
+	if n.bitmapIndex != "" {
+		add("Index Name", jsonString(n.bitmapIndex))
+	}
 	if n.index != "" {
 		dir := "Forward"
 		if n.backward {
@@ -99,6 +106,13 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 			continue
 		}
 		add(p.label, jsonString(p.value))
+		if p.label == "Recheck Cond" && opts.Analyze {
+			st := n.stats
+			if st == nil {
+				st = &expr.NodeStats{}
+			}
+			add("Rows Removed by Index Recheck", fmtRows(st.RecheckRemoved/math.Max(st.Loops, 1)))
+		}
 		if p.label == "Index Cond" && opts.Analyze && n.typ == "Index Only Scan" {
 			// the index conditions an index-only scan rechecks (none are
 			// lossy in a B-tree: always 0, printed in the structured
@@ -111,6 +125,14 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	}
 	if opts.Analyze && n.typ == "Index Only Scan" {
 		add("Heap Fetches", fmtRows(n.heapFetches()))
+	}
+	if opts.Analyze && n.typ == "Bitmap Heap Scan" {
+		st := n.stats
+		if st == nil {
+			st = &expr.NodeStats{}
+		}
+		add("Exact Heap Blocks", fmtRows(st.ExactPages))
+		add("Lossy Heap Blocks", fmtRows(st.LossyPages))
 	}
 	var kids []string
 	kid := func(k *exNode, rel string) {
@@ -127,7 +149,7 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	for i, k := range n.kids {
 		rel := "Outer"
 		switch {
-		case n.typ == "Append":
+		case n.typ == "Append", n.typ == "BitmapAnd", n.typ == "BitmapOr":
 			rel = "Member"
 		case i == 1:
 			rel = "Inner"

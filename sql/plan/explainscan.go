@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"math"
 	"strings"
 
 	"lockd/sql/expr"
@@ -89,67 +88,17 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 			n.typ = "Index Only Scan"
 		}
 		n.index, n.backward = ts.Index.Name, ts.Backward
-		var conds []string
-		for i := range ts.KeyArgs {
-			c := ts.Index.Cols[i]
-			name := quoteIdent(ts.T.Cols[c].Name)
-			if _, null := ts.KeyArgs[i].(*NullKey); null {
-				conds = append(conds, "("+name+" IS NULL)")
-			} else {
-				// a join key reads the outer row: PostgreSQL prints the
-				// parameter's referent qualified
-				saved := d.force
-				d.force = d.force || ts.conds[c] != nil && ts.conds[c].eqJoin
-				conds = append(conds, "("+name+" = "+d.print(ts.KeyArgs[i])+")")
-				d.force = saved
-			}
-			if cc := ts.conds[c]; cc != nil && cc.eqSrc != nil {
-				indexConds[orig(cc.eqSrc)] = true
-			}
+		if conds := ex.indexConds(ts, d, orig, indexConds); len(conds) > 0 {
+			n.prop("Index Cond", andText(conds))
 		}
-		if ts.InArgs != nil || ts.InArr != nil || ts.Lo != nil || ts.Hi != nil || ts.NotNull {
-			c := ts.Index.Cols[len(ts.KeyArgs)]
-			name := quoteIdent(ts.T.Cols[c].Name)
-			cc := ts.conds[c]
-			switch {
-			case ts.InArgs != nil:
-				var b strings.Builder
-				b.WriteString("(" + name + " = ANY (")
-				d.writeArray(&b, ts.NextTyp, ts.InArgs)
-				b.WriteString("))")
-				conds = append(conds, b.String())
-			case ts.InArr != nil:
-				conds = append(conds, "("+name+" = ANY ("+d.print(ts.InArr)+"))")
-			}
-			if ts.Lo != nil {
-				op := ">"
-				if ts.LoIncl {
-					op = ">="
-				}
-				conds = append(conds, "("+name+" "+op+" "+d.print(ts.Lo)+")")
-			}
-			if ts.Hi != nil {
-				op := "<"
-				if ts.HiIncl {
-					op = "<="
-				}
-				conds = append(conds, "("+name+" "+op+" "+d.print(ts.Hi)+")")
-			}
-			if ts.NotNull && ts.Lo == nil && ts.Hi == nil {
-				conds = append(conds, "("+name+" IS NOT NULL)")
-			}
-			if cc != nil {
-				for _, s := range []expr.Expr{cc.inSrc, cc.loSrc, cc.hiSrc, cc.notNullSrc} {
-					if s != nil {
-						indexConds[orig(s)] = true
-					}
-				}
-			}
-		}
-		if len(conds) == 1 {
-			n.prop("Index Cond", conds[0])
-		} else if len(conds) > 1 {
-			n.prop("Index Cond", "("+strings.Join(conds, " AND ")+")")
+	}
+	if ts.Bitmap != nil {
+		n.typ = "Bitmap Heap Scan"
+		kid, recheck := ex.bitmapNode(ts.Bitmap, d, orig, indexConds)
+		n.prop("Recheck Cond", andText(recheck))
+		n.kids = []*exNode{kid}
+		for _, e := range ts.Bitmap.Recheck {
+			indexConds[orig(e)] = true
 		}
 	}
 	for _, f := range l.Filters {
@@ -168,17 +117,127 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 	return n
 }
 
+// andText joins conditions as ruleutils prints an AND of them.
+func andText(conds []string) string {
+	if len(conds) == 1 {
+		return conds[0]
+	}
+	return "(" + strings.Join(conds, " AND ") + ")"
+}
+
+// indexConds prints the index conditions of index scan ts, one by one,
+// and marks the conditions they carry out in done.
+func (ex *explainer) indexConds(ts *TableSource, d *deparser, orig func(expr.Expr) expr.Expr, done map[expr.Expr]bool) []string {
+	var conds []string
+	for i := range ts.KeyArgs {
+		c := ts.Index.Cols[i]
+		name := quoteIdent(ts.T.Cols[c].Name)
+		if _, null := ts.KeyArgs[i].(*NullKey); null {
+			conds = append(conds, "("+name+" IS NULL)")
+		} else {
+			// a join key reads the outer row: PostgreSQL prints the
+			// parameter's referent qualified
+			saved := d.force
+			d.force = d.force || ts.conds[c] != nil && ts.conds[c].eqJoin
+			conds = append(conds, "("+name+" = "+d.print(ts.KeyArgs[i])+")")
+			d.force = saved
+		}
+		if cc := ts.conds[c]; cc != nil && cc.eqSrc != nil {
+			done[orig(cc.eqSrc)] = true
+		}
+	}
+	if ts.InArgs != nil || ts.InArr != nil || ts.Lo != nil || ts.Hi != nil || ts.NotNull {
+		c := ts.Index.Cols[len(ts.KeyArgs)]
+		name := quoteIdent(ts.T.Cols[c].Name)
+		cc := ts.conds[c]
+		switch {
+		case ts.InArgs != nil:
+			var b strings.Builder
+			b.WriteString("(" + name + " = ANY (")
+			d.writeArray(&b, ts.NextTyp, ts.InArgs)
+			b.WriteString("))")
+			conds = append(conds, b.String())
+		case ts.InArr != nil:
+			conds = append(conds, "("+name+" = ANY ("+d.print(ts.InArr)+"))")
+		}
+		if ts.Lo != nil {
+			op := ">"
+			if ts.LoIncl {
+				op = ">="
+			}
+			conds = append(conds, "("+name+" "+op+" "+d.print(ts.Lo)+")")
+		}
+		if ts.Hi != nil {
+			op := "<"
+			if ts.HiIncl {
+				op = "<="
+			}
+			conds = append(conds, "("+name+" "+op+" "+d.print(ts.Hi)+")")
+		}
+		if ts.NotNull && ts.Lo == nil && ts.Hi == nil {
+			conds = append(conds, "("+name+" IS NOT NULL)")
+		}
+		if cc != nil {
+			for _, s := range []expr.Expr{cc.inSrc, cc.loSrc, cc.hiSrc, cc.notNullSrc} {
+				if s != nil {
+					done[orig(s)] = true
+				}
+			}
+		}
+	}
+	return conds
+}
+
+// bitmapNode explains a bitmap tree: Bitmap Index Scan, BitmapAnd and
+// BitmapOr nodes, and the conditions it carries out as the heap scan's
+// Recheck Cond prints them (create_bitmap_scan_plan's bitmapqualorig: an
+// AND's conditions in one list, an OR's arms each one condition or an
+// AND of them).
+func (ex *explainer) bitmapNode(bn *BitmapNode, d *deparser, orig func(expr.Expr) expr.Expr, done map[expr.Expr]bool) (*exNode, []string) {
+	n := &exNode{cost: bn.shown, stats: ex.stat(bn)}
+	switch bn.Op {
+	case BitmapIndexScan:
+		n.typ = "Bitmap Index Scan on " + quoteIdent(bn.Scan.Index.Name)
+		n.bitmapIndex = bn.Scan.Index.Name
+		conds := ex.indexConds(bn.Scan, d, orig, done)
+		if len(conds) > 0 {
+			n.prop("Index Cond", andText(conds))
+		}
+		return n, conds
+	case BitmapAnd:
+		n.typ = "BitmapAnd"
+		var all []string
+		for _, k := range bn.Kids {
+			kn, conds := ex.bitmapNode(k, d, orig, done)
+			n.kids = append(n.kids, kn)
+			all = append(all, conds...)
+		}
+		return n, all
+	}
+	n.typ = "BitmapOr"
+	var arms []string
+	for _, k := range bn.Kids {
+		kn, conds := ex.bitmapNode(k, d, orig, done)
+		n.kids = append(n.kids, kn)
+		arms = append(arms, andText(conds))
+	}
+	return n, []string{"(" + strings.Join(arms, " OR ") + ")"}
+}
+
 // scanCost is a scan's cost when the planner did not keep one.
 func (ex *explainer) scanCost(ts *TableSource, l *LeafNode) pathCost {
 	sz := tableSize(ex.b, ts.T)
 	ri := newRelInfo(ex.b, ts.T, tableColumn(ts.cols, l.Off, len(ts.Defs)))
 	rows := clampRows(sz.tuples * ri.restrictSel(l.Filters, func(expr.Expr) bool { return true }))
+	if ts.Bitmap != nil {
+		return ts.Bitmap.heap
+	}
 	if ts.Index == nil {
 		return ex.c.seqScanCost(sz, l.Filters, rows)
 	}
 	ch := pinned(ts.Index, ts.conds)
 	ch.rng = ch.rng || ts.Lo != nil || ts.Hi != nil || ts.NotNull
-	return ex.c.indexScanCost(sz, indexSize(ex.b, ts.Index, sz), ri.indexSel(ch, ts.conds), nIndexQuals(ch, ts.conds), nonIndexQuals(l.Filters, ch, ts.conds), rows, 1, ri.indexCorrelation(ts.Index), ch.exact && ts.Index.Unique && !ch.null, ts.IndexOnly)
+	return ex.c.indexScanCost(sz, indexSize(ex.b, ts.Index, sz), ri.indexSel(ch, ts.conds), nIndexQuals(ch, ts.conds), nonIndexQuals(l.Filters, ch, ts.conds), rows, 1, saScans(ch, ts.conds), ri.indexCorrelation(ts.Index), ch.exact && ts.Index.Unique && !ch.null, ts.IndexOnly)
 }
 
 // appendNode explains a partitioned table's scan: an Append of the scans
@@ -213,7 +272,11 @@ func (ex *explainer) appendNode(lv *level, l *LeafNode, ps *PartitionedSource) *
 		child := ex.tableScan(lv, &LeafNode{item: l.item, Src: pn.Ts, Off: l.Off, N: l.N, Filters: l.Filters}, pn.Ts, ref, &d, ps.origOf)
 		child.stats = ex.stat(pn)
 		n.kids = append(n.kids, child)
-		n.cost.startup = math.Min(n.cost.startup, child.cost.startup)
+		if len(n.kids) == 1 {
+			// an unordered Append starts when its first child does
+			// (cost_append)
+			n.cost.startup = child.cost.startup
+		}
 		n.cost.total += child.cost.total
 		n.cost.rows += child.cost.rows
 		n.width = child.width

@@ -679,6 +679,7 @@ func (fb *fromBuilder) leafIndex(l *LeafNode, lkeys, rkeys, eqs []expr.Expr, out
 		default:
 			where = &expr.BoolExpr{Op: expr.BoolAnd, Args: conds}
 		}
+		src.b = b
 		src.filter(b.Cat(), where)
 		return src.level
 	case *TableSource:
@@ -759,7 +760,13 @@ func (fb *fromBuilder) partitionedNestLoop(l *LeafNode, ps *PartitionedSource, n
 	// every partition's index scan on the key, per outer row
 	part := relSize{pages: math.Max(1, sum.pages/float64(nparts)), tuples: math.Max(1, sum.tuples/float64(nparts))}
 	perLoop := clampRows(rows / math.Min(sum.tuples, defaultNumDistinct))
-	probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), nkeys, l.Filters, perLoop/float64(nparts), outerRows, 0, false, false)
+	isz := relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}
+	sel := 1 / math.Min(part.tuples, defaultNumDistinct)
+	probe := c.indexScanCost(part, isz, sel, nkeys, l.Filters, perLoop/float64(nparts), outerRows, 1, 0, false, false)
+	// or each partition's bitmap scan on the key, if cheaper
+	if bm := c.bitmapProbe(part, isz, sel, nkeys, l.Filters, perLoop/float64(nparts), outerRows); bm.total < probe.total {
+		probe = bm
+	}
 	nl := outerRows*probe.total*float64(nparts) + c.cpuTuple*outerRows*perLoop
 	hash := c.seqScanCost(sum, l.Filters, rows).total + c.hashJoinCost(outerRows, rows, outerRows*perLoop, nkeys)
 	if !c.nestloop {
@@ -872,8 +879,8 @@ func (fb *fromBuilder) markPlanOnly() {
 		for _, ix := range cat.TableIndexes(ts.T) {
 			owner[ix.OID] = true
 		}
-		if ts.Index != nil {
-			used[ts.Index.OID] = true
+		for _, ix := range ts.ScanIndexes() {
+			used[ix.OID] = true
 		}
 	}
 	for i := range fb.rels {

@@ -286,7 +286,7 @@ func pinned(ix *catalog.IndexDef, cs condSet) indexChoice {
 // useChoice makes ts a scan of ch's index with the conditions of cs it
 // uses, and returns their columns.
 func (ts *TableSource) useChoice(ch indexChoice, cs condSet) []int {
-	ts.Index = ch.ix
+	ts.Index, ts.Bitmap = ch.ix, nil
 	ts.KeyArgs, ts.KeyTyps = nil, nil
 	ts.InArgs, ts.InArr, ts.Lo, ts.Hi, ts.NotNull = nil, nil, nil, nil, false
 	ts.keysReadLevel = false

@@ -25,7 +25,8 @@ import (
 
 // orderByIndex makes p's single table scan an index-ordered one and
 // drops p's sort when an index gives p's order.
-func orderByIndex(cat *catalog.CatalogState, p *SelectPlan) {
+func orderByIndex(b *expr.Backend, p *SelectPlan) {
+	cat := b.Cat()
 	if p.Limit == nil || len(p.Sort) == 0 || p.Grouped || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil || p.Srf {
 		return
 	}
@@ -63,6 +64,44 @@ func orderByIndex(cat *catalog.CatalogState, p *SelectPlan) {
 	}
 	if len(cols) == 0 {
 		return // every sort column is pinned: the order is given
+	}
+	if bn := ts.Bitmap; bn != nil {
+		// a bitmap scan chosen for the WHERE clause: read in the order
+		// of its one index if that gives the order; else sorted, unless
+		// an index giving the order, stopping at the limit, costs less
+		// than the bitmap scan and a top-N sort
+		if bn.Op == BitmapIndexScan && ordersBy(bn.Scan.Index, len(bn.Scan.KeyArgs), cols) && bn.Scan.InArgs == nil && bn.Scan.InArr == nil {
+			ts.useChoice(bn.ch, bn.cs)
+			ts.Backward = desc
+			p.Sort = nil
+			return
+		}
+		c := costsOf(b)
+		ri := newRelInfo(b, ts.T, colOf)
+		limit := 0.1 * bn.heap.rows
+		if k, ok := p.Limit.(*expr.ConstExpr); ok && !k.D.Null {
+			limit = float64(k.D.I)
+		}
+		sorted := c.limitCost(c.topNSortCost(bn.heap, limit), limit)
+		for _, ix := range cat.TableIndexes(ts.T) {
+			ch := pinned(ix, cs)
+			if ch.exact || !ordersBy(ix, ch.neq, cols) {
+				continue
+			}
+			ch.in = false
+			if cc := cs[ix.Cols[ch.neq]]; cc != nil {
+				ch.rng = cc.lo != nil || cc.hi != nil || cc.notNull
+			}
+			ic := c.indexScanCost(ri.size, indexSize(b, ix, ri.size), ri.indexSel(ch, cs), nIndexQuals(ch, cs), nonIndexQuals(leaf.Filters, ch, cs), bn.heap.rows, 1, 1, ri.indexCorrelation(ix), false, false)
+			if c.limitCost(ic, limit) < sorted {
+				ts.useChoice(ch, cs)
+				ts.Backward = desc
+				p.Sort = nil
+				leaf.Est = ic
+			}
+			return
+		}
+		return
 	}
 	if ts.Index != nil && !ts.wholeIndex() {
 		if ordersBy(ts.Index, len(ts.KeyArgs), cols) && ts.InArgs == nil && ts.InArr == nil {

@@ -69,6 +69,9 @@ type PartitionedSource struct {
 	needSys bool
 	// indexOnly: enable_indexonlyscan was on when the query was planned
 	indexOnly bool
+	// b is the session's backend, whose sizes and settings cost a
+	// partition's bitmap scan (nil: partitions are read as before)
+	b *expr.Backend
 	// ExecPrune: some pruning step needs values only the executor has
 	// (outer rows, subqueries, the level row): it runs at every scan, on
 	// the partitions opened for the execution
@@ -145,6 +148,9 @@ func (ps *PartitionedSource) node(cat *catalog.CatalogState, t *catalog.TableDef
 		n.Ts.partial, n.Ts.decodeN, n.Ts.need, n.Ts.needSys = ps.partial, ps.decodeN, ps.need, ps.needSys
 		n.Ts.useIndex(cat, ps.where)
 		n.Ts.markIndexOnly(ps.indexOnly)
+		if ps.b != nil {
+			n.Ts.considerBitmap(ps.b, ps.where)
+		}
 		n.Idx = cat.TableIndexes(t)
 		return n
 	}

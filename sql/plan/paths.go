@@ -17,8 +17,9 @@ import (
 // pathChoice is one way to read a table: an index scan (ch.ix set) or a
 // sequential scan, and its cost per run.
 type pathChoice struct {
-	ch   indexChoice
-	cost pathCost
+	ch     indexChoice
+	bitmap *BitmapNode // a Bitmap Heap Scan (bitmap.go)
+	cost   pathCost
 }
 
 // indexSel is the selectivity of the conditions ch uses as index bounds.
@@ -138,10 +139,13 @@ func (ts *TableSource) bestPath(c *costs, b *expr.Backend, ri *relInfo, cs condS
 		}
 		sel := ri.indexSel(ch, cs)
 		isz := indexSize(b, ix, ri.size)
-		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), nonIndexQuals(quals, ch, cs), rows, loops, ri.indexCorrelation(ix), ch.exact && ix.Unique && !ch.null, only)
+		pc := c.indexScanCost(ri.size, isz, sel, nIndexQuals(ch, cs), nonIndexQuals(quals, ch, cs), rows, loops, saScans(ch, cs), ri.indexCorrelation(ix), ch.exact && ix.Unique && !ch.null, only)
 		if !found || pc.total < best.cost.total {
 			best, found = pathChoice{ch: ch, cost: pc}, true
 		}
+	}
+	if bp, ok := ts.bitmapPath(c, b, ri, cs, quals, rows, loops, param); ok && (!found || bp.cost.total < best.cost.total) {
+		best, found = bp, true
 	}
 	return best, found
 }
@@ -194,6 +198,12 @@ func (ts *TableSource) apply(p pathChoice, cs condSet) {
 		ts.Index, ts.KeyArgs, ts.KeyTyps = nil, nil, nil
 		ts.InArgs, ts.InArr, ts.Lo, ts.Hi, ts.NotNull = nil, nil, nil, nil, false
 		ts.keysReadLevel = false
+		ts.Bitmap = p.bitmap
+		if p.bitmap != nil {
+			ts.keysReadLevel = p.bitmap.param
+			p.bitmap.Recheck = p.bitmap.allConds()
+			p.bitmap.heap = p.cost
+		}
 		return
 	}
 	ts.useChoice(p.ch, cs)

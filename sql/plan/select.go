@@ -191,7 +191,7 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 	if p.OneTime, err = fb.place(root, where); err != nil {
 		return nil, err
 	}
-	orderByIndex(la.S.Cat(), p)
+	orderByIndex(la.S, p)
 	limitDecoding(fb, p)
 	fb.markPlanOnly()
 	p.Width = sc.Width

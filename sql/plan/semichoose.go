@@ -106,7 +106,7 @@ func (fb *fromBuilder) semiLeafPaths(l *LeafNode, lkeys, rkeys, eqs, other []exp
 		// foreseen)
 		part := relSize{pages: math.Max(1, sum.pages/float64(nparts)), tuples: math.Max(1, sum.tuples/float64(nparts))}
 		perLoop := clampRows(rows / math.Min(sum.tuples, defaultNumDistinct))
-		probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), len(lkeys), l.Filters, perLoop/float64(nparts), outerRows, 0, false, false)
+		probe := c.indexScanCost(part, relSize{pages: math.Max(1, part.pages/3), tuples: part.tuples}, 1/math.Min(part.tuples, defaultNumDistinct), len(lkeys), l.Filters, perLoop/float64(nparts), outerRows, 1, 0, false, false)
 		sl.in.param = pathCost{startup: probe.startup, total: probe.total * float64(nparts), rows: perLoop}
 		sl.in.paramOK = fb.hasKeyIndex(l, rkeys)
 		sl.in.paramQ = c.qualCost(other)
@@ -187,6 +187,7 @@ func (fb *fromBuilder) filterPartitioned(l *LeafNode, src *PartitionedSource, ke
 	default:
 		where = &expr.BoolExpr{Op: expr.BoolAnd, Args: conds}
 	}
+	src.b = fb.a.S
 	src.filter(fb.a.S.Cat(), where)
 }
 

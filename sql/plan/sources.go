@@ -114,6 +114,9 @@ type TableSource struct {
 	// tuple only where the visibility map does not vouch for its page
 	// (indexonly.go)
 	IndexOnly bool
+	// Bitmap (Index nil): a Bitmap Heap Scan over the tuple ids of this
+	// tree of index scans (bitmap.go)
+	Bitmap *BitmapNode
 	// the scan decodes only the first decodeN columns of each row when
 	// partial (decode.go): the query reads none after them
 	partial bool

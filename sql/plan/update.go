@@ -144,6 +144,9 @@ func (s *Planner) modifyCommon(rv *pg.RangeVar, where *pg.Node, params *[]types.
 			return nil, nil, err
 		}
 		src.useIndex(s.Cat(), p.Where)
+		if !t.Partitioned() {
+			src.considerBitmap(&s.Backend, p.Where)
+		}
 	}
 	switch {
 	case t.Partitioned():

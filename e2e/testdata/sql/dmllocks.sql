@@ -57,3 +57,39 @@ delete from sl1 where a in (select b from sl2 where b > 0);
 select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'sl%' order by 1, 2;
 rollback;
 drop table sl1, sl2;
+-- a bitmap scan: AccessShareLock on the table and on each index it reads
+-- (the planner opens every index of a plain table anyway); on a
+-- partitioned table's cached generic plan the executor opens only the
+-- indexes of the partitions run-time pruning keeps
+create table bl (a int primary key, b int, c int);
+create index bl_b on bl (b);
+create index bl_c on bl (c);
+insert into bl select g, (g * 7919) % 1000, g % 100 from generate_series(1, 20000) g;
+analyze bl;
+explain (costs off) select count(*) from bl where b < 50 and c < 5;
+begin;
+select count(*) from bl where b < 50 and c < 5;
+select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'bl%' order by 1, 2;
+rollback;
+drop table bl;
+create table blp (k int not null, v int, w int) partition by range (k);
+create table blp_0 partition of blp for values from (0) to (10000);
+create table blp_1 partition of blp for values from (10000) to (20000);
+insert into blp select g, (g * 7919) % 500, g % 50 from generate_series(0, 19999) g;
+create index blp_v on blp (v);
+create index blp_w on blp (w);
+analyze blp;
+prepare blq(int) as select count(*) from blp where k < $1 and (v = 3 or v = 7);
+set plan_cache_mode = force_generic_plan;
+execute blq(5000);
+begin;
+execute blq(5000);
+select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'blp%' order by 1, 2;
+rollback;
+reset plan_cache_mode;
+deallocate blq;
+begin;
+select count(*) from blp where v = 3 or v = 7;
+select relation::regclass::text as rel, mode from pg_locks where pid = pg_backend_pid() and locktype = 'relation' and relation::regclass::text like 'blp%' order by 1, 2;
+rollback;
+drop table blp;
