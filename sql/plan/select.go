@@ -19,22 +19,27 @@ type SelectPlan struct {
 	// subquery it is re-run for every outer row.
 	Correlated bool
 
-	From       PlanNode
-	Width      int
-	OneTime    []expr.Expr // conditions over no FROM item, checked once per run
-	Targets    []expr.Expr
-	locs       []int32 // where each target stands in the query (-1: nowhere)
-	Srf        bool    // some target is a set-returning function
-	Grouped    bool
-	GroupBy    []expr.Expr
-	Having     expr.Expr
-	Aggs       []*expr.AggRef
-	Sort       []expr.SortKey
-	Distinct   bool
-	DistinctOn []expr.Expr
-	Limit      expr.Expr
-	Offset     expr.Expr
-	RowLocks   *RowLocking // FOR UPDATE / FOR SHARE
+	From    PlanNode
+	Width   int
+	OneTime []expr.Expr // conditions over no FROM item, checked once per run
+	Targets []expr.Expr
+	locs    []int32 // where each target stands in the query (-1: nowhere)
+	Srf     bool    // some target is a set-returning function
+	Grouped bool
+	GroupBy []expr.Expr
+	// GroupSorted: the input arrives in group order and each group is
+	// aggregated as it ends (GroupAggregate, groupagg.go); GroupRows is
+	// the planner's estimate of the groups
+	GroupSorted bool
+	GroupRows   float64
+	Having      expr.Expr
+	Aggs        []*expr.AggRef
+	Sort        []expr.SortKey
+	Distinct    bool
+	DistinctOn  []expr.Expr
+	Limit       expr.Expr
+	Offset      expr.Expr
+	RowLocks    *RowLocking // FOR UPDATE / FOR SHARE
 
 	// params are what a correlated subquery reads of the rows around it
 	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
@@ -188,9 +193,12 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 		root = fb.insertSemis(root)           // semiplan.go
 		p.From = root
 	}
+	fb.query = p // for the order a merge join gives (mergejoin.go)
 	if p.OneTime, err = fb.place(root, where); err != nil {
 		return nil, err
 	}
+	fb.chooseGroupAgg(p) // groupagg.go
+	mergeOrder(p)        // mergejoin.go
 	orderByIndex(la.S.Cat(), p)
 	limitDecoding(fb, p)
 	fb.markPlanOnly()
