@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"sort"
+	"time"
+
 	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
@@ -22,6 +25,9 @@ import (
 func (x *Executor) runSortedGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(func() error) error, buf []types.Datum, fn func(row []types.Datum) error) error {
 	prevAggs, prevGroups := ec.AggVals, ec.GroupVals
 	defer func() { ec.AggVals, ec.GroupVals = prevAggs, prevGroups }()
+	if p.GroupSortInput {
+		scan = x.sortGroupInput(ec, p, scan, buf)
+	}
 	var (
 		key, groupKey []byte
 		first         = make([]types.Datum, len(buf))
@@ -94,4 +100,68 @@ func (x *Executor) runSortedGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan fu
 		return err
 	}
 	return finish()
+}
+
+// sortGroupInput returns a scan that reads all of scan's rows, sorts them
+// on p.GroupSortKeys (ascending with NULLs last, or descending with NULLs
+// first) and hands them on in that order: the Sort under a GroupAggregate.
+// The rows are held in one slab, each its level row then its keys.
+func (x *Executor) sortGroupInput(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(func() error) error, buf []types.Datum) func(func() error) error {
+	return func(fn func() error) error {
+		start := time.Now()
+		keys := p.GroupSortKeys
+		typs := make([]types.Type, len(keys))
+		for i, k := range keys {
+			typs[i] = k.Type()
+		}
+		cmp := newMergeCmp(typs)
+		m := &mergeRows{width: len(buf), nkeys: len(keys)}
+		err := scan(func() error {
+			m.slab = append(m.slab, buf...)
+			for _, k := range keys {
+				v, err := k.Eval(ec, buf)
+				if err != nil {
+					return err
+				}
+				m.slab = append(m.slab, v)
+			}
+			m.n++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		m.order = make([]int32, m.n)
+		for i := range m.order {
+			m.order[i] = int32(i)
+		}
+		w := m.width + m.nkeys
+		var sortErr error
+		sort.SliceStable(m.order, func(a, b int) bool {
+			ka := m.slab[int(m.order[a])*w+m.width : (int(m.order[a])+1)*w]
+			kb := m.slab[int(m.order[b])*w+m.width : (int(m.order[b])+1)*w]
+			r, err := cmp.compare(ka, kb)
+			if err != nil && sortErr == nil {
+				sortErr = err
+			}
+			if p.GroupSortDesc {
+				return r > 0
+			}
+			return r < 0
+		})
+		if sortErr != nil {
+			return sortErr
+		}
+		if st := ec.Stats(plan.StatGroupSort{P: p}); st != nil {
+			d := ms(time.Since(start))
+			st.Loops, st.Rows, st.StartMs, st.TotalMs = st.Loops+1, st.Rows+float64(m.n), st.StartMs+d, st.TotalMs+d
+		}
+		for i := 0; i < m.n; i++ {
+			copy(buf, m.vals(i))
+			if err := fn(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }

@@ -316,6 +316,12 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 			a.cost.total = a.cost.startup + ex.c.cpuTuple*a.cost.rows
 			if p.GroupSorted {
 				a.strategy = "Sorted"
+				if p.GroupSortInput {
+					top = ex.groupSort(lv, p, top) // explainmerge.go
+					in = top.cost
+					a.cost.startup = in.total + aggCost + ex.c.cpuOperator*float64(len(p.GroupBy))*in.rows
+				}
+				a.cost.total = a.cost.startup + ex.c.cpuTuple*a.cost.rows
 				a.cost.startup = in.startup
 			}
 		} else {

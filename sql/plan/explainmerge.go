@@ -72,3 +72,30 @@ func (ex *explainer) mergeJoin(lv *level, j *JoinNode, n, left, right *exNode) {
 	}
 	n.cost.rows = j.Est.rows
 }
+
+// StatGroupSort is the NodeStats key of the Sort under a GroupAggregate.
+type StatGroupSort struct{ P *SelectPlan }
+
+// groupSort is the Sort that puts a sorted aggregation's input in group
+// order.
+func (ex *explainer) groupSort(lv *level, p *SelectPlan, in *exNode) *exNode {
+	s := &exNode{typ: "Sort", width: in.width, kids: []*exNode{in}}
+	var keys []string
+	for _, k := range p.GroupSortKeys {
+		key := lv.d.print(k)
+		if p.GroupSortDesc {
+			key += " DESC"
+		}
+		keys = append(keys, key)
+	}
+	s.prop("Sort Key", strings.Join(keys, ", "))
+	ms := mergeSettingsOf(ex.b)
+	sc := ex.c.sortCost(in.cost.rows, float64(in.width), ms.workMem)
+	s.cost = pathCost{startup: in.cost.total + sc.startup, total: in.cost.total + sc.total, rows: in.cost.rows}
+	if !ms.sort {
+		s.cost.startup += disableCost
+		s.cost.total += disableCost
+	}
+	s.stats = ex.stat(StatGroupSort{p})
+	return s
+}

@@ -32,14 +32,19 @@ type SelectPlan struct {
 	// the planner's estimate of the groups
 	GroupSorted bool
 	GroupRows   float64
-	Having      expr.Expr
-	Aggs        []*expr.AggRef
-	Sort        []expr.SortKey
-	Distinct    bool
-	DistinctOn  []expr.Expr
-	Limit       expr.Expr
-	Offset      expr.Expr
-	RowLocks    *RowLocking // FOR UPDATE / FOR SHARE
+	// GroupSortInput: the input is sorted on GroupSortKeys (descending
+	// when GroupSortDesc, NULLs then first) before it is grouped
+	GroupSortInput bool
+	GroupSortKeys  []expr.Expr
+	GroupSortDesc  bool
+	Having         expr.Expr
+	Aggs           []*expr.AggRef
+	Sort           []expr.SortKey
+	Distinct       bool
+	DistinctOn     []expr.Expr
+	Limit          expr.Expr
+	Offset         expr.Expr
+	RowLocks       *RowLocking // FOR UPDATE / FOR SHARE
 
 	// params are what a correlated subquery reads of the rows around it
 	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
