@@ -59,8 +59,8 @@ func (fb *fromBuilder) estRows(n PlanNode) float64 {
 		for i := range x.Lkeys {
 			rows *= fb.keySel(x.Lkeys[i], x.Rkeys[i])
 		}
-		for range x.Cond {
-			rows *= defaultIneqSel
+		for _, c := range x.Cond {
+			rows *= fb.joinCondSel(c)
 		}
 		switch x.Kind {
 		case JoinLeft:
@@ -123,4 +123,18 @@ func (fb *fromBuilder) keyColumn(e expr.Expr) (*relInfo, int, bool) {
 	}
 	c, _, ok := ri.colOf(col)
 	return ri, c, ok
+}
+
+// joinCondSel is the selectivity of a join condition that is not an
+// equality key: `a <> b` of two columns keeps all but the rows equal
+// (neqjoinsel), any other a third.
+func (fb *fromBuilder) joinCondSel(c expr.Expr) float64 {
+	if b, ok := c.(*expr.BinopExpr); ok && b.Op == "<>" {
+		if _, _, lok := fb.keyColumn(b.L); lok {
+			if _, _, rok := fb.keyColumn(b.R); rok {
+				return 1 - fb.keySel(b.L, b.R)
+			}
+		}
+	}
+	return defaultIneqSel
 }

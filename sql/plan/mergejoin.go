@@ -128,7 +128,11 @@ func (fb *fromBuilder) considerMerge(x *JoinNode, outerRows float64) {
 		}
 		unique := len(x.Cond) == 0 && len(x.Filters) == 0 && fb.uniqueKeys(rkeys)
 		of, inf := fb.mergeScanSel(lkeys[0], rkeys[0])
-		switch x.Kind {
+		kind := x.Kind
+		if swap && kind == JoinRight {
+			kind = JoinLeft
+		}
+		switch kind {
 		case JoinLeft:
 			of = scanFraction{0, 1}
 		case JoinRight:
@@ -143,9 +147,11 @@ func (fb *fromBuilder) considerMerge(x *JoinNode, outerRows float64) {
 			// of two orders costing the same within add_path's fuzz,
 			// the one PostgreSQL generates first: the earlier FROM item
 			// outer
+			// (a right join is planned as the left join of its sides
+			// swapped first)
 			if best != nil && swap != best.swap && fuzzyEqual(est.cost.total, best.est.cost.total) &&
 				fuzzyEqual(est.cost.startup, best.est.cost.startup) {
-				if (x.Left.mask() < x.Right.mask()) == swap {
+				if x.Kind != JoinRight && (x.Left.mask() < x.Right.mask()) == swap {
 					return
 				}
 				best = nil
@@ -166,7 +172,7 @@ func (fb *fromBuilder) considerMerge(x *JoinNode, outerRows float64) {
 		}
 	}
 	try(false)
-	if x.Kind == JoinInner {
+	if x.Kind == JoinInner || x.Kind == JoinRight && param == nil {
 		try(true)
 	}
 	if best == nil {
@@ -197,6 +203,9 @@ func (fb *fromBuilder) considerMerge(x *JoinNode, outerRows float64) {
 	if best.swap {
 		x.Left, x.Right = x.Right, x.Left
 		x.Lkeys, x.Rkeys = x.Rkeys, x.Lkeys
+		if x.Kind == JoinRight {
+			x.Kind = JoinLeft
+		}
 	}
 	x.Rescan, x.HashLeft = false, false
 	x.Merge = true
@@ -320,8 +329,9 @@ func (fb *fromBuilder) uniqueKeys(keys []expr.Expr) bool {
 	return false
 }
 
-// nodeWidth estimates the bytes of a row of n: a table's columns at
-// their average width from ANALYZE, or their type's; 32 a column else.
+// nodeWidth estimates the bytes of a row of n: the columns of a table
+// read above its scan at their average width from ANALYZE, or their
+// type's (the width of PostgreSQL's path target); 32 else.
 func (fb *fromBuilder) nodeWidth(n PlanNode) float64 {
 	switch x := n.(type) {
 	case *LeafNode:
@@ -329,8 +339,12 @@ func (fb *fromBuilder) nodeWidth(n PlanNode) float64 {
 		if ri == nil {
 			return 32
 		}
+		ts, _ := x.Src.(*TableSource)
 		w := 0.0
 		for i := range ri.t.Cols {
+			if ts != nil && ts.need != nil && !ts.needCol(i) {
+				continue // only the columns read above the scan
+			}
 			if cs := ri.colStats(i); cs != nil && cs.AvgWidth > 0 {
 				w += float64(cs.AvgWidth)
 				continue
