@@ -116,6 +116,9 @@ func (x *Executor) sortGroupInput(ec *expr.EvalCtx, p *plan.SelectPlan, scan fun
 		}
 		cmp := newMergeCmp(typs)
 		m := &mergeRows{width: len(buf), nkeys: len(keys)}
+		if est := estRows(p.From); est > 0 {
+			m.slab = make([]types.Datum, 0, int(min(est, 1<<20))*(m.width+m.nkeys))
+		}
 		err := scan(func() error {
 			m.slab = append(m.slab, buf...)
 			for _, k := range keys {

@@ -101,6 +101,11 @@ func (x *Executor) readSorted(ec *expr.EvalCtx, j *plan.JoinNode, n plan.PlanNod
 	for _, sp := range spans {
 		m.width += sp.Hi - sp.Lo
 	}
+	// room for the rows the planner expects (up to a million), so the
+	// slab is not copied as it grows
+	if est := estRows(n); est > 0 {
+		m.slab = make([]types.Datum, 0, int(min(est, 1<<20))*(m.width+m.nkeys))
+	}
 	start := time.Now()
 	err := x.runSide(ec, j, n, buf, func() error {
 		for _, sp := range spans {
@@ -284,4 +289,15 @@ func (x *Executor) runMergeJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.
 		}
 	}
 	return nil
+}
+
+// estRows is the planner's estimate of the rows plan node n gives.
+func estRows(n plan.PlanNode) float64 {
+	switch x := n.(type) {
+	case *plan.LeafNode:
+		return x.Est.Rows()
+	case *plan.JoinNode:
+		return x.Est.Rows()
+	}
+	return 0
 }

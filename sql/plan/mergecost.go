@@ -171,3 +171,6 @@ func (c *costs) hashBatchIO(ms mergeSettings, outerRows, outerWidth, innerRows, 
 	outerPages := math.Ceil(relationBytes(outerRows, outerWidth) / pageSize)
 	return c.seqPage * innerPages, c.seqPage * (innerPages + 2*outerPages)
 }
+
+// Rows is the rows the estimate expects (for the executor's buffers).
+func (p pathCost) Rows() float64 { return p.rows }
