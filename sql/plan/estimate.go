@@ -98,12 +98,14 @@ func (fb *fromBuilder) leafRows(l *LeafNode) float64 {
 
 // keySel is the selectivity of the join key equality l = r.
 func (fb *fromBuilder) keySel(l, r expr.Expr) float64 {
-	lri, lc, lok := fb.keyColumn(l)
-	rri, rc, rok := fb.keyColumn(r)
+	_, _, lok := fb.keyColumn(l)
+	_, _, rok := fb.keyColumn(r)
 	if !lok || !rok {
 		return defaultEqSel
 	}
-	return joinSel(lri, lc, rri, rc)
+	// eqjoinsel: matching the two columns' most common values where both
+	// have them (semisel.go), else their distinct values
+	return eqjoinselInner(fb.keySide(l), fb.keySide(r))
 }
 
 // keyColumn finds the table leaf and column a join key reads, if it is

@@ -250,12 +250,3 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 	}
 	return defaultIneqSel
 }
-
-// joinSel is eqjoinsel for the equality of two columns without
-// comparing most common values: the non-NULL rows of both sides over the
-// larger of their numbers of distinct values.
-func joinSel(l *relInfo, lc int, r *relInfo, rc int) float64 {
-	lnf, _ := l.nullFrac(lc)
-	rnf, _ := r.nullFrac(rc)
-	return (1 - lnf) * (1 - rnf) / math.Max(l.ndistinct(lc), r.ndistinct(rc))
-}
