@@ -25,10 +25,12 @@ type relInfo struct {
 	unique map[int]bool // columns a unique index covers alone
 	cat    *catalog.CatalogState
 	stats  []*stats.ColumnStats // by column position, read on first use
+	b      *expr.Backend
+	ends   map[int]endpoint // actual column ends read from indexes (endpoint.go)
 }
 
 func newRelInfo(b *expr.Backend, t *catalog.TableDef, colOf colFunc) *relInfo {
-	ri := &relInfo{t: t, size: tableSize(b, t), colOf: colOf, unique: map[int]bool{}, cat: b.Cat()}
+	ri := &relInfo{t: t, size: tableSize(b, t), colOf: colOf, unique: map[int]bool{}, cat: b.Cat(), b: b}
 	for _, ix := range b.Cat().TableIndexes(t) {
 		if ix.Unique && len(ix.Cols) == 1 {
 			ri.unique[ix.Cols[0]] = true
