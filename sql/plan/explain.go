@@ -41,6 +41,9 @@ type exNode struct {
 	subs     []*exSub // InitPlans before the children, SubPlans after
 	stats    *expr.NodeStats
 	exec     bool // the node ran (stats are meaningful)
+	// innerUnique: a join whose inner rows match each outer row at most
+	// once (FORMAT JSON's "Inner Unique"; nil: not known)
+	innerUnique *bool
 }
 
 type exProp struct{ label, value string }

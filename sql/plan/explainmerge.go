@@ -71,6 +71,10 @@ func (ex *explainer) mergeJoin(lv *level, j *JoinNode, n, left, right *exNode) {
 		n.cost = ex.c.mergeJoinCost(ms, outer, inner, mi.outerFrac, mi.innerFrac, len(j.Lkeys), mi.keyRows, j.Est.rows, ex.c.qualCost(j.Cond), mi.innerUnique).cost
 	}
 	n.cost.rows = j.Est.rows
+	if mi := j.mergeInfo; mi != nil {
+		u := mi.uniqueKeys
+		n.innerUnique = &u
+	}
 }
 
 // StatGroupSort is the NodeStats key of the Sort under a GroupAggregate.

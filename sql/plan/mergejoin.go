@@ -30,7 +30,8 @@ import (
 type mergeInfo struct {
 	outerFrac, innerFrac scanFraction
 	keyRows              float64
-	innerUnique          bool
+	innerUnique          bool // no mark and restore: unique keys, no other condition
+	uniqueKeys           bool // the inner keys are unique (innerrel_is_unique)
 }
 
 // mergeSide is a way to give one side of a merge join in key order.
@@ -224,7 +225,7 @@ func (fb *fromBuilder) considerMerge(x *JoinNode, outerRows float64) {
 		ts.Backward = false
 		leaf.Est = s.side.path.cost
 	}
-	x.mergeInfo = &mergeInfo{outerFrac: best.of, innerFrac: best.inf, keyRows: keyRows, innerUnique: best.unique}
+	x.mergeInfo = &mergeInfo{outerFrac: best.of, innerFrac: best.inf, keyRows: keyRows, innerUnique: best.unique, uniqueKeys: fb.uniqueKeys(x.Rkeys)}
 }
 
 // leafPartitioned reports whether n is a partitioned table's leaf (an

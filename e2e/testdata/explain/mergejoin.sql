@@ -37,6 +37,8 @@ reset enable_hashagg;
 explain (costs off) select b.bid, a.abalance from branches b join accounts a on a.aid = b.bid;
 explain (costs off) select * from tellers t join accounts a on a.aid = t.tid;
 select b.bid, a.abalance from branches b join accounts a on a.aid = b.bid order by b.bid;
+explain (format json, costs off) select b.bid, a.abalance from branches b join accounts a on a.aid = b.bid;
+explain (format json, costs off) select bid, count(*) from accounts group by bid;
 -- two large tables read in key order
 explain (costs off) select count(*) from accounts a join accounts2 b on a.aid = b.aid;
 explain (costs off) select * from accounts a join accounts2 b on a.aid = b.aid;
