@@ -57,9 +57,9 @@ func (ex *explainer) mergeJoin(lv *level, j *JoinNode, n, left, right *exNode) {
 	if j.MaterializeRight {
 		m := &exNode{typ: "Materialize", width: right.width, kids: []*exNode{right}}
 		m.cost = pathCost{startup: right.cost.startup, total: right.cost.total + 2*ex.c.cpuOperator*right.cost.rows, rows: right.cost.rows}
-		if !j.SortRight {
-			m.stats = ex.stat(StatMergeInner{j})
-		}
+		// the inner rows are read into memory once: the Materialize (and
+		// a Sort under it) give them all
+		m.stats = ex.stat(StatMergeInner{j})
 		right = m
 	}
 	n.kids = []*exNode{left, right}
