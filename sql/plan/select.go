@@ -19,32 +19,33 @@ type SelectPlan struct {
 	// subquery it is re-run for every outer row.
 	Correlated bool
 
-	From    PlanNode
-	Width   int
-	OneTime []expr.Expr // conditions over no FROM item, checked once per run
-	Targets []expr.Expr
-	locs    []int32 // where each target stands in the query (-1: nowhere)
-	Srf     bool    // some target is a set-returning function
-	Grouped bool
-	GroupBy []expr.Expr
+	From       PlanNode
+	Width      int
+	OneTime    []expr.Expr // conditions over no FROM item, checked once per run
+	Targets    []expr.Expr
+	locs       []int32 // where each target stands in the query (-1: nowhere)
+	Srf        bool    // some target is a set-returning function
+	Grouped    bool
+	GroupBy    []expr.Expr
+	Having     expr.Expr
+	Aggs       []*expr.AggRef
+	Sort       []expr.SortKey
+	Distinct   bool
+	DistinctOn []expr.Expr
+	Limit      expr.Expr
+	Offset     expr.Expr
+	RowLocks   *RowLocking // FOR UPDATE / FOR SHARE
+
 	// GroupSorted: the input arrives in group order and each group is
 	// aggregated as it ends (GroupAggregate, groupagg.go); GroupRows is
-	// the planner's estimate of the groups
-	GroupSorted bool
-	GroupRows   float64
-	// GroupSortInput: the input is sorted on GroupSortKeys (descending
-	// when GroupSortDesc, NULLs then first) before it is grouped
+	// the planner's estimate of the groups. GroupSortInput: the input is
+	// sorted on GroupSortKeys (descending when GroupSortDesc, NULLs then
+	// first) before it is grouped.
+	GroupSorted    bool
+	GroupRows      float64
 	GroupSortInput bool
 	GroupSortKeys  []expr.Expr
 	GroupSortDesc  bool
-	Having         expr.Expr
-	Aggs           []*expr.AggRef
-	Sort           []expr.SortKey
-	Distinct       bool
-	DistinctOn     []expr.Expr
-	Limit          expr.Expr
-	Offset         expr.Expr
-	RowLocks       *RowLocking // FOR UPDATE / FOR SHARE
 
 	// params are what a correlated subquery reads of the rows around it
 	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
