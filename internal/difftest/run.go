@@ -311,6 +311,15 @@ func (r *runner) roundSettings(ctx context.Context, round int) ([]string, error)
 			set = append(set, planSettings[i]+" = off")
 		}
 	}
+	// a quarter of the rounds hash neither joins nor groups, so that merge
+	// joins (FULL JOINs too) and sorted aggregation get their turn
+	if rng.IntN(4) == 0 {
+		for _, s := range []string{"enable_hashjoin = off", "enable_hashagg = off"} {
+			if !slices.Contains(set, s) {
+				set = append(set, s)
+			}
+		}
+	}
 	switch rng.IntN(6) {
 	case 0:
 		set = append(set, "plan_cache_mode = force_generic_plan")

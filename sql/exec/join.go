@@ -73,6 +73,9 @@ func (x *Executor) runJoin(ec *expr.EvalCtx, j *plan.JoinNode, buf []types.Datum
 	if j.Rescan {
 		return x.runNestedLoop(ec, j, buf, fn)
 	}
+	if j.Merge {
+		return x.runMergeJoin(ec, j, buf, fn) // mergejoin.go
+	}
 	return x.runMaterialized(ec, j, buf, fn)
 }
 

@@ -215,6 +215,9 @@ func (x *Executor) collectRows(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(f
 	}
 	if p.Grouped {
 		run := func(collect func([]types.Datum) error) error { return x.runGroups(ec, p, scan, buf, collect) }
+		if p.GroupSorted {
+			run = func(collect func([]types.Datum) error) error { return x.runSortedGroups(ec, p, scan, buf, collect) } // groupagg.go
+		}
 		if st := ec.Stats(plan.StatGroup{P: p}); st != nil {
 			inner := run
 			run = func(collect func([]types.Datum) error) error {

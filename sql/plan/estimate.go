@@ -59,8 +59,8 @@ func (fb *fromBuilder) estRows(n PlanNode) float64 {
 		for i := range x.Lkeys {
 			rows *= fb.keySel(x.Lkeys[i], x.Rkeys[i])
 		}
-		for range x.Cond {
-			rows *= defaultIneqSel
+		for _, c := range x.Cond {
+			rows *= fb.joinCondSel(c)
 		}
 		switch x.Kind {
 		case JoinLeft:
@@ -98,12 +98,14 @@ func (fb *fromBuilder) leafRows(l *LeafNode) float64 {
 
 // keySel is the selectivity of the join key equality l = r.
 func (fb *fromBuilder) keySel(l, r expr.Expr) float64 {
-	lri, lc, lok := fb.keyColumn(l)
-	rri, rc, rok := fb.keyColumn(r)
+	_, _, lok := fb.keyColumn(l)
+	_, _, rok := fb.keyColumn(r)
 	if !lok || !rok {
 		return defaultEqSel
 	}
-	return joinSel(lri, lc, rri, rc)
+	// eqjoinsel: matching the two columns' most common values where both
+	// have them (semisel.go), else their distinct values
+	return eqjoinselInner(fb.keySide(l), fb.keySide(r))
 }
 
 // keyColumn finds the table leaf and column a join key reads, if it is
@@ -123,4 +125,18 @@ func (fb *fromBuilder) keyColumn(e expr.Expr) (*relInfo, int, bool) {
 	}
 	c, _, ok := ri.colOf(col)
 	return ri, c, ok
+}
+
+// joinCondSel is the selectivity of a join condition that is not an
+// equality key: `a <> b` of two columns keeps all but the rows equal
+// (neqjoinsel), any other a third.
+func (fb *fromBuilder) joinCondSel(c expr.Expr) float64 {
+	if b, ok := c.(*expr.BinopExpr); ok && b.Op == "<>" {
+		if _, _, lok := fb.keyColumn(b.L); lok {
+			if _, _, rok := fb.keyColumn(b.R); rok {
+				return 1 - fb.keySel(b.L, b.R)
+			}
+		}
+	}
+	return defaultIneqSel
 }

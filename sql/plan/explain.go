@@ -43,6 +43,9 @@ type exNode struct {
 	subs        []*exSub // InitPlans before the children, SubPlans after
 	stats       *expr.NodeStats
 	exec        bool // the node ran (stats are meaningful)
+	// innerUnique: a join whose inner rows match each outer row at most
+	// once (FORMAT JSON's "Inner Unique"; nil: not known)
+	innerUnique *bool
 }
 
 type exProp struct{ label, value string }
@@ -71,6 +74,8 @@ func (n *exNode) name() string {
 			s += " " + n.joinType + " Join"
 		case "Hash Join":
 			s = "Hash " + n.joinType + " Join"
+		case "Merge Join":
+			s = "Merge " + n.joinType + " Join"
 		}
 	}
 	if n.backward {
@@ -322,8 +327,21 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 			}
 			a.prop("Group Key", strings.Join(keys, ", "))
 			groups := math.Min(in.rows, math.Pow(defaultNumDistinct, float64(len(p.GroupBy))))
+			if p.GroupRows > 0 {
+				groups = p.GroupRows
+			}
 			a.cost = pathCost{startup: in.total + aggCost + ex.c.cpuOperator*float64(len(p.GroupBy))*in.rows, rows: clampRows(groups)}
 			a.cost.total = a.cost.startup + ex.c.cpuTuple*a.cost.rows
+			if p.GroupSorted {
+				a.strategy = "Sorted"
+				if p.GroupSortInput {
+					top = ex.groupSort(lv, p, top) // explainmerge.go
+					in = top.cost
+					a.cost.startup = in.total + aggCost + ex.c.cpuOperator*float64(len(p.GroupBy))*in.rows
+				}
+				a.cost.total = a.cost.startup + ex.c.cpuTuple*a.cost.rows
+				a.cost.startup = in.startup
+			}
 		} else {
 			a.cost = pathCost{startup: in.total + aggCost, rows: 1}
 			a.cost.total = a.cost.startup + ex.c.cpuTuple
@@ -533,6 +551,8 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 		conds = append(conds, "("+lv.d.print(j.Lkeys[i])+" = "+lv.d.print(j.Rkeys[i])+")")
 	}
 	switch {
+	case j.Merge:
+		ex.mergeJoin(lv, j, n, left, right) // explainmerge.go
 	case j.Rescan:
 		// the right side runs per left row: a nested loop; the keys are
 		// the inner scan's index conditions

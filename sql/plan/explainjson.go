@@ -53,15 +53,19 @@ func (n *exNode) writeJSON(b *strings.Builder, ind int, opts *ExplainOptions, pa
 	add("Node Type", jsonString(typ))
 	if n.strategy != "" {
 		add("Strategy", jsonString(n.strategy))
-	}
-	if n.joinType != "" {
-		add("Join Type", jsonString(n.joinType))
+		add("Partial Mode", jsonString("Simple"))
 	}
 	if parent != "" {
 		add("Parent Relationship", jsonString(parent))
 	}
 	add("Parallel Aware", "false")
 	add("Async Capable", "false")
+	if n.joinType != "" {
+		add("Join Type", jsonString(n.joinType))
+		if n.innerUnique != nil {
+			add("Inner Unique", strconv.FormatBool(*n.innerUnique))
+		}
+	}
 	if n.bitmapIndex != "" {
 		add("Index Name", jsonString(n.bitmapIndex))
 	}

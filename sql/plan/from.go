@@ -43,6 +43,7 @@ type fromBuilder struct {
 	// the inner joins whose ON clauses may hold such
 	semis     []*semiJoin
 	innerPath map[*pg.JoinExpr]bool
+	query     *SelectPlan // the query whose FROM clause this is, once placed
 }
 
 type onCond struct {
@@ -564,6 +565,7 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 		} else if x.Kind == JoinInner && len(x.Lkeys) > 0 && !fb.keepSides {
 			x.HashLeft = fb.hashLeft(x, outerRows)
 		}
+		fb.considerMerge(x, outerRows) // mergejoin.go
 	}
 	return nil
 }

@@ -71,7 +71,12 @@ type JoinNode struct {
 	Filters     []expr.Expr // conditions applied to the join's output
 	Rescan      bool        // the right side depends on the left row
 	HashLeft    bool        // an inner hash join hashes its left side, streams its right
-	Est         pathCost    // the planner's estimate of the join's output
+	// Merge: a merge join on the keys (mergejoin.go), each side read in
+	// key order or sorted first (SortLeft, SortRight); MaterializeRight:
+	// PostgreSQL would put a Materialize over the inner side
+	Merge, SortLeft, SortRight, MaterializeRight bool
+	mergeInfo                                    *mergeInfo
+	Est                                          pathCost // the planner's estimate of the join's output
 	// UniqueLeft / UniqueRight: a semi join done as an inner join, the
 	// rows of its subquery's side (left or right) made unique on
 	// UniqKeys first (PostgreSQL's unique-ified paths, JOIN_UNIQUE_OUTER

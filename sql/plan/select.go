@@ -36,6 +36,17 @@ type SelectPlan struct {
 	Offset     expr.Expr
 	RowLocks   *RowLocking // FOR UPDATE / FOR SHARE
 
+	// GroupSorted: the input arrives in group order and each group is
+	// aggregated as it ends (GroupAggregate, groupagg.go); GroupRows is
+	// the planner's estimate of the groups. GroupSortInput: the input is
+	// sorted on GroupSortKeys (descending when GroupSortDesc, NULLs then
+	// first) before it is grouped.
+	GroupSorted    bool
+	GroupRows      float64
+	GroupSortInput bool
+	GroupSortKeys  []expr.Expr
+	GroupSortDesc  bool
+
 	// params are what a correlated subquery reads of the rows around it
 	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
 	// result depends on
@@ -188,9 +199,12 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 		root = fb.insertSemis(root)           // semiplan.go
 		p.From = root
 	}
+	fb.query = p // for the order a merge join gives (mergejoin.go)
 	if p.OneTime, err = fb.place(root, where); err != nil {
 		return nil, err
 	}
+	fb.chooseGroupAgg(p) // groupagg.go
+	mergeOrder(p)        // mergejoin.go
 	orderByIndex(la.S, p)
 	limitDecoding(fb, p)
 	fb.markPlanOnly()

@@ -25,10 +25,12 @@ type relInfo struct {
 	unique map[int]bool // columns a unique index covers alone
 	cat    *catalog.CatalogState
 	stats  []*stats.ColumnStats // by column position, read on first use
+	b      *expr.Backend
+	ends   map[int]endpoint // actual column ends read from indexes (endpoint.go)
 }
 
 func newRelInfo(b *expr.Backend, t *catalog.TableDef, colOf colFunc) *relInfo {
-	ri := &relInfo{t: t, size: tableSize(b, t), colOf: colOf, unique: map[int]bool{}, cat: b.Cat()}
+	ri := &relInfo{t: t, size: tableSize(b, t), colOf: colOf, unique: map[int]bool{}, cat: b.Cat(), b: b}
 	for _, ix := range b.Cat().TableIndexes(t) {
 		if ix.Unique && len(ix.Cols) == 1 {
 			ri.unique[ix.Cols[0]] = true
@@ -249,13 +251,4 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 		return 0.5 // a boolean column
 	}
 	return defaultIneqSel
-}
-
-// joinSel is eqjoinsel for the equality of two columns without
-// comparing most common values: the non-NULL rows of both sides over the
-// larger of their numbers of distinct values.
-func joinSel(l *relInfo, lc int, r *relInfo, rc int) float64 {
-	lnf, _ := l.nullFrac(lc)
-	rnf, _ := r.nullFrac(rc)
-	return (1 - lnf) * (1 - rnf) / math.Max(l.ndistinct(lc), r.ndistinct(rc))
 }

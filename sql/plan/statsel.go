@@ -125,14 +125,32 @@ func (ri *relInfo) ineqSel(c int, op string, v expr.Expr) float64 {
 	}
 	sel := 1 - cs.NullFrac - sumMCV
 	if h := cs.Histogram; len(h) >= 2 {
+		// in the first or last bin, its outer bound is the column's
+		// actual end, read from an index (endpoint.go)
+		haveEnd := false
+		if n := len(h); n > 2 {
+			var end types.Datum
+			switch {
+			case cmp(d, h[1]) <= 0:
+				if end, haveEnd = ri.actualEnd(c, false); haveEnd {
+					h = append([]types.Datum{end}, h[1:]...)
+				}
+			case cmp(d, h[n-2]) > 0:
+				if end, haveEnd = ri.actualEnd(c, true); haveEnd {
+					h = append(append([]types.Datum(nil), h[:n-1]...), end)
+				}
+			}
+		}
 		frac := histFraction(h, d, t, cmp)
 		if op == ">" || op == ">=" {
 			frac = 1 - frac
 		}
 		// bounds are approximate and may be stale: no estimate closer to
-		// 0 or 1 than a hundredth of a bin
-		cutoff := 0.01 / float64(len(h)-1)
-		frac = math.Min(math.Max(frac, cutoff), 1-cutoff)
+		// 0 or 1 than a hundredth of a bin, unless an end is the actual one
+		if !haveEnd {
+			cutoff := 0.01 / float64(len(h)-1)
+			frac = math.Min(math.Max(frac, cutoff), 1-cutoff)
+		}
 		sel *= frac
 	} else {
 		sel *= 0.5
