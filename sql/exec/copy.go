@@ -418,12 +418,11 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// drain consumes the rest of the client's COPY data after an error.
 // checkCopyFreeze is COPY FREEZE's precondition (CopyFrom's): a table
-// with storage of its own (not a partitioned one), no cursor
-// or suspended portal whose snapshot could see the frozen rows, and
-// storage that t got in the current subtransaction, which no other
-// transaction can read until this one commits.
+// with storage of its own (not a partitioned one), no cursor or
+// suspended portal whose snapshot could see the frozen rows, and storage
+// that t got in the current subtransaction, which no other transaction
+// can read until this one commits.
 func (s *Executor) checkCopyFreeze(t *catalog.TableDef) error {
 	if t.Partitioned() {
 		return pgerr.NotSupported("cannot perform COPY FREEZE on a partitioned table")
@@ -437,6 +436,7 @@ func (s *Executor) checkCopyFreeze(t *catalog.TableDef) error {
 	return nil
 }
 
+// drain consumes the rest of the client's COPY data after an error.
 func drain(src CopySource) {
 	for {
 		_, done, err := src()
