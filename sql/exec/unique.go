@@ -29,10 +29,14 @@ import (
 // VACUUM pass (which may hand a TID seen to a new tuple) ran meanwhile
 // (storage.IndexInsertUnchanged), else the check runs again — so check
 // and insertion act as one step without heap reads under the exclusive
-// lock. ON CONFLICT's pre-check removes the entries whose version is
-// dead to every transaction as it meets them (an index scan's
-// kill_prior_tuple), so a key upserted again and again does not make
-// every check walk all its old versions.
+// lock. The check removes the entries whose version is dead to every
+// transaction as it meets them (as _bt_check_unique marks them dead;
+// ON CONFLICT's pre-check too), so a key updated or upserted again and
+// again does not make every check, and every scan of the key, walk all
+// its old versions: without HOT every UPDATE adds an entry under the
+// key, and a plan that does not clean up after itself (a bitmap scan,
+// which a bloated heap makes the cheaper plan) would otherwise leave
+// them all to VACUUM.
 
 // dirtyFind is what a unique check found under a key.
 type dirtyFind struct {
@@ -47,8 +51,7 @@ type dirtyFind struct {
 // none is, seen lists the entries judged (valid until the next call) and
 // vacuums the index's VACUUM count before the look, for
 // IndexInsertUnchanged. With kill, entries dead to every transaction are
-// removed (INSERT ... ON CONFLICT's pre-check, which no index scan
-// cleans up after; an UPDATE's own scan of the key already does).
+// removed.
 func (s *Executor) uniqueScan(t *catalog.TableDef, ix *catalog.IndexDef, key []byte, self storage.TID, kill bool) (f dirtyFind, seen []storage.TID, vacuums uint64, err error) {
 	st := s.Store
 	irel := storage.RelID(ix.RelFile)
@@ -113,7 +116,7 @@ func (s *Executor) dirtyProbe(t *catalog.TableDef, tid storage.TID, f *dirtyFind
 // (UNIQUE_CHECK_YES).
 func (s *Executor) insertUnique(ec *expr.EvalCtx, t *catalog.TableDef, ix *catalog.IndexDef, row []types.Datum, key []byte, tid storage.TID) error {
 	for {
-		f, seen, vacuums, err := s.uniqueScan(t, ix, key, tid, false)
+		f, seen, vacuums, err := s.uniqueScan(t, ix, key, tid, true)
 		switch {
 		case err != nil:
 			return err
