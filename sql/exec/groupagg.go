@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"sort"
 	"time"
 
 	"lockd/sql/expr"
@@ -134,26 +133,8 @@ func (x *Executor) sortGroupInput(ec *expr.EvalCtx, p *plan.SelectPlan, scan fun
 		if err != nil {
 			return err
 		}
-		m.order = make([]int32, m.n)
-		for i := range m.order {
-			m.order[i] = int32(i)
-		}
-		w := m.width + m.nkeys
-		var sortErr error
-		sort.SliceStable(m.order, func(a, b int) bool {
-			ka := m.slab[int(m.order[a])*w+m.width : (int(m.order[a])+1)*w]
-			kb := m.slab[int(m.order[b])*w+m.width : (int(m.order[b])+1)*w]
-			r, err := cmp.compare(ka, kb)
-			if err != nil && sortErr == nil {
-				sortErr = err
-			}
-			if p.GroupSortDesc {
-				return r > 0
-			}
-			return r < 0
-		})
-		if sortErr != nil {
-			return sortErr
+		if err := m.sort(cmp, p.GroupSortDesc); err != nil {
+			return err
 		}
 		if st := ec.Stats(plan.StatGroupSort{P: p}); st != nil {
 			d := ms(time.Since(start))

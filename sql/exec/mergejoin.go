@@ -63,6 +63,30 @@ func newMergeCmp(typs []types.Type) mergeCmp {
 	return c
 }
 
+// sort orders the rows by their keys (descending with desc), stably: the
+// Sort under a merge join or a GroupAggregate.
+func (m *mergeRows) sort(cmp mergeCmp, desc bool) error {
+	m.order = make([]int32, m.n)
+	for i := range m.order {
+		m.order[i] = int32(i)
+	}
+	w := m.width + m.nkeys
+	var sortErr error
+	sort.SliceStable(m.order, func(a, b int) bool {
+		ka := m.slab[int(m.order[a])*w+m.width : (int(m.order[a])+1)*w]
+		kb := m.slab[int(m.order[b])*w+m.width : (int(m.order[b])+1)*w]
+		r, err := cmp.compare(ka, kb)
+		if err != nil && sortErr == nil {
+			sortErr = err
+		}
+		if desc {
+			return r > 0
+		}
+		return r < 0
+	})
+	return sortErr
+}
+
 func (c mergeCmp) compare(a, b []types.Datum) (int, error) {
 	for i, cmp := range c {
 		x, y := a[i], b[i]
@@ -133,23 +157,8 @@ func (x *Executor) readSorted(ec *expr.EvalCtx, j *plan.JoinNode, n plan.PlanNod
 		inOrder = r <= 0
 	}
 	if !inOrder {
-		m.order = make([]int32, m.n)
-		for i := range m.order {
-			m.order[i] = int32(i)
-		}
-		w := m.width + m.nkeys
-		var sortErr error
-		sort.SliceStable(m.order, func(a, b int) bool {
-			ka := m.slab[int(m.order[a])*w+m.width : (int(m.order[a])+1)*w]
-			kb := m.slab[int(m.order[b])*w+m.width : (int(m.order[b])+1)*w]
-			r, err := cmp.compare(ka, kb)
-			if err != nil && sortErr == nil {
-				sortErr = err
-			}
-			return r < 0
-		})
-		if sortErr != nil {
-			return nil, sortErr
+		if err := m.sort(cmp, false); err != nil {
+			return nil, err
 		}
 	}
 	if st != nil {
