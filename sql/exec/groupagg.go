@@ -57,18 +57,9 @@ func (x *Executor) runSortedGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan fu
 		return fn(first)
 	}
 	err := scan(func() error {
-		key = key[:0]
-		for i, g := range p.GroupBy {
-			v, err := g.Eval(ec, buf)
-			if err != nil {
-				return err
-			}
-			vals[i] = v
-			if v.Null {
-				key = append(key, 0)
-			} else {
-				key = types.AppendHashKey(append(key, 1), g.Type(), v)
-			}
+		var err error
+		if key, err = groupKeyOf(ec, p.GroupBy, buf, vals, key[:0]); err != nil {
+			return err
 		}
 		if !open || string(key) != string(groupKey) {
 			if open {

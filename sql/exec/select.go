@@ -423,18 +423,9 @@ func (x *Executor) runGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(fun
 			}
 			return nil
 		}
-		key = key[:0]
-		for i, g := range p.GroupBy {
-			v, err := g.Eval(ec, buf)
-			if err != nil {
-				return err
-			}
-			vals[i] = v
-			if v.Null {
-				key = append(key, 0)
-			} else {
-				key = types.AppendHashKey(append(key, 1), g.Type(), v)
-			}
+		var err error
+		if key, err = groupKeyOf(ec, p.GroupBy, buf, vals, key[:0]); err != nil {
+			return err
 		}
 		gr := last
 		if gr == nil || string(key) != string(lastKey) {
@@ -499,4 +490,23 @@ func (x *Executor) runGroups(ec *expr.EvalCtx, p *plan.SelectPlan, scan func(fun
 		}
 	}
 	return nil
+}
+
+// groupKeyOf evaluates the GROUP BY expressions over row into vals and
+// appends their grouping key to key: per value a NULL marker, else the
+// value's hash-key encoding (equal keys, equal groups).
+func groupKeyOf(ec *expr.EvalCtx, groupBy []expr.Expr, row, vals []types.Datum, key []byte) ([]byte, error) {
+	for i, g := range groupBy {
+		v, err := g.Eval(ec, row)
+		if err != nil {
+			return key, err
+		}
+		vals[i] = v
+		if v.Null {
+			key = append(key, 0)
+		} else {
+			key = types.AppendHashKey(append(key, 1), g.Type(), v)
+		}
+	}
+	return key, nil
 }
