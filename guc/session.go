@@ -492,8 +492,26 @@ func (s *Session) Real(name string) float64 { return s.vars[mustIndex(name)].cur
 // String returns the current value of a String or Enum setting (canonical
 // spelling for enums); for other types, the display form. It panics on an
 // unknown name.
-func (s *Session) String(name string) string {
-	i := mustIndex(name)
+func (s *Session) String(name string) string { return s.StringAt(Key(mustIndex(name))) }
+
+// A Key is a setting's index in Table, found once by MustKey. Code that
+// reads a setting on every statement or transaction keeps a Key in a
+// package variable instead of hashing the name on each read.
+type Key int
+
+// MustKey returns the Key of the setting name (case-insensitive). It panics
+// on an unknown name: the program, not a user, supplies it.
+func MustKey(name string) Key { return Key(mustIndex(name)) }
+
+// BoolAt is Bool by Key.
+func (s *Session) BoolAt(k Key) bool { return s.vars[k].cur.Bool }
+
+// IntAt is Int by Key.
+func (s *Session) IntAt(k Key) int64 { return s.vars[k].cur.Int }
+
+// StringAt is String by Key.
+func (s *Session) StringAt(k Key) string {
+	i := int(k)
 	switch Table[i].Type {
 	case String, Enum:
 		return s.vars[i].cur.Str

@@ -477,3 +477,34 @@ func TestSessionChanges(t *testing.T) {
 		t.Fatal("Changes moved with nothing changed")
 	}
 }
+
+// A Key reads what the name reads, after a SET as before it.
+func TestKeys(t *testing.T) {
+	s := newSession(t, NewRegistry(nil), nil)
+	tz, timeout, ro := MustKey("timezone"), MustKey("statement_timeout"), MustKey("transaction_read_only")
+	for _, set := range [][2]string{{"", ""}, {"TimeZone", "Europe/Paris"}, {"statement_timeout", "2s"}} {
+		if set[0] != "" {
+			if _, err := s.Set(set[0], set[1], false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := s.StringAt(tz), s.String("TimeZone"); got != want {
+			t.Errorf("after %v: StringAt(TimeZone) = %q, String = %q", set, got, want)
+		}
+		if got, want := s.IntAt(timeout), s.Int("statement_timeout"); got != want {
+			t.Errorf("after %v: IntAt(statement_timeout) = %d, Int = %d", set, got, want)
+		}
+		if got, want := s.BoolAt(ro), s.Bool("transaction_read_only"); got != want {
+			t.Errorf("after %v: BoolAt(transaction_read_only) = %v, Bool = %v", set, got, want)
+		}
+	}
+	if s.StringAt(tz) != "Europe/Paris" || s.IntAt(timeout) != 2000 {
+		t.Errorf("StringAt/IntAt = %q, %d; want Europe/Paris, 2000", s.StringAt(tz), s.IntAt(timeout))
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("MustKey of an unknown name did not panic")
+		}
+	}()
+	MustKey("no_such_setting")
+}

@@ -93,7 +93,7 @@ func (s *Session) startRun(ec *expr.EvalCtx, st *plan.Stmt, owner *portal, keepS
 	run := st
 	// the locks follow the plan PostgreSQL's plan cache would run
 	// (sql/plan/plancache.go): a cached generic plan locks fewer relations
-	ec.Plan = st.PlanFor(s.Settings.String("plan_cache_mode"))
+	ec.Plan = st.PlanFor(s.Settings.StringAt(gucPlanCacheMode))
 	if len(st.Rels) > 0 {
 		if err := s.LockRelations(ctx, st.Rels, ec.Plan == expr.GenericReuse); err != nil {
 			return nil, err
@@ -135,7 +135,7 @@ func (s *Session) startRun(ec *expr.EvalCtx, st *plan.Stmt, owner *portal, keepS
 // actions, the command counter.
 func (s *Session) finishRun(ec *expr.EvalCtx, st, run *plan.Stmt, emit func([]types.Datum) error) (string, error) {
 	tag, err := s.RunPlan(ec, run, emit)
-	st.PlanDone(ec.Plan, s.Settings.String("plan_cache_mode"), ec.RuntimePruned)
+	st.PlanDone(ec.Plan, s.Settings.StringAt(gucPlanCacheMode), ec.RuntimePruned)
 	err = s.AfterStatement(ec, err) // fire the statement's foreign-key checks and actions (sql/exec/ri.go)
 	if err != nil {
 		return "", err

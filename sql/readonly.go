@@ -115,7 +115,7 @@ func lockStrengthName(s pg.LockClauseStrength) string {
 
 // checkReadOnly refuses st in a read-only transaction.
 func (s *Session) checkReadOnly(st *plan.Stmt) error {
-	if st.RoName == "" || !s.Settings.Bool("transaction_read_only") {
+	if st.RoName == "" || !s.Settings.BoolAt(gucTransactionReadOnly) {
 		return nil
 	}
 	return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.RoName)

@@ -129,12 +129,12 @@ func (s *Session) EndCause() EndCause { return s.endCause }
 
 // StatementTimeout is the session's statement_timeout.
 func (s *Session) StatementTimeout() time.Duration {
-	return time.Duration(s.Settings.Int("statement_timeout")) * time.Millisecond
+	return time.Duration(s.Settings.IntAt(gucStatementTimeout)) * time.Millisecond
 }
 
 // IdleInTransactionTimeout is idle_in_transaction_session_timeout.
 func (s *Session) IdleInTransactionTimeout() time.Duration {
-	return time.Duration(s.Settings.Int("idle_in_transaction_session_timeout")) * time.Millisecond
+	return time.Duration(s.Settings.IntAt(gucIdleInTransactionTimeout)) * time.Millisecond
 }
 
 // SetQueryText records the text of the Query message being run, which

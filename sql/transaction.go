@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"lockd/guc"
 	"lockd/pgerr"
 	"lockd/sql/expr"
 	"lockd/sql/plan"
@@ -18,9 +19,9 @@ import (
 // read-write mode from the defaults, as PostgreSQL's StartTransaction
 // does, so SHOW transaction_isolation tells the truth.
 func (s *Session) startTxnSettings() {
-	for _, p := range [...][2]string{{"transaction_isolation", "default_transaction_isolation"}, {"transaction_read_only", "default_transaction_read_only"}} {
-		if v := s.Settings.String(p[1]); s.Settings.String(p[0]) != v {
-			_, _ = s.Settings.Set(p[0], v, true)
+	for _, p := range [...][2]guc.Key{{gucTransactionIsolation, gucDefaultTransactionIsolation}, {gucTransactionReadOnly, gucDefaultTransactionReadOnly}} {
+		if v := s.Settings.StringAt(p[1]); s.Settings.StringAt(p[0]) != v {
+			_, _ = s.Settings.Set(guc.Table[p[0]].Name, v, true)
 		}
 	}
 }
@@ -111,7 +112,7 @@ func (s *Session) beginTxn(now time.Time, kind expr.TxState) {
 	s.XactStart = now
 	s.LocalXID++
 	s.Locks.BeginVirtualXact(s.Proc, s.LocalXID)
-	s.Txns.Begin(&s.Txn, s.Proc, expr.IsolationOf(s.Settings.String("default_transaction_isolation")))
+	s.Txns.Begin(&s.Txn, s.Proc, expr.IsolationOf(s.Settings.StringAt(gucDefaultTransactionIsolation)))
 	s.Settings.BeginTxn()
 	s.startTxnSettings()
 }
@@ -123,10 +124,10 @@ func (s *Session) endTxn(commit bool) {
 	if commit {
 		// How the commit waits for its record: the session's settings at
 		// commit time (SET LOCAL inside the transaction counts).
-		sync, _ := txn.ParseSyncCommit(s.Settings.String("synchronous_commit"))
+		sync, _ := txn.ParseSyncCommit(s.Settings.StringAt(gucSynchronousCommit))
 		s.Txn.SetCommitOptions(txn.CommitOptions{Sync: sync,
-			Delay:    time.Duration(s.Settings.Int("commit_delay")) * time.Microsecond,
-			Siblings: int(s.Settings.Int("commit_siblings"))})
+			Delay:    time.Duration(s.Settings.IntAt(gucCommitDelay)) * time.Microsecond,
+			Siblings: int(s.Settings.IntAt(gucCommitSiblings))})
 		if err := s.CommitCatalog(); err != nil {
 			s.Notice(pgerr.SeverityWarning, pgerr.InternalError, "could not write the catalog: "+err.Error())
 		}

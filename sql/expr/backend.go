@@ -95,8 +95,8 @@ func (s *Backend) Notice(severity, code, msg string) {
 }
 
 func (s *Backend) RefreshFormat() {
-	s.Format.ByteaEscape = s.Settings.String("bytea_output") == "escape"
-	tz := s.Settings.String("TimeZone")
+	s.Format.ByteaEscape = s.Settings.StringAt(gucByteaOutput) == "escape"
+	tz := s.Settings.StringAt(gucTimeZone)
 	if tz == s.tzName && s.Format.Loc != nil {
 		return
 	}
@@ -112,7 +112,7 @@ func (s *Backend) RefreshFormat() {
 // transaction can become read-write only before its first query, and not
 // inside a savepoint.
 func (s *Backend) checkReadWrite() error {
-	if s.Tx == TxNone || !s.Settings.Bool("transaction_read_only") {
+	if s.Tx == TxNone || !s.Settings.BoolAt(gucTransactionReadOnly) {
 		return nil
 	}
 	if s.Txn.NestLevel() > 1 { // IsSubTransaction

@@ -41,7 +41,7 @@ func (s *Backend) LockTree(ec *EvalCtx, t *catalog.TableDef, mode locks.LockMode
 
 // lockTimeout is the session's lock_timeout.
 func (s *Backend) lockTimeout() time.Duration {
-	return time.Duration(s.Settings.Int("lock_timeout")) * time.Millisecond
+	return time.Duration(s.Settings.IntAt(gucLockTimeout)) * time.Millisecond
 }
 
 // lockOptions are the session's heavyweight-lock wait options: its
@@ -50,8 +50,8 @@ func (s *Backend) lockTimeout() time.Duration {
 func (s *Backend) LockOptions(session, nowait bool) locks.LockOptions {
 	return locks.LockOptions{
 		NoWait: nowait, Session: session, LockTimeout: s.lockTimeout(),
-		DeadlockTimeout: time.Duration(s.Settings.Int("deadlock_timeout")) * time.Millisecond,
-		LogLockWaits:    s.Settings.Bool("log_lock_waits"), LogLockWaitsSet: true,
+		DeadlockTimeout: time.Duration(s.Settings.IntAt(gucDeadlockTimeout)) * time.Millisecond,
+		LogLockWaits:    s.Settings.BoolAt(gucLogLockWaits), LogLockWaitsSet: true,
 	}
 }
 
