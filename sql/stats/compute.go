@@ -27,14 +27,12 @@ func ComputeColumn(vals []types.Datum, typ types.Type, target int, totalRows flo
 	}
 	varWidth := typ.Len < 0
 	cmp := comparator(typ)
-	type item struct {
-		v     types.Datum
-		tupno int
-	}
-	items := make([]item, 0, sampleRows)
+	// kept[k] is the position in vals of the k-th value that is neither
+	// NULL nor too wide: its "tuple number" below.
+	kept := make([]int32, 0, sampleRows)
 	nullCnt, nonNullCnt, tooWide := 0, 0, 0
 	totalWidth := 0.0
-	for _, v := range vals {
+	for i, v := range vals {
 		if v.Null {
 			nullCnt++
 			continue
@@ -48,7 +46,7 @@ func ComputeColumn(vals []types.Datum, typ types.Type, target int, totalRows flo
 				continue
 			}
 		}
-		items = append(items, item{v, len(items)})
+		kept = append(kept, int32(i))
 	}
 	cs := &ColumnStats{TypeOID: typ.OID}
 	width := func() int32 {
@@ -58,7 +56,7 @@ func ComputeColumn(vals []types.Datum, typ types.Type, target int, totalRows flo
 		return int32(typ.Len)
 	}
 	nullFrac := float64(nullCnt) / float64(sampleRows)
-	valuesCnt := len(items)
+	valuesCnt := len(kept)
 	switch {
 	case valuesCnt == 0 && nonNullCnt > 0: // every value too wide: a unique column
 		cs.NullFrac, cs.AvgWidth = round4(nullFrac), width()
@@ -76,21 +74,17 @@ func ComputeColumn(vals []types.Datum, typ types.Type, target int, totalRows flo
 	// equal values: count the distinct values, those seen more than once,
 	// keep the target most common (ties in value order, as PostgreSQL's
 	// insertion keeps them), and sum rank × position for the correlation.
-	slices.SortFunc(items, func(a, b item) int {
-		if c := cmp(a.v, b.v); c != 0 {
-			return c
-		}
-		return a.tupno - b.tupno
-	})
+	order, keys := sortedOrder(vals, kept, typ, cmp)
+	value := func(i int) types.Datum { return vals[kept[order[i]]] }
 	type mcvItem struct{ count, first int }
 	numMCV, numBins := target, target
 	track := make([]mcvItem, 0, numMCV)
 	corrXY := 0.0
 	ndistinct, nmultiple, dups := 0, 0, 0
-	for i := range items {
-		corrXY += float64(i) * float64(items[i].tupno)
+	for i := range order {
+		corrXY += float64(i) * float64(order[i])
 		dups++
-		if i+1 < valuesCnt && cmp(items[i].v, items[i+1].v) == 0 {
+		if i+1 < valuesCnt && (keys != nil && keys[order[i]] == keys[order[i+1]] || keys == nil && cmp(value(i), value(i+1)) == 0) {
 			continue
 		}
 		// the last of a group of equal values
@@ -146,7 +140,7 @@ func ComputeColumn(vals []types.Datum, typ types.Type, target int, totalRows flo
 		cs.MCV = make([]types.Datum, numMCV)
 		cs.MCVFreq = make([]float64, numMCV)
 		for i, t := range track {
-			cs.MCV[i] = items[t.first].v
+			cs.MCV[i] = value(t.first)
 			cs.MCVFreq[i] = round4(float64(t.count) / float64(sampleRows))
 		}
 	}
@@ -164,12 +158,12 @@ func ComputeColumn(vals []types.Datum, typ types.Type, target int, totalRows flo
 		src := 0
 		for _, t := range track {
 			for ; src < t.first; src++ {
-				rest = append(rest, items[src].v)
+				rest = append(rest, value(src))
 			}
 			src = t.first + t.count
 		}
 		for ; src < valuesCnt; src++ {
-			rest = append(rest, items[src].v)
+			rest = append(rest, value(src))
 		}
 		nvals := len(rest)
 		cs.Histogram = make([]types.Datum, numHist)
@@ -257,6 +251,49 @@ func mcvListSize(counts []int, stadistinct, nullFrac float64, sampleRows int, to
 // comparator orders non-NULL values of typ as its "<" operator does
 // (bytewise for strings: lockd's collation is C). Numerics are parsed
 // once per value, not per comparison.
+// sortedOrder returns the tuple numbers 0..len(kept)-1 ordered by their
+// values (vals[kept[k]]), equal values by tuple number — a permutation,
+// so that the sort moves 4-byte numbers, not datums. Integer columns,
+// the common case, compare their numbers directly: keys, returned for
+// them, holds tuple k's number at k.
+func sortedOrder(vals []types.Datum, kept []int32, typ types.Type, cmp func(a, b types.Datum) int) (order []int32, keys []int64) {
+	order = make([]int32, len(kept))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	switch typ.OID {
+	case types.OIDInt2, types.OIDInt4, types.OIDInt8:
+		keys = make([]int64, len(kept))
+		for k, i := range kept {
+			keys[k] = vals[i].I
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			if c := cmpInt(keys[a], keys[b]); c != 0 {
+				return c
+			}
+			return int(a - b)
+		})
+	default:
+		slices.SortFunc(order, func(a, b int32) int {
+			if c := cmp(vals[kept[a]], vals[kept[b]]); c != 0 {
+				return c
+			}
+			return int(a - b)
+		})
+	}
+	return order, keys
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 func comparator(typ types.Type) func(a, b types.Datum) int {
 	if typ.OID == types.OIDNumeric {
 		parsed := map[string]*types.Numeric{}
