@@ -31,7 +31,7 @@ func (s *Store) AnalyzeBlock(p *locks.Proc, t *txn.Txn, rel RelID, blk uint32, o
 	d := s.pool.desc(id)
 	defer d.unpin()
 	pg := s.pool.page(id)
-	var items [maxTuplesPerPage]visibleItem
+	var items [MaxTuplesPerPage]visibleItem
 	n := 0
 	d.content.Acquire(p, locks.LWShared)
 	var h txn.TupleHeader

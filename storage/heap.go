@@ -249,7 +249,7 @@ func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relatio
 	d := s.pool.desc(id)
 	defer d.unpin()
 	pg := s.pool.page(id)
-	var items [maxTuplesPerPage]visibleItem
+	var items [MaxTuplesPerPage]visibleItem
 	n := 0
 	d.content.Acquire(p, locks.LWShared)
 	// An all-visible page's tuples need no visibility check (heapgetpage's

@@ -87,8 +87,9 @@ const (
 	// MaxTupleData is the largest data a tuple may carry; lockd has no
 	// TOAST, so larger rows are refused.
 	MaxTupleData = MaxTupleSize - tupleHeaderSize
-	// maxTuplesPerPage is MaxHeapTuplesPerPage.
-	maxTuplesPerPage = (PageSize - pageHeaderSize) / (((tupleHeaderSize + maxAlign - 1) &^ (maxAlign - 1)) + itemIDSize)
+	// MaxTuplesPerPage is MaxHeapTuplesPerPage: the most tuples a heap
+	// page can hold.
+	MaxTuplesPerPage = (PageSize - pageHeaderSize) / (((tupleHeaderSize + maxAlign - 1) &^ (maxAlign - 1)) + itemIDSize)
 )
 
 var ne = binary.NativeEndian
@@ -153,7 +154,7 @@ func (pg page) freeSpace() int {
 		return 0
 	}
 	space -= itemIDSize
-	if pg.maxOffset() >= maxTuplesPerPage && pg.u16(pdFlags)&pdHasFreeLines == 0 {
+	if pg.maxOffset() >= MaxTuplesPerPage && pg.u16(pdFlags)&pdHasFreeLines == 0 {
 		return 0
 	}
 	return space
@@ -183,7 +184,7 @@ func (pg page) addTuple(h *txn.TupleHeader, ctidSelf bool, ctid TID, data []byte
 	}
 	lower := pg.lower()
 	if off == 0 {
-		if nline >= maxTuplesPerPage {
+		if nline >= MaxTuplesPerPage {
 			return 0
 		}
 		off = nline + 1

@@ -40,6 +40,10 @@ type analyzeCol struct {
 }
 
 // sampleRow is one sampled row, its data copied off the page.
+// sampleChunk is the size of the chunks a sample's tuples are copied
+// into.
+const sampleChunk = 64 << 10
+
 type sampleRow struct {
 	tid  storage.TID
 	data []byte
@@ -278,6 +282,11 @@ func (s *Utility) sampleTable(ec *expr.EvalCtx, t *catalog.TableDef, targRows in
 	oldestXmin := s.Txns.OldestXmin()
 	tag := locks.RelationTag(catalog.DatabaseOID, t.OID)
 	var live, dead int
+	// The sample's rows are known to be at most targRows (and at most
+	// what the table's pages can hold): one allocation for them, and
+	// their tuples copied into shared chunks rather than one each.
+	out.rows = make([]sampleRow, 0, min(uint64(targRows), uint64(nblocks)*storage.MaxTuplesPerPage))
+	var chunk []byte
 	for {
 		blk, ok := bs.Next()
 		if !ok {
@@ -297,7 +306,12 @@ func (s *Utility) sampleTable(ec *expr.EvalCtx, t *catalog.TableDef, targRows in
 			if k < 0 {
 				return
 			}
-			r := sampleRow{tid: tid, data: append([]byte(nil), data...)}
+			if len(chunk)+len(data) > cap(chunk) {
+				chunk = make([]byte, 0, max(sampleChunk, len(data)))
+			}
+			start := len(chunk)
+			chunk = append(chunk, data...)
+			r := sampleRow{tid: tid, data: chunk[start:len(chunk):len(chunk)]}
 			if k < len(out.rows) {
 				out.rows[k] = r
 			} else {
