@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -66,5 +67,48 @@ func BenchmarkExecutor(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPreparedPointSelect is pgbench's select-only transaction as
+// the extended protocol runs it (-M prepared): one statement prepared
+// once, then per op Bind, Describe portal, Execute and Sync — the
+// session's share of a select-only backend's work per transaction:
+//
+//	go test ./sql -run XXX -bench PreparedPointSelect -benchmem
+func BenchmarkPreparedPointSelect(b *testing.B) {
+	_, s := testEngine(b, -1)
+	mustRun(b, s, "create table acc (aid int primary key, bid int, abalance int, filler char(84))",
+		"insert into acc select g, (g - 1) / 10000 + 1, g % 7, '' from generate_series(1, 100000) g",
+		"analyze acc")
+	st, err := s.Prepare("SELECT abalance FROM acc WHERE aid = $1", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	key := []byte("12345")
+	rows := 0
+	emit := func([]types.Datum) error { rows++; return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		params, err := s.BindParams(st, "P_1", [][]byte{key}, nil)
+		if err == nil {
+			err = s.Bind("", st, params, nil)
+		}
+		if err == nil {
+			_, _, err = s.PortalColumns("")
+		}
+		if err == nil {
+			_, _, err = s.ExecutePortal(ctx, "", 0, emit)
+		}
+		if err == nil {
+			err = s.Sync()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if rows != b.N {
+		b.Fatalf("%d rows from %d executions", rows, b.N)
 	}
 }

@@ -42,7 +42,9 @@ func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 	if lim.limit == 0 && p.RowLocks == nil {
 		return nil
 	}
-	buf := make([]types.Datum, p.Width)
+	// the scan's row and the output row share one allocation
+	rows := make([]types.Datum, p.Width+len(p.Targets))
+	buf, out := rows[:p.Width:p.Width], rows[p.Width:]
 	scan := func(fn func() error) error {
 		if noRows {
 			return nil
@@ -59,7 +61,6 @@ func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 			return fn()
 		})
 	}
-	out := make([]types.Datum, len(p.Targets))
 	if !(p.Grouped || len(p.Sort) > 0 || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil) {
 		// streamed: each row goes out as the scan produces it
 		err := scan(func() error { return x.project(ec, p, buf, out, lim.emit) })
