@@ -82,9 +82,20 @@ type bufTag struct {
 }
 
 type bufferDescData struct {
-	state   atomic.Uint32
-	tag     bufTag       // guarded by the header lock; stable while pinned
+	state atomic.Uint32
+	tag   bufTag // guarded by the header lock; stable while pinned
+	// rel is tag.rel, written with it under the header lock and readable
+	// without it: dropRelationBuffers passes over the other relations'
+	// buffers without locking each header (PostgreSQL's unlocked
+	// RelFileNodeEquals test in DropRelFileNodesAllBuffers).
+	rel     atomic.Uint32
 	content locks.LWLock // tranche BufferContent
+}
+
+// setTag sets d's tag; the caller holds its header lock.
+func (d *bufferDescData) setTag(tag bufTag) {
+	d.tag = tag
+	d.rel.Store(uint32(tag.rel))
 }
 
 // bufferDesc is padded to 64 bytes like PostgreSQL's BufferDescPadded.
@@ -341,7 +352,7 @@ func (s *Store) loadBuffer(p *locks.Proc, st *backendStats, r *relation, tag buf
 		delete(oldPart.m, oldTag)
 		st.bufferEvictions.Add(1)
 	}
-	d.tag = tag
+	d.setTag(tag)
 	newPart.m[tag] = id
 	d.unlockHeader(1 | bufUsageOne | bmTagValid)
 	if !d.content.ConditionalAcquire(p, locks.LWExclusive) {
@@ -384,7 +395,7 @@ func (bp *bufferPool) invalidate(p *locks.Proc, id int32, tag bufTag) {
 		delete(part.m, tag)
 	}
 	state := d.lockHeader()
-	d.tag = bufTag{}
+	d.setTag(bufTag{})
 	d.unlockHeader(state &^ (bmTagValid | bmValid | bmDirty | bufUsageMask))
 	part.lock.Release(p)
 }
@@ -486,6 +497,11 @@ func (s *Store) flushBuffer(p *locks.Proc, st *backendStats, id int32) (wrote bo
 func (bp *bufferPool) dropRelationBuffers(rel RelID) {
 	for i := range bp.descs {
 		d := &bp.descs[i]
+		if d.rel.Load() != uint32(rel) {
+			// Not rel's, and cannot become rel's: nobody reads a relation
+			// being dropped.
+			continue
+		}
 		for {
 			state := d.lockHeader()
 			tag := d.tag
@@ -511,7 +527,7 @@ func (bp *bufferPool) dropRelationBuffers(rel RelID) {
 			if part.m[tag] == int32(i) {
 				delete(part.m, tag)
 			}
-			d.tag = bufTag{}
+			d.setTag(bufTag{})
 			d.unlockHeader(0)
 			part.lock.Release(nil)
 			break
