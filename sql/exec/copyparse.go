@@ -18,6 +18,7 @@ type copyField struct {
 type copyReader struct {
 	src     CopySource
 	opts    copyOptions
+	mem     []byte // the input buffer: buf is its unconsumed tail
 	buf     []byte // unconsumed input
 	scratch []byte
 	done    bool
@@ -40,8 +41,30 @@ func (r *copyReader) fill() (bool, error) {
 		r.done = true
 		return false, nil
 	}
-	r.buf = append(r.buf, data...)
+	r.buf = r.appendInput(data)
 	return true, nil
+}
+
+// appendInput returns buf with data appended, reusing mem: pgbench sends
+// a CopyData message per row, and letting append grow the ever shorter
+// tail of the buffer would allocate for nearly every one. The unconsumed
+// input moves to the front of mem when data does not fit after it, and
+// mem grows only when it cannot hold both. Moving is safe because
+// nothing outlives the row it was read with: text and CSV fields are
+// copied into scratch, binary ones are converted into Datums (which copy
+// the bytes) before the next row is read, and line is reset by next.
+func (r *copyReader) appendInput(data []byte) []byte {
+	n := len(r.buf)
+	switch {
+	case n+len(data) > cap(r.mem):
+		mem := make([]byte, n, max(2*cap(r.mem), n+len(data), 64<<10))
+		copy(mem, r.buf)
+		r.mem = mem[:0]
+		r.buf = mem
+	case cap(r.buf)-n < len(data):
+		r.buf = r.mem[:copy(r.mem[:n], r.buf)]
+	}
+	return append(r.buf, data...)
 }
 
 // next returns the fields of the next row, or more=false at the end.
