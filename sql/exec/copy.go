@@ -371,11 +371,12 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 			var d types.Datum
 			if p.opts.format == 'b' {
 				d, err = types.DecodeBinary(t, f.data)
+				if err == nil && (t.OID == types.OIDBpchar || t.OID == types.OIDVarchar) {
+					d, err = types.CoerceString(t, d.S, false)
+				}
 			} else {
-				d, err = types.ParseText(t, string(f.data), &s.Format)
-			}
-			if err == nil && (t.OID == types.OIDBpchar || t.OID == types.OIDVarchar) {
-				d, err = types.CoerceString(t, d.S, false)
+				// char(n) and varchar(n) are coerced by the parse
+				d, err = types.ParseTextBytes(t, f.data, &s.Format)
 			}
 			if err != nil {
 				drain(src)
