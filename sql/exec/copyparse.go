@@ -116,28 +116,51 @@ func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
 	}
 }
 
-// splitText de-escapes one text-format line into fields.
+// splitText splits one text-format line into fields. A field without a
+// backslash is handed out where it lies in the line; one with escapes is
+// de-escaped into scratch. Either stays valid until the next call of
+// next. NULL is recognized on the field's raw text, before de-escaping,
+// as PostgreSQL does.
 func (r *copyReader) splitText(l []byte, out []copyField) []copyField {
 	r.scratch = r.scratch[:0]
-	start := 0
 	delim := r.opts.delim
-	nullStr := r.opts.null
-	fieldStart := 0 // position in l where the raw field began
-	flush := func(end int) {
-		raw := l[fieldStart:end]
-		if string(raw) == nullStr {
+	for start := 0; ; {
+		i := start
+		for i < len(l) && l[i] != delim && l[i] != '\\' {
+			i++
+		}
+		var data []byte
+		if i < len(l) && l[i] != delim {
+			data, i = r.unescapeText(l, start)
+		} else {
+			data = l[start:i:i]
+		}
+		if string(l[start:i]) == r.opts.null {
 			out = append(out, copyField{null: true})
 		} else {
-			out = append(out, copyField{data: r.scratch[start:len(r.scratch):len(r.scratch)]})
+			out = append(out, copyField{data: data})
 		}
-		start = len(r.scratch)
+		if i == len(l) {
+			return out
+		}
+		start = i + 1
 	}
-	for i := 0; i < len(l); i++ {
+}
+
+// unescapeText de-escapes the field of l that begins at start into
+// scratch, returning its value and where it ends (at the delimiter or
+// the end of the line). A backslash escapes the character after it,
+// the delimiter included; \n, \t, \r, \b, \f, \v and up to three octal
+// digits name characters; a backslash ending the line is kept.
+func (r *copyReader) unescapeText(l []byte, start int) ([]byte, int) {
+	from := len(r.scratch)
+	delim := r.opts.delim
+	i := start
+	for ; i < len(l); i++ {
 		c := l[i]
 		switch {
 		case c == delim:
-			flush(i)
-			fieldStart = i + 1
+			return r.scratch[from:len(r.scratch):len(r.scratch)], i
 		case c == '\\' && i+1 < len(l):
 			i++
 			e := l[i]
@@ -170,8 +193,7 @@ func (r *copyReader) splitText(l []byte, out []copyField) []copyField {
 			r.scratch = append(r.scratch, c)
 		}
 	}
-	flush(len(l))
-	return out
+	return r.scratch[from:len(r.scratch):len(r.scratch)], i
 }
 
 // nextCSV reads one CSV record, which may span lines inside quotes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,5 +140,124 @@ func TestCopyReaderChunks(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("reading 1,000 rows a message each: %v allocs, want 0", allocs)
+	}
+}
+
+// TestSplitText checks text-format fields: escapes, escaped delimiters,
+// NULL recognized on the raw text, the empty string against \N.
+func TestSplitText(t *testing.T) {
+	text := copyOptions{format: 't', delim: '\t', null: `\N`}
+	for _, tc := range []struct {
+		opts copyOptions
+		line string
+		want []string // "<null>" for NULL
+	}{
+		{text, "1\t1\t0\t", []string{"1", "1", "0", ""}},
+		{text, "", []string{""}},
+		{text, "\t", []string{"", ""}},
+		{text, `\N`, []string{"<null>"}},
+		{text, `\N` + "\t\t" + `\N`, []string{"<null>", "", "<null>"}},
+		{text, `\\N`, []string{`\N`}},
+		{text, `\Nx`, []string{"Nx"}},
+		{text, `a\tb\nc\rd\be\ff\vg`, []string{"a\tb\nc\rd\be\ff\vg"}},
+		{text, `\101\1010\08\7777`, []string{"AA0\x008\xff7"}},
+		{text, "a\\\tb\tc", []string{"a\tb", "c"}},
+		{text, `a\\` + "\tb", []string{`a\`, "b"}},
+		{text, `x\`, []string{`x\`}},
+		{text, `\q\.\\`, []string{`q.\`}},
+		{text, " 12 \t-3", []string{" 12 ", "-3"}},
+		{copyOptions{format: 't', delim: '|', null: ""}, "a||\\|b|", []string{"a", "<null>", "|b", "<null>"}},
+		{copyOptions{format: 't', delim: ',', null: "NULL"}, `NULL,\NULL,N\ULL,`, []string{"<null>", "NULL", "NULL", ""}},
+		{copyOptions{format: 't', delim: '\\', null: `\N`}, `a\b\\c`, []string{"a", "b", "", "c"}},
+	} {
+		r := &copyReader{opts: tc.opts}
+		var got []string
+		for _, f := range r.splitText([]byte(tc.line), nil) {
+			if f.null {
+				got = append(got, "<null>")
+			} else {
+				got = append(got, string(f.data))
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("delimiter %q, null %q, line %q: %q, want %q", tc.opts.delim, tc.opts.null, tc.line, got, tc.want)
+		}
+	}
+}
+
+// splitTextSlow is text-format splitting written the plain way, a byte
+// at a time into scratch, for TestSplitTextExhaustive to compare with.
+func splitTextSlow(l []byte, o copyOptions) []string {
+	var out []string
+	var field []byte
+	fieldStart := 0
+	flush := func(end int) {
+		if string(l[fieldStart:end]) == o.null {
+			out = append(out, "<null>")
+		} else {
+			out = append(out, string(field))
+		}
+		field = field[:0]
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case c == o.delim:
+			flush(i)
+			fieldStart = i + 1
+		case c == '\\' && i+1 < len(l):
+			i++
+			if e, ok := map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'f': '\f', 'v': '\v'}[l[i]]; ok {
+				field = append(field, e)
+			} else if l[i] >= '0' && l[i] <= '7' {
+				v := int(l[i] - '0')
+				for k := 0; k < 2 && i+1 < len(l) && l[i+1] >= '0' && l[i+1] <= '7'; k++ {
+					i++
+					v = v*8 + int(l[i]-'0')
+				}
+				field = append(field, byte(v))
+			} else {
+				field = append(field, l[i])
+			}
+		default:
+			field = append(field, c)
+		}
+	}
+	flush(len(l))
+	return out
+}
+
+// TestSplitTextExhaustive compares splitText with splitTextSlow on every
+// line of up to six characters from an alphabet of delimiters,
+// backslashes, escape letters and octal digits.
+func TestSplitTextExhaustive(t *testing.T) {
+	for _, o := range []copyOptions{
+		{format: 't', delim: '\t', null: `\N`},
+		{format: 't', delim: ',', null: ""},
+		{format: 't', delim: '\\', null: `\N`},
+	} {
+		alphabet := []byte{o.delim, '\\', 'N', 'n', 'x', '1', '7', '\t'}
+		r := &copyReader{opts: o}
+		var fields []copyField
+		var gen func(line []byte, n int)
+		gen = func(line []byte, n int) {
+			fields = r.splitText(line, fields[:0])
+			got := make([]string, len(fields))
+			for i, f := range fields {
+				got[i] = string(f.data)
+				if f.null {
+					got[i] = "<null>"
+				}
+			}
+			if want := splitTextSlow(line, o); !slices.Equal(got, want) {
+				t.Fatalf("delimiter %q, line %q: %q, want %q", o.delim, line, got, want)
+			}
+			if n > 0 {
+				for _, c := range alphabet {
+					gen(append(line, c), n-1)
+				}
+			}
+		}
+		gen(nil, 6)
 	}
 }
