@@ -352,13 +352,24 @@ func ParseText(t Type, s string, fc *FormatCtx) (Datum, error) {
 // t. Anything else, every error among it, goes to ParseText, so the
 // values accepted and the errors given are ParseText's.
 func ParseTextBytes(t Type, b []byte, fc *FormatCtx) (Datum, error) {
+	if i, ok := ParseIntBytes(t, b); ok {
+		return IntDatum(i), nil
+	}
+	return ParseText(t, string(b), fc)
+}
+
+// ParseIntBytes is ParseTextBytes's integer fast path by itself: the
+// value of b for an integer type t (int2, int4, int8, oid, xid) when b is
+// plainly one and in range. It reports false for any other input or
+// type, which need not be wrong: ParseText decides.
+func ParseIntBytes(t Type, b []byte) (int64, bool) {
 	switch t.OID {
 	case OIDInt2, OIDInt4, OIDInt8, OIDOid, OIDXid:
 		if i, ok := parseIntBytes(b); ok && intInRange(t.OID, i) {
-			return IntDatum(i), nil
+			return i, true
 		}
 	}
-	return ParseText(t, string(b), fc)
+	return 0, false
 }
 
 // parseIntBytes reads a decimal integer of at most 18 digits (so that it
