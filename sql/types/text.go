@@ -349,9 +349,23 @@ func ParseText(t Type, s string, fc *FormatCtx) (Datum, error) {
 // bytes (COPY FROM's fields): an integer is read from them directly,
 // without the string ParseText needs, when it is plainly one — ASCII
 // blanks around an optional sign and at most 18 digits, in range for
-// t. Anything else, every error among it, goes to ParseText, so the
+// t — and a char(n) or varchar(n) value that fits is made a string at
+// once (char(n) without its trailing blanks, which CoerceString would
+// trim). Anything else, every error among it, goes to ParseText, so the
 // values accepted and the errors given are ParseText's.
 func ParseTextBytes(t Type, b []byte, fc *FormatCtx) (Datum, error) {
+	switch t.OID {
+	case OIDBpchar:
+		// at most n bytes left after the blanks: at most n characters,
+		// and any cut would take blanks alone
+		if v := TrimBlanks(b); t.Mod <= 4 || len(v) <= int(t.Mod-4) {
+			return TextDatum(string(v)), nil
+		}
+	case OIDVarchar:
+		if t.Mod <= 4 || len(b) <= int(t.Mod-4) {
+			return TextDatum(string(b)), nil
+		}
+	}
 	if i, ok := ParseIntBytes(t, b); ok {
 		return IntDatum(i), nil
 	}

@@ -193,3 +193,33 @@ func TestCoerceString(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTextBytesString compares ParseTextBytes with ParseText for
+// char(n) and varchar(n) around their limits, in bytes and characters.
+func TestParseTextBytesString(t *testing.T) {
+	var typs []Type
+	for _, n := range []int32{-1, 1, 3, 8, 84} {
+		mod := n
+		if n > 0 {
+			mod = n + 4
+		}
+		typs = append(typs, Type{OIDBpchar, -1, mod, "character"}, Type{OIDVarchar, -1, mod, "character varying"})
+	}
+	ins := []string{"", " ", "a", "a ", " a", "ab", "abc", "abc ", "abc  ", "abcd", "abcd ", "ä", "äö", "äöü", "äöü ", "äöüß",
+		"a\t", "ab\t ", strings.Repeat(" ", 90), strings.Repeat("x", 84) + "   ", strings.Repeat("x", 85), strings.Repeat("é", 84) + " "}
+	for _, typ := range typs {
+		for _, in := range ins {
+			got, gerr := ParseTextBytes(typ, []byte(in), nil)
+			want, werr := ParseText(typ, in, nil)
+			same := gerr == nil && werr == nil && got.S == want.S && !got.Null && !want.Null
+			if gerr != nil && werr != nil {
+				ge, _ := gerr.(*pgerr.Error)
+				we, _ := werr.(*pgerr.Error)
+				same = ge != nil && we != nil && ge.Code == we.Code && ge.Message == we.Message
+			}
+			if !same {
+				t.Errorf("%s(%d) %q: ParseTextBytes %q, %v; ParseText %q, %v", typ.Name, typ.Mod-4, in, got.S, gerr, want.S, werr)
+			}
+		}
+	}
+}
