@@ -235,12 +235,12 @@ func appendAttrs(buf []byte, cols []ColumnDef, pos []int, row []types.Datum) []b
 		buf = append(buf, 0)
 	}
 	for i := range cols {
-		d := types.NullDatum
+		d := &types.NullDatum
 		switch {
 		case pos == nil:
-			d = row[i]
+			d = &row[i]
 		case pos[i] >= 0:
-			d = row[pos[i]]
+			d = &row[pos[i]]
 		}
 		if d.Null {
 			buf[start+i/8] |= 1 << (i % 8)
@@ -268,13 +268,24 @@ func appendAttrs(buf []byte, cols []ColumnDef, pos []int, row []types.Datum) []b
 			}
 			buf = binary.AppendUvarint(buf, uint64(len(d.S)+pad))
 			buf = append(buf, d.S...)
-			for ; pad > 0; pad-- {
-				buf = append(buf, ' ')
-			}
+			buf = appendBlanks(buf, pad)
 		default:
 			buf = binary.AppendUvarint(buf, uint64(len(d.S)))
 			buf = append(buf, d.S...)
 		}
+	}
+	return buf
+}
+
+// blanks is char(n)'s padding, appended a run at a time.
+const blanks = "                                                                "
+
+// appendBlanks appends n blanks to buf.
+func appendBlanks(buf []byte, n int) []byte {
+	for n > 0 {
+		k := min(n, len(blanks))
+		buf = append(buf, blanks[:k]...)
+		n -= k
 	}
 	return buf
 }

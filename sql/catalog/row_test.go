@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"lockd/sql/types"
@@ -126,6 +128,33 @@ func TestRowDecoder(t *testing.T) {
 				if upTo < len(oids) && got[upTo].S != "untouched" {
 					t.Fatalf("format %d, first %d columns: column %d written", format, upTo, upTo)
 				}
+			}
+		}
+	}
+}
+
+// A char(n) value is stored blank-padded to n characters (not bytes),
+// whatever n, and reads back without the padding.
+func TestAppendRowBpcharPadding(t *testing.T) {
+	for _, n := range []int{1, 3, 63, 64, 65, 84, 200} {
+		td := &TableDef{Name: "t", RowFormat: 1, Cols: []ColumnDef{{Name: "c", TypeOID: types.OIDBpchar, TypeMod: int32(n + 4)}}}
+		for _, v := range []string{"", "a", "äb", "x y"} {
+			if len([]rune(v)) > n {
+				continue
+			}
+			data := AppendRow(nil, td, []types.Datum{{S: v}})
+			// natts, the null bitmap, the length, then the value
+			l, k := binary.Uvarint(data[2:])
+			stored := string(data[2+k:])
+			if data[0] != 1 || data[1] != 0 || k <= 0 || int(l) != len(stored) {
+				t.Fatalf("char(%d) %q: row % x", n, v, data)
+			}
+			if want := v + strings.Repeat(" ", n-len([]rune(v))); stored != want {
+				t.Errorf("char(%d) %q: stored %q, want %q", n, v, stored, want)
+			}
+			got := make([]types.Datum, 1)
+			if err := DecodeRow(data, td, got); err != nil || got[0].S != v {
+				t.Errorf("char(%d) %q: decoded %q, %v", n, v, got[0].S, err)
 			}
 		}
 	}

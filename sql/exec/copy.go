@@ -368,20 +368,29 @@ func (s *Executor) execCopyFrom(ec *expr.EvalCtx, p *copyPlan) (int64, error) {
 				continue
 			}
 			t := p.types[j]
+			dst := &row[p.targets[j]] // NULL: targets have no default
+			if p.opts.format != 'b' {
+				// most integers, stored without a Datum to copy
+				if v, ok := types.ParseIntBytes(t, f.data); ok {
+					dst.SetInt(v)
+					continue
+				}
+			}
 			var d types.Datum
 			if p.opts.format == 'b' {
 				d, err = types.DecodeBinary(t, f.data)
+				if err == nil && (t.OID == types.OIDBpchar || t.OID == types.OIDVarchar) {
+					d, err = types.CoerceString(t, d.S, false)
+				}
 			} else {
-				d, err = types.ParseText(t, string(f.data), &s.Format)
-			}
-			if err == nil && (t.OID == types.OIDBpchar || t.OID == types.OIDVarchar) {
-				d, err = types.CoerceString(t, d.S, false)
+				// char(n) and varchar(n) are coerced by the parse
+				d, err = types.ParseTextBytes(t, f.data, &s.Format)
 			}
 			if err != nil {
 				drain(src)
 				return 0, copyErr(err, r.columnContext(p.t.Name, line, p.names[j], f.data))
 			}
-			row[p.targets[j]] = d
+			*dst = d
 		}
 		switch {
 		case batch != nil:

@@ -18,6 +18,7 @@ type copyField struct {
 type copyReader struct {
 	src     CopySource
 	opts    copyOptions
+	mem     []byte // the input buffer: buf is its unconsumed tail
 	buf     []byte // unconsumed input
 	scratch []byte
 	done    bool
@@ -40,8 +41,30 @@ func (r *copyReader) fill() (bool, error) {
 		r.done = true
 		return false, nil
 	}
-	r.buf = append(r.buf, data...)
+	r.buf = r.appendInput(data)
 	return true, nil
+}
+
+// appendInput returns buf with data appended, reusing mem: pgbench sends
+// a CopyData message per row, and letting append grow the ever shorter
+// tail of the buffer would allocate for nearly every one. The unconsumed
+// input moves to the front of mem when data does not fit after it, and
+// mem grows only when it cannot hold both. Moving is safe because
+// nothing outlives the row it was read with: text and CSV fields are
+// copied into scratch, binary ones are converted into Datums (which copy
+// the bytes) before the next row is read, and line is reset by next.
+func (r *copyReader) appendInput(data []byte) []byte {
+	n := len(r.buf)
+	switch {
+	case n+len(data) > cap(r.mem):
+		mem := make([]byte, n, max(2*cap(r.mem), n+len(data), 64<<10))
+		copy(mem, r.buf)
+		r.mem = mem[:0]
+		r.buf = mem
+	case cap(r.buf)-n < len(data):
+		r.buf = r.mem[:copy(r.mem[:n], r.buf)]
+	}
+	return append(r.buf, data...)
 }
 
 // next returns the fields of the next row, or more=false at the end.
@@ -93,28 +116,51 @@ func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
 	}
 }
 
-// splitText de-escapes one text-format line into fields.
+// splitText splits one text-format line into fields. A field without a
+// backslash is handed out where it lies in the line; one with escapes is
+// de-escaped into scratch. Either stays valid until the next call of
+// next. NULL is recognized on the field's raw text, before de-escaping,
+// as PostgreSQL does.
 func (r *copyReader) splitText(l []byte, out []copyField) []copyField {
 	r.scratch = r.scratch[:0]
-	start := 0
 	delim := r.opts.delim
-	nullStr := r.opts.null
-	fieldStart := 0 // position in l where the raw field began
-	flush := func(end int) {
-		raw := l[fieldStart:end]
-		if string(raw) == nullStr {
+	for start := 0; ; {
+		i := start
+		for i < len(l) && l[i] != delim && l[i] != '\\' {
+			i++
+		}
+		var data []byte
+		if i < len(l) && l[i] != delim {
+			data, i = r.unescapeText(l, start)
+		} else {
+			data = l[start:i:i]
+		}
+		if string(l[start:i]) == r.opts.null {
 			out = append(out, copyField{null: true})
 		} else {
-			out = append(out, copyField{data: r.scratch[start:len(r.scratch):len(r.scratch)]})
+			out = append(out, copyField{data: data})
 		}
-		start = len(r.scratch)
+		if i == len(l) {
+			return out
+		}
+		start = i + 1
 	}
-	for i := 0; i < len(l); i++ {
+}
+
+// unescapeText de-escapes the field of l that begins at start into
+// scratch, returning its value and where it ends (at the delimiter or
+// the end of the line). A backslash escapes the character after it,
+// the delimiter included; \n, \t, \r, \b, \f, \v and up to three octal
+// digits name characters; a backslash ending the line is kept.
+func (r *copyReader) unescapeText(l []byte, start int) ([]byte, int) {
+	from := len(r.scratch)
+	delim := r.opts.delim
+	i := start
+	for ; i < len(l); i++ {
 		c := l[i]
 		switch {
 		case c == delim:
-			flush(i)
-			fieldStart = i + 1
+			return r.scratch[from:len(r.scratch):len(r.scratch)], i
 		case c == '\\' && i+1 < len(l):
 			i++
 			e := l[i]
@@ -147,8 +193,7 @@ func (r *copyReader) splitText(l []byte, out []copyField) []copyField {
 			r.scratch = append(r.scratch, c)
 		}
 	}
-	flush(len(l))
-	return out
+	return r.scratch[from:len(r.scratch):len(r.scratch)], i
 }
 
 // nextCSV reads one CSV record, which may span lines inside quotes.

@@ -345,6 +345,95 @@ func ParseText(t Type, s string, fc *FormatCtx) (Datum, error) {
 	return TextDatum(s), nil
 }
 
+// ParseTextBytes is ParseText of the text in b, for a caller holding
+// bytes (COPY FROM's fields): an integer is read from them directly,
+// without the string ParseText needs, when it is plainly one — ASCII
+// blanks around an optional sign and at most 18 digits, in range for
+// t — and a char(n) or varchar(n) value that fits is made a string at
+// once (char(n) without its trailing blanks, which CoerceString would
+// trim). Anything else, every error among it, goes to ParseText, so the
+// values accepted and the errors given are ParseText's.
+func ParseTextBytes(t Type, b []byte, fc *FormatCtx) (Datum, error) {
+	switch t.OID {
+	case OIDBpchar:
+		// at most n bytes left after the blanks: at most n characters,
+		// and any cut would take blanks alone
+		if v := TrimBlanks(b); t.Mod <= 4 || len(v) <= int(t.Mod-4) {
+			return TextDatum(string(v)), nil
+		}
+	case OIDVarchar:
+		if t.Mod <= 4 || len(b) <= int(t.Mod-4) {
+			return TextDatum(string(b)), nil
+		}
+	}
+	if i, ok := ParseIntBytes(t, b); ok {
+		return IntDatum(i), nil
+	}
+	return ParseText(t, string(b), fc)
+}
+
+// ParseIntBytes is ParseTextBytes's integer fast path by itself: the
+// value of b for an integer type t (int2, int4, int8, oid, xid) when b is
+// plainly one and in range. It reports false for any other input or
+// type, which need not be wrong: ParseText decides.
+func ParseIntBytes(t Type, b []byte) (int64, bool) {
+	switch t.OID {
+	case OIDInt2, OIDInt4, OIDInt8, OIDOid, OIDXid:
+		if i, ok := parseIntBytes(b); ok && intInRange(t.OID, i) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// parseIntBytes reads a decimal integer of at most 18 digits (so that it
+// cannot overflow) with an optional sign, between ASCII white space
+// (what strings.TrimSpace trims among ASCII). It reports false for any
+// other input, which need not be wrong: parseInt decides.
+func parseIntBytes(b []byte) (int64, bool) {
+	for len(b) > 0 && asciiSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && asciiSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, b = b[0] == '-', b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// intInRange is CheckIntRange without its error, for the fast path.
+func intInRange(oid uint32, i int64) bool {
+	switch oid {
+	case OIDInt2:
+		return i >= math.MinInt16 && i <= math.MaxInt16
+	case OIDInt4:
+		return i >= math.MinInt32 && i <= math.MaxInt32
+	case OIDOid, OIDXid:
+		return i >= 0 && i <= math.MaxUint32
+	}
+	return true
+}
+
 func parseTid(s string) (Datum, error) {
 	v := strings.TrimSpace(s)
 	if len(v) < 5 || v[0] != '(' || v[len(v)-1] != ')' {
@@ -369,6 +458,12 @@ func CoerceString(t Type, s string, explicit bool) (Datum, error) {
 		return TextDatum(s), nil
 	}
 	n := int(t.Mod - 4)
+	if len(s) <= n { // no more characters than bytes: nothing to cut
+		if t.OID == OIDBpchar {
+			s = strings.TrimRight(s, " ")
+		}
+		return TextDatum(s), nil
+	}
 	r := []rune(s)
 	if len(r) > n {
 		if !explicit && strings.TrimRight(string(r[n:]), " ") != "" {
