@@ -17,6 +17,9 @@ import (
 // result means an empty query. params are the parameter values of a
 // statement found by its shape (see shapeOf); nil otherwise.
 func (s *Session) Parse(query string) (sts []*plan.Stmt, params []types.Datum, err error) {
+	if err := types.VerifyUTF8(query); err != nil {
+		return nil, nil, err
+	}
 	sts, params, err = s.parseQuery(query)
 	// several statements run in an implicit transaction block, where
 	// PostgreSQL lets DECLARE without WITH HOLD run (until Sync)
@@ -175,6 +178,9 @@ func (s *Session) Prepare(query string, paramOIDs []uint32) (*plan.Stmt, error) 
 	// Clients such as pgbench -M extended send the same unnamed Parse for
 	// every execution; a plan analysed once serves them all (plans are
 	// read-only, and re-planned if the catalog changes).
+	if err := types.VerifyUTF8(query); err != nil {
+		return nil, err
+	}
 	cacheKey := ""
 	if allZero(paramOIDs) {
 		cacheKey = query

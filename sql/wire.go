@@ -40,9 +40,14 @@ func (s *Session) BindParams(st *plan.Stmt, name string, values [][]byte, format
 		}
 		t := st.Params[i]
 		var err error
-		if f == 0 {
+		if f == 0 || isText(t) {
+			// a parameter's text, and a text value's binary form, come in
+			// the client's encoding (pg_client_to_server)
+			err = types.VerifyUTF8Bytes(v)
+		}
+		if err == nil && f == 0 {
 			out[i], err = types.ParseText(t, string(v), &s.Format)
-		} else {
+		} else if err == nil {
 			out[i], err = types.DecodeBinary(t, v)
 		}
 		if err != nil {
@@ -50,4 +55,14 @@ func (s *Session) BindParams(st *plan.Stmt, name string, values [][]byte, format
 		}
 	}
 	return out, nil
+}
+
+// isText reports whether t's binary form is its text (textrecv and the
+// types that share it).
+func isText(t types.Type) bool {
+	switch t.OID {
+	case types.OIDText, types.OIDVarchar, types.OIDBpchar, types.OIDName:
+		return true
+	}
+	return false
 }

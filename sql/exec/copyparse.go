@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"lockd/pgerr"
+	"lockd/sql/types"
 )
 
 // copyField is one field of one input row; data is valid until the next
@@ -94,6 +95,9 @@ func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
 				r.ended = true
 				return out, false, nil
 			}
+			if err := types.VerifyUTF8Bytes(line); err != nil {
+				return out, false, err
+			}
 			r.line = line
 			return r.splitText(line, out), true, nil
 		}
@@ -109,6 +113,9 @@ func (r *copyReader) nextText(out []copyField) ([]copyField, bool, error) {
 			r.buf = nil
 			if string(line) == `\.` {
 				return out, false, nil
+			}
+			if err := types.VerifyUTF8Bytes(line); err != nil {
+				return out, false, err
 			}
 			r.line = line
 			return r.splitText(line, out), true, nil
@@ -213,6 +220,9 @@ func (r *copyReader) nextCSV(out []copyField) ([]copyField, bool, error) {
 				r.ended = true
 				return out, false, nil
 			}
+			if err := types.VerifyUTF8Bytes(rec); err != nil {
+				return out, false, err
+			}
 			r.line = rec
 			return r.splitCSV(rec, out)
 		}
@@ -231,6 +241,9 @@ func (r *copyReader) nextCSV(out []copyField) ([]copyField, bool, error) {
 			r.buf = nil
 			if string(rec) == `\.` {
 				return out, false, nil
+			}
+			if err := types.VerifyUTF8Bytes(rec); err != nil {
+				return out, false, err
 			}
 			r.line = rec
 			return r.splitCSV(rec, out)

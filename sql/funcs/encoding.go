@@ -83,44 +83,6 @@ func EncodingName(enc int64) string {
 	return encodingNames[enc]
 }
 
-// utf8Mblen is pg_utf_mblen: the length a UTF-8 sequence starting with
-// c claims.
-func utf8Mblen(c byte) int {
-	switch {
-	case c < 0x80:
-		return 1
-	case c&0xe0 == 0xc0:
-		return 2
-	case c&0xf0 == 0xe0:
-		return 3
-	case c&0xf8 == 0xf0:
-		return 4
-	}
-	return 1
-}
-
-// badSequence is report_invalid_encoding for the sequence at s.
-func badSequence(enc string, s string, mblen int) error {
-	n := min(mblen, len(s))
-	parts := make([]string, n)
-	for i := range parts {
-		parts[i] = fmt.Sprintf("0x%02x", s[i])
-	}
-	return pgerr.New(pgerr.CharacterNotInRepertoire, "invalid byte sequence for encoding \"%s\": %s", enc, strings.Join(parts, " "))
-}
-
-// verifyUTF8 is pg_verify_mbstr for UTF8: NUL is refused too.
-func verifyUTF8(s string) error {
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == 0 || r == utf8.RuneError && n <= 1 {
-			return badSequence("UTF8", s[i:], utf8Mblen(s[i]))
-		}
-		i += n
-	}
-	return nil
-}
-
 func encodingByName(name string, what string) (int, error) {
 	enc := EncodingNumber(name)
 	if enc < 0 {
@@ -146,9 +108,9 @@ func convertFrom(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 		// the source is checked first (SQL_ASCII refuses only NUL); then,
 		// as nothing converts, the bytes must be valid UTF8 as they are
 		if i := strings.IndexByte(s, 0); i >= 0 && enc == encSQLASCII {
-			return types.Datum{}, badSequence("SQL_ASCII", s[i:], 1)
+			return types.Datum{}, types.BadSequence("SQL_ASCII", s[i:], 1)
 		}
-		if err := verifyUTF8(s); err != nil {
+		if err := types.VerifyUTF8(s); err != nil {
 			return types.Datum{}, err
 		}
 		return types.TextDatum(s), nil
@@ -156,7 +118,7 @@ func convertFrom(_ *expr.EvalCtx, a []types.Datum) (types.Datum, error) {
 		var b strings.Builder
 		for i := 0; i < len(s); i++ {
 			if s[i] == 0 {
-				return types.Datum{}, badSequence("LATIN1", s[i:], 1)
+				return types.Datum{}, types.BadSequence("LATIN1", s[i:], 1)
 			}
 			b.WriteRune(rune(s[i]))
 		}
