@@ -9,8 +9,8 @@ import (
 
 // The autovacuum launcher: a goroutine of the instance that wakes every
 // autovacuum_naptime and, while autovacuum is on, has the SQL engine run
-// a round of autovacuum's analyze as a worker backend with a pid of its
-// own (sql/autovacuum.go). A changed naptime or autovacuum takes effect
+// a round of autovacuum as a worker backend with a pid of its own
+// (sql/autovacuum.go). A changed naptime or autovacuum takes effect
 // at once. Shutdown cancels a running round and waits for it.
 
 func (in *instance) startAutovacuum(newPID func() int32) {
@@ -48,7 +48,7 @@ func (in *instance) autovacuumLauncher(ctx context.Context, gs *guc.Session, new
 		}
 		last = time.Now()
 		if in.avOn.Load() {
-			in.engine.AutoAnalyze(ctx, newPID, gs, in.log)
+			in.engine.Autovacuum(ctx, newPID, gs, in.log)
 		}
 	}
 }

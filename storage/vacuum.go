@@ -65,6 +65,9 @@ func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin
 	return s.VacuumSkipping(ctx, p, rel, oldestXmin, indexes, 0)
 }
 
+// VacuumPageHook, when set (tests), runs before VACUUM reads each page.
+var VacuumPageHook func()
+
 // skipPagesThreshold is the shortest run of all-visible pages VACUUM
 // passes over (SKIP_PAGES_THRESHOLD): a shorter one is read, since
 // skipping a few pages defeats the kernel's read-ahead.
@@ -127,6 +130,9 @@ func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, ol
 				blk = next
 			}
 			nextUnskippable = next
+		}
+		if VacuumPageHook != nil {
+			VacuumPageHook()
 		}
 		before := len(dead)
 		ok, err := s.prunePage(p, st, r, blk, oldestXmin, scratch, &dead, &vs, &mxLeft)

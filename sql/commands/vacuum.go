@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"math"
 	"strings"
 	"time"
@@ -149,11 +150,53 @@ func (s *Utility) skipNonTable(rv *pg.RangeVar, opts vacuumOpts) bool {
 	return true
 }
 
-// AutoAnalyzeTable is autovacuum's ANALYZE of table oid: every column,
-// locks taken only if free at once, the table given up (with
-// ErrAutovacuumCanceled) when a backend comes to wait for it.
-func (s *Utility) AutoAnalyzeTable(ec *expr.EvalCtx, oid uint32) error {
-	return s.analyzeRel(ec, oid, nil, vacuumOpts{analyze: true, auto: true})
+// AutoVacuumTable is autovacuum's VACUUM and/or ANALYZE of table oid
+// (every column): locks taken only if free at once, the table given up
+// (with ErrAutovacuumCanceled) when a backend comes to wait for one of
+// them.
+func (s *Utility) AutoVacuumTable(ec *expr.EvalCtx, oid uint32, vacuum, analyze bool) error {
+	t := s.Cat().Tables[oid]
+	if t == nil {
+		return nil
+	}
+	return s.Vacuum(ec, []vacuumRel{{t: t}}, vacuumOpts{vacuum: vacuum, analyze: analyze, auto: true})
+}
+
+// autovacuumWaitPoll is how often an autovacuum's VACUUM looks for a
+// backend waiting for one of its locks.
+const autovacuumWaitPoll = 10 * time.Millisecond
+
+// cancelOnWaiters returns ctx canceled with ErrAutovacuumCanceled as
+// soon as a backend waits for a lock on t or one of its indexes (which
+// PostgreSQL's deadlock check does to an autovacuum worker blocking
+// someone), and the function that stops watching.
+func (s *Utility) cancelOnWaiters(ctx context.Context, t *catalog.TableDef) (context.Context, func()) {
+	tags := []locks.LockTag{locks.RelationTag(catalog.DatabaseOID, t.OID)}
+	for _, ix := range s.Cat().TableIndexes(t) {
+		tags = append(tags, locks.RelationTag(catalog.DatabaseOID, ix.OID))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(autovacuumWaitPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				for _, tag := range tags {
+					if s.Locks.HasWaiters(tag) {
+						cancel(ErrAutovacuumCanceled)
+						return
+					}
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
 
 // Vacuum runs VACUUM and/or ANALYZE over list, in order.
@@ -256,7 +299,13 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skip
 	if !opts.readAll {
 		multiAge = uint32(max(s.Settings.Int("vacuum_multixact_freeze_table_age"), 1))
 	}
-	vs, err := s.Store.VacuumSkipping(ec.Ctx, s.Proc, rel, s.Txns.OldestXmin(), idx, multiAge)
+	ctx := ec.Ctx
+	if opts.auto {
+		var stop func()
+		ctx, stop = s.cancelOnWaiters(ctx, t)
+		defer stop()
+	}
+	vs, err := s.Store.VacuumSkipping(ctx, s.Proc, rel, s.Txns.OldestXmin(), idx, multiAge)
 	if err != nil {
 		return false, err
 	}
@@ -277,7 +326,7 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skip
 			st.SetSize(ix.OID, n, pages)
 		}
 	}
-	st.ReportVacuum(oid, int64(tuples), int64(vs.TuplesRecentlyDead), time.Now())
+	st.ReportVacuum(oid, int64(tuples), int64(vs.TuplesRecentlyDead), opts.auto, time.Now())
 	return false, nil
 }
 

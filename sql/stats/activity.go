@@ -348,8 +348,8 @@ func (s *Store) ReportAnalyze(oid uint32, live, dead int64, resetMod, auto bool,
 
 // ReportVacuum records a VACUUM of table oid (pgstat_report_vacuum): the
 // live rows it found, the dead ones it could not remove yet, and a new
-// start for n_ins_since_vacuum.
-func (s *Store) ReportVacuum(oid uint32, live, dead int64, now time.Time) {
+// start for n_ins_since_vacuum; auto: autovacuum ran it.
+func (s *Store) ReportVacuum(oid uint32, live, dead int64, auto bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sum := s.sumLocked(oid)
@@ -357,8 +357,13 @@ func (s *Store) ReportVacuum(oid uint32, live, dead int64, now time.Time) {
 	b.LiveBase, b.LiveAt = live, sum.live
 	b.DeadBase, b.DeadAt = dead, sum.dead
 	b.InsAt = sum.ins
-	b.LastVacuum = now
-	b.VacuumCount++
+	if auto {
+		b.LastAutoVacuum = now
+		b.AutoVacuumCount++
+	} else {
+		b.LastVacuum = now
+		b.VacuumCount++
+	}
 }
 
 // ResetCounters restarts every table's cumulative counters — inserts,
@@ -400,6 +405,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 			a.InsSinceVacuum = t.ins - b.InsAt
 			a.LastVacuum, a.LastAnalyze, a.LastAutoAnalyze = b.LastVacuum, b.LastAnalyze, b.LastAutoAnalyze
 			a.VacuumCount, a.AnalyzeCount, a.AutoAnalyzeCount = b.VacuumCount, b.AnalyzeCount, b.AutoAnalyzeCount
+			a.LastAutoVacuum, a.AutoVacuumCount = b.LastAutoVacuum, b.AutoVacuumCount
 			a.Inserted -= b.ResetIns
 			a.Updated -= b.ResetUpd
 			a.Deleted -= b.ResetDel

@@ -86,7 +86,7 @@ func TestXactCounts(t *testing.T) {
 
 	// a backend's counts survive it, and the file
 	b.Close()
-	s.ReportVacuum(oid, 1, 0, time.Now())
+	s.ReportVacuum(oid, 1, 0, false, time.Now())
 	before := activity(t, s, oid)
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)

@@ -155,8 +155,10 @@ type TableActivity struct {
 	ModSinceAnalyze            int64 // n_mod_since_analyze
 	InsSinceVacuum             int64 // n_ins_since_vacuum
 	LastVacuum, LastAnalyze    time.Time
+	LastAutoVacuum             time.Time
 	LastAutoAnalyze            time.Time
 	VacuumCount, AnalyzeCount  int64
+	AutoVacuumCount            int64
 	AutoAnalyzeCount           int64
 }
 

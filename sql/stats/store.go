@@ -265,8 +265,10 @@ type base struct {
 
 	LastVacuum       time.Time `json:"last_vacuum,omitzero"`
 	LastAnalyze      time.Time `json:"last_analyze,omitzero"`
+	LastAutoVacuum   time.Time `json:"last_autovacuum,omitzero"`
 	LastAutoAnalyze  time.Time `json:"last_autoanalyze,omitzero"`
 	VacuumCount      int64     `json:"vacuum_count,omitempty"`
+	AutoVacuumCount  int64     `json:"autovacuum_count,omitempty"`
 	AnalyzeCount     int64     `json:"analyze_count,omitempty"`
 	AutoAnalyzeCount int64     `json:"autoanalyze_count,omitempty"`
 }

@@ -196,8 +196,8 @@ func statTablesView(name string, oid uint32) *expr.View {
 					i(a.SeqScan), i(a.SeqTupRead), i(a.IdxScan), i(a.IdxTupFetch),
 					i(a.Inserted), i(a.Updated), i(a.Deleted), i(0),
 					i(a.Live), i(a.Dead), i(a.ModSinceAnalyze), i(a.InsSinceVacuum),
-					funcs.TsDatum(a.LastVacuum), types.NullDatum, funcs.TsDatum(a.LastAnalyze),
-					funcs.TsDatum(a.LastAutoAnalyze), i(a.VacuumCount), i(0),
+					funcs.TsDatum(a.LastVacuum), funcs.TsDatum(a.LastAutoVacuum), funcs.TsDatum(a.LastAnalyze),
+					funcs.TsDatum(a.LastAutoAnalyze), i(a.VacuumCount), i(a.AutoVacuumCount),
 					i(a.AnalyzeCount), i(a.AutoAnalyzeCount),
 				}
 				if err := emit(row); err != nil {
