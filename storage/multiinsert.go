@@ -31,6 +31,8 @@ import (
 // aborts the storage goes with it.
 
 const (
+	xlogHeap2Prune       uint8 = 0x10 // XLOG_HEAP2_PRUNE
+	xlogHeap2Vacuum      uint8 = 0x20 // XLOG_HEAP2_VACUUM
 	xlogHeap2MultiInsert uint8 = 0x50
 	multiInsertAllFrozen uint8 = 0x20 // XLH_INSERT_ALL_FROZEN_SET
 )
@@ -138,6 +140,11 @@ func (s *Store) logHeapMultiInsert(p *locks.Proc, r *relation, blk uint32, pg pa
 // rebuilt when COPY FREEZE filled the page.
 func (s *Store) redoHeap2(rec *wal.Record) error {
 	switch rec.Info & xlogHeapOpMask {
+	case xlogHeap2Prune:
+		scratch := make([]byte, PageSize)
+		return s.redoItems(rec, func(pg page, offs []uint16) { pruneItems(pg, offs, scratch) })
+	case xlogHeap2Vacuum:
+		return s.redoItems(rec, reapItems)
 	case xlogHeap2Visible:
 		return s.redoHeap2Visible(rec)
 	case xlogHeap2MultiInsert:

@@ -197,14 +197,14 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 	}
 	defer d.content.Release(p)
 	pg := s.pool.page(id)
-	changed := false // beyond hint bits: logged as a page image
+	changed := false // beyond hint bits and pruning: logged as a page image
 	wasNew := pg.isNew()
 	if wasNew {
 		initPage(pg)
 		d.setFlags(bmDirty)
 		changed = true
 	}
-	removed := false
+	var pruned []uint16
 	allVisible := !wasNew // PostgreSQL leaves never-formatted pages out of the map
 	var h txn.TupleHeader
 	for off := 1; off <= pg.maxOffset(); off++ {
@@ -224,10 +224,9 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 		res := s.tm.SatisfiesVacuum(&h, oldestXmin)
 		writeHints(d, tup, before, h.Flags)
 		if res == txn.HeapTupleDead {
-			pg.setItemID(off, 0, lpDead, 0)
+			pruned = append(pruned, uint16(off))
 			*dead = append(*dead, TID{blk, uint16(off)})
 			vs.TuplesRemoved++
-			removed = true
 			allVisible = false // until pass 3 frees the line pointer
 			continue
 		}
@@ -258,13 +257,16 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 			vs.MultisResolved++
 		}
 	}
-	if removed {
-		pg.repairFragmentation(scratch)
+	if len(pruned) > 0 {
+		pruneItems(pg, pruned, scratch)
 		d.setFlags(bmDirty)
-		changed = true
 	}
-	if changed && s.logging() {
+	switch {
+	case !s.logging():
+	case changed:
 		s.logPageImage(p, r, blk, pg)
+	case len(pruned) > 0:
+		s.logItems(p, xlogHeap2Prune, r, blk, pg, pruned)
 	}
 	if allVisible && s.setAllVisible(p, r, blk) {
 		vs.PagesSetAllVisible++
@@ -286,17 +288,48 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint3
 	d.content.Acquire(p, locks.LWExclusive)
 	defer d.content.Release(p)
 	pg := s.pool.page(id)
-	nline := pg.maxOffset()
-	any := false
-	for off := 1; off <= nline; off++ {
+	var reaped []uint16
+	for off := 1; off <= pg.maxOffset(); off++ {
 		if _, f, _ := pg.itemID(off); f == lpDead {
-			pg.setItemID(off, 0, lpUnused, 0)
-			any = true
+			reaped = append(reaped, uint16(off))
 		}
 	}
-	if !any {
+	if len(reaped) == 0 {
 		return nil
 	}
+	reapItems(pg, reaped)
+	d.setFlags(bmDirty)
+	if s.logging() {
+		s.logItems(p, xlogHeap2Vacuum, r, blk, pg, reaped)
+	}
+	if s.pageAllVisible(d, pg, oldestXmin) && s.setAllVisible(p, r, blk) {
+		vs.PagesSetAllVisible++
+	}
+	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
+	return nil
+}
+
+// pruneItems is pass 1's change to a page, on the primary and in redo
+// (heap_page_prune_execute without HOT): the tuples at offs become
+// LP_DEAD line pointers, which keep their TIDs reserved until their index
+// entries are gone, and the page is compacted.
+func pruneItems(pg page, offs []uint16, scratch []byte) {
+	for _, off := range offs {
+		pg.setItemID(int(off), 0, lpDead, 0)
+	}
+	pg.repairFragmentation(scratch)
+}
+
+// reapItems is pass 3's change to a page, on the primary and in redo
+// (lazy_vacuum_heap_page): the LP_DEAD line pointers at offs become
+// LP_UNUSED, trailing unused ones are cut off the array
+// (PageTruncateLinePointerArray) and the page says whether it has free
+// line pointers left.
+func reapItems(pg page, offs []uint16) {
+	for _, off := range offs {
+		pg.setItemID(int(off), 0, lpUnused, 0)
+	}
+	nline := pg.maxOffset()
 	for nline > 0 {
 		if _, f, _ := pg.itemID(nline); f != lpUnused {
 			break
@@ -316,15 +349,6 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint3
 		flags |= pdHasFreeLines
 	}
 	pg.put16(pdFlags, flags)
-	d.setFlags(bmDirty)
-	if s.logging() {
-		s.logPageImage(p, r, blk, pg)
-	}
-	if s.pageAllVisible(d, pg, oldestXmin) && s.setAllVisible(p, r, blk) {
-		vs.PagesSetAllVisible++
-	}
-	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
-	return nil
 }
 
 // tidLess orders TIDs by block, then offset.

@@ -41,7 +41,15 @@ import (
 //	Heap2 MULTI_INSERT (0x50) block 0 + the tuples' bytes; main: count,
 //	                          then each tuple's offset and length (multiinsert.go)
 //	  | INIT_PAGE (0x80)      the batch starts the page
-//	XLOG FPI (0xB0)           a page image only: VACUUM's page changes
+//	Heap2 PRUNE (0x10)        VACUUM's first pass on a page: main: count,
+//	                          then the offsets that become LP_DEAD; the
+//	                          page is compacted (vacuum.go pruneItems)
+//	Heap2 VACUUM (0x20)       VACUUM's third pass: main: count, then the
+//	                          LP_DEAD offsets that become LP_UNUSED
+//	                          (reapItems)
+//	XLOG FPI (0xB0)           a page image only: VACUUM's other page
+//	                          changes (a new page formatted, multixacts
+//	                          resolved)
 //	Storage CREATE (0x10)     a relation or index file is created
 //	Storage TRUNCATE (0x20)   it is emptied in place
 //	Btree INSERT_LEAF (0x00)  an index entry (index, tid, key)
@@ -161,6 +169,46 @@ func (s *Store) logPageImage(p *locks.Proc, r *relation, blk uint32, pg page) {
 	b := s.wal.Begin(p, wal.RmgrXLOG, wal.InfoFPI)
 	b.RegisterBlock(0, s.rnode(r.id), blk, pg, wal.RegForceImage|wal.RegStandard)
 	wal.SetPageLSN(pg, b.Insert())
+}
+
+// logItems logs a VACUUM's change to the line pointers offs of page pg
+// (block blk of r) — Heap2 PRUNE (pruneItems) or VACUUM (reapItems) —
+// and sets the page's LSN. Replay makes the same change to the same page,
+// so the record holds the offsets only.
+func (s *Store) logItems(p *locks.Proc, info uint8, r *relation, blk uint32, pg page, offs []uint16) {
+	b := s.wal.Begin(p, wal.RmgrHeap2, info)
+	b.RegisterBlock(0, s.rnode(r.id), blk, pg, wal.RegStandard)
+	main := binary.LittleEndian.AppendUint16(b.Main(), uint16(len(offs)))
+	for _, off := range offs {
+		main = binary.LittleEndian.AppendUint16(main, off)
+	}
+	b.SetMain(main)
+	wal.SetPageLSN(pg, b.Insert())
+}
+
+// redoItems replays logItems' record with apply.
+func (s *Store) redoItems(rec *wal.Record, apply func(pg page, offs []uint16)) error {
+	m := rec.Main
+	if len(m) < 2 {
+		return errShortRecord
+	}
+	n := int(binary.LittleEndian.Uint16(m))
+	if len(m) < 2+2*n {
+		return errShortRecord
+	}
+	offs := make([]uint16, n)
+	for i := range offs {
+		offs[i] = binary.LittleEndian.Uint16(m[2+2*i:])
+	}
+	return s.redoBlock(rec, 0, func(pg page) error {
+		for _, off := range offs {
+			if int(off) < 1 || int(off) > pg.maxOffset() {
+				return fmt.Errorf("line pointer %d out of range on a page of %d", off, pg.maxOffset())
+			}
+		}
+		apply(pg, offs)
+		return nil
+	})
 }
 
 // logStorage logs the creation or truncation of a relation's file and
