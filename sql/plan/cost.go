@@ -149,14 +149,17 @@ func typeWidth(t types.Type) int {
 	case types.OIDVarchar, types.OIDBpchar:
 		if t.Mod > 4 {
 			// the longest value: its characters at UTF-8's four bytes
-			// each, and the varlena header (type_maximum_size)
+			// each, and the varlena header (type_maximum_size); char(n)
+			// is taken as always that long, a longer varchar(n) as
+			// half-way to it, the damping capped at 1000 bytes
 			longest := (int(t.Mod)-4)*4 + 4
-			if longest <= 32 {
+			switch {
+			case t.OID == types.OIDBpchar, longest <= 32:
 				return longest
-			}
-			if longest < 1000 {
+			case longest < 1000:
 				return 32 + (longest-32)/2
 			}
+			return 32 + (1000-32)/2
 		}
 	}
 	return 32

@@ -287,6 +287,7 @@ type level struct {
 	leafs  []*LeafNode
 	refs   map[int]string // item → relation name
 	single map[int]bool   // partitioned items scanned in one partition, without an Append
+	widths *levelWidths
 }
 
 // query explains one query level: its FROM tree under its grouping,
@@ -304,7 +305,7 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 	if p.From != nil {
 		top = ex.fromNode(lv, p.From)
 	} else {
-		top = &exNode{typ: "Result", cost: pathCost{total: ex.c.cpuTuple, rows: 1}}
+		top = &exNode{typ: "Result", cost: pathCost{total: ex.c.cpuTuple, rows: 1}, width: lv.widths.targetWidth(lv)}
 	}
 	if len(p.OneTime) > 0 {
 		r := &exNode{typ: "Result", cost: top.cost, width: top.width}
@@ -316,7 +317,7 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 	}
 	rows := top.cost.rows
 	if p.Grouped {
-		a := &exNode{typ: "Aggregate", strategy: "Plain", width: 8}
+		a := &exNode{typ: "Aggregate", strategy: "Plain", width: lv.widths.targetWidth(lv)}
 		in := top.cost
 		aggCost := ex.c.cpuOperator * float64(len(p.Aggs)) * in.rows
 		if len(p.GroupBy) > 0 {
@@ -428,7 +429,7 @@ func andAll(es []expr.Expr) expr.Expr {
 
 // newLevel names the relations of p's FROM clause and their columns.
 func (ex *explainer) newLevel(p *SelectPlan) *level {
-	lv := &level{p: p, refs: map[int]string{}}
+	lv := &level{p: p, refs: map[int]string{}, widths: ex.newLevelWidths(p)}
 	var leaves []*LeafNode
 	var walk func(n PlanNode)
 	walk = func(n PlanNode) {
@@ -540,7 +541,7 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 	if j.UniqueRight {
 		right = ex.uniqueNode(lv, j, right)
 	}
-	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full", JoinSemi: "Semi", JoinAnti: "Anti"}[j.Kind], width: left.width + right.width}
+	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full", JoinSemi: "Semi", JoinAnti: "Anti"}[j.Kind], width: lv.widths.joinWidth(j, left, right)}
 	n.stats = ex.stat(j)
 	rows := j.Est.rows
 	if rows == 0 {
