@@ -180,17 +180,22 @@ func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
 // opCost is the cost of evaluating e once: cpu_operator_cost per
 // operator or function it calls, and for a correlated subquery the cost
 // of running it (cost_qual_eval's SubPlan: an InitPlan's one run is not
-// charged per row).
+// charged per row, and reading its result, a Param, costs nothing).
+// IS [NOT] NULL and IS [NOT] TRUE are not function calls and cost
+// nothing, as in cost_qual_eval.
 func (c *costs) opCost(e expr.Expr) float64 {
 	n := 0
 	sub := 0.0
 	expr.WalkExpr(e, func(x expr.Expr) bool {
 		switch y := x.(type) {
-		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr, *expr.NullTestExpr, *expr.BoolTestExpr:
+		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr:
 			n++
 		case *expr.InExpr:
 			n += len(y.List)
 		case *expr.SublinkExpr:
+			if !y.Correlated && !(y.Kind == expr.SublinkAny && y.Hashable) {
+				return false // an InitPlan's output parameter
+			}
 			n++
 			if sp, ok := y.Plan.(*SelectPlan); ok && y.Correlated && sp.From != nil {
 				sub += estTotal(sp.From)

@@ -52,9 +52,10 @@ type exProp struct{ label, value string }
 
 // exSub is an InitPlan or SubPlan of a node.
 type exSub struct {
-	name string // "InitPlan 1 (returns $0)", "SubPlan 2"
-	init bool
-	root *exNode
+	name   string // "InitPlan 1 (returns $0)", "SubPlan 2"
+	init   bool
+	exists bool // an EXISTS subquery
+	root   *exNode
 }
 
 func (n *exNode) prop(label, value string) { n.props = append(n.props, exProp{label, value}) }
@@ -413,10 +414,37 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 		top = l
 	}
 	ex.attachSubs(top, p)
+	top.cost = ex.chargeInitPlans(top.cost, top.subs)
+	if top.typ == "Result" && len(p.OneTime) > 0 && len(top.kids) == 1 {
+		// a gating Result has the cost of the path it gates
+		// (create_gating_plan), and that path was charged
+		top.kids[0].cost = ex.chargeInitPlans(top.kids[0].cost, top.subs)
+	}
 	if top.stats == nil {
 		top.stats = ex.stat(StatQuery{p})
 	}
 	return top
+}
+
+// chargeInitPlans is pc with the runs of the InitPlans among subs added
+// to its start-up and total costs, as SS_charge_for_initplans adds them
+// to the query level's final paths (and create_minmaxagg_path its
+// min/max subqueries'): a subquery's whole cost, an EXISTS's start-up
+// cost and the run cost of its first row (cost_subplan).
+func (ex *explainer) chargeInitPlans(pc pathCost, subs []*exSub) pathCost {
+	for _, s := range subs {
+		if !s.init || s.root == nil {
+			continue
+		}
+		sc := s.root.cost
+		run := sc.total
+		if s.exists {
+			run = sc.startup + (sc.total-sc.startup)/clampRows(sc.rows)
+		}
+		pc.startup += run
+		pc.total += run
+	}
+	return pc
 }
 
 // andAll joins conditions with AND (one is itself).
@@ -627,7 +655,7 @@ func (ex *explainer) sub(s *expr.SublinkExpr) *exSub {
 		return es
 	}
 	ex.nsub++
-	es := &exSub{init: !s.Correlated && !(s.Kind == expr.SublinkAny && s.Hashable)}
+	es := &exSub{init: !s.Correlated && !(s.Kind == expr.SublinkAny && s.Hashable), exists: s.Kind == expr.SublinkExists}
 	if es.init {
 		es.name = fmt.Sprintf("InitPlan %d (returns $%d)", ex.nsub, ex.nparam)
 		ex.nparam++

@@ -104,6 +104,9 @@ func nIndexQuals(ch indexChoice, cs condSet) int {
 		if cc.hi != nil {
 			n++
 		}
+		if cc.notNull && cc.lo == nil && cc.hi == nil {
+			n++ // IS NOT NULL, checked on each entry as the bounds are
+		}
 	}
 	return n
 }
