@@ -619,8 +619,12 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 		h.cost = pathCost{startup: inner.cost.total, total: inner.cost.total, rows: inner.cost.rows}
 		h.stats = ex.stat(StatHash{j})
 		n.kids = []*exNode{outer, h}
-		n.cost = pathCost{startup: outer.cost.startup + h.cost.total, rows: rows}
-		n.cost.total = outer.cost.total + h.cost.total + ex.c.hashJoinCost(outer.cost.rows, inner.cost.rows, rows, len(j.Lkeys))
+		if pc, ok := ex.c.hashJoinExplained(j, outer.cost, inner.cost, j.Kind == JoinRight || j.HashLeft); ok {
+			n.cost = pathCost{startup: pc.startup, total: pc.total, rows: rows}
+		} else {
+			n.cost = pathCost{startup: outer.cost.startup + h.cost.total, rows: rows}
+			n.cost.total = outer.cost.total + h.cost.total + ex.c.hashJoinCost(outer.cost.rows, inner.cost.rows, rows, len(j.Lkeys))
+		}
 	default:
 		// read once, kept, joined with every left row
 		n.typ = "Nested Loop"

@@ -556,6 +556,7 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 			return err
 		}
 		x.Est.rows = fb.estRows(x)
+		x.hash = fb.hashInfoOf(x)
 		if fb.dependsOn(x.Right, lm) {
 			if x.Kind == JoinRight || x.Kind == JoinFull {
 				return pgerr.New(pgerr.InvalidColumnReference, "invalid reference to FROM-clause entry").
