@@ -184,14 +184,21 @@ func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
 // IS [NOT] NULL and IS [NOT] TRUE are not function calls and cost
 // nothing, as in cost_qual_eval.
 func (c *costs) opCost(e expr.Expr) float64 {
-	n := 0
+	n := 0.0
 	sub := 0.0
 	expr.WalkExpr(e, func(x expr.Expr) bool {
 		switch y := x.(type) {
-		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr:
+		case *expr.BinopExpr, *expr.FuncExpr:
 			n++
+		case *expr.AnyExpr:
+			k, hashable := 10, false // estimate_array_length of a non-constant
+			if a, ok := y.Arr.(*expr.ConstExpr); ok && !a.D.Null {
+				k = len(a.D.A)
+				hashable = y.Op == "=" && !y.All || y.Op == "<>" && y.All
+			}
+			n += arrayOps(k, hashable)
 		case *expr.InExpr:
-			n += len(y.List)
+			n += arrayOps(len(y.List), allConst(y.List))
 		case *expr.SublinkExpr:
 			if !y.Correlated && !(y.Kind == expr.SublinkAny && y.Hashable) {
 				return false // an InitPlan's output parameter
@@ -204,7 +211,30 @@ func (c *costs) opCost(e expr.Expr) float64 {
 		}
 		return true
 	})
-	return float64(n)*c.cpuOperator + sub
+	return n*c.cpuOperator + sub
+}
+
+// arrayOps is the operators x = ANY (array of k values) costs per
+// evaluation (cost_qual_eval's ScalarArrayOpExpr): half the values are
+// compared before the answer is known; a constant array of at least
+// nine values (MIN_ARRAY_SIZE_FOR_HASHED_SAOP) is looked up in a hash
+// table, one hash and one comparison. (PostgreSQL also charges the
+// table's building, once, as start-up cost: lockd leaves it out.)
+func arrayOps(k int, hashable bool) float64 {
+	if hashable && k >= 9 {
+		return 2
+	}
+	return 0.5 * float64(k)
+}
+
+// allConst reports whether every expression of es is a constant.
+func allConst(es []expr.Expr) bool {
+	for _, e := range es {
+		if _, ok := e.(*expr.ConstExpr); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // estTotal is about what reading a FROM tree node once costs, from the

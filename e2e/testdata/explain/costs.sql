@@ -36,6 +36,11 @@ explain select a.aid, t.tid from pgbench_accounts a join pgbench_tellers t on a.
 explain select * from pgbench_accounts where aid between 100 and 110;
 explain select abalance from pgbench_accounts where aid < 1000;
 explain select * from pgbench_accounts where aid > 19990;
+-- lists: an IN list's values compared half-way on average, a constant
+-- array's values estimated one by one
+explain select * from pgbench_accounts where abalance in (1, 2, 3);
+explain select * from pgbench_accounts where aid = any ('{1,2}'::int[]);
+explain select * from pgbench_accounts where aid in (7, 8, 9);
 -- aggregation and filters
 explain select bid, sum(abalance) from pgbench_accounts group by bid;
 explain select count(*) from pgbench_accounts where bid is not null;
