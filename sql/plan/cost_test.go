@@ -146,3 +146,25 @@ func TestTypeWidth(t *testing.T) {
 		}
 	}
 }
+
+func TestBoundedSortCost(t *testing.T) {
+	c := defaultCosts()
+	in := pathCost{total: 26394, rows: 1e6} // Seq Scan on pgbench_accounts
+	for _, tc := range []struct {
+		name  string
+		limit float64
+		want  string
+	}{
+		// order by abalance limit 10: a heap of 20 rows
+		{"top-N heap sort", 10, "48003.64..50503.64"},
+		// order by abalance: 128 MB through 4 MB of work_mem, 31 runs
+		// merged 15 at a time, two passes
+		{"external merge sort", 0, "235426.84..237926.84"},
+	} {
+		sc := c.boundedSortCost(in.rows, 97, tc.limit, float64(c.workMem))
+		got := explained(pathCost{startup: in.total + sc.startup, total: in.total + sc.total})
+		if got != tc.want {
+			t.Errorf("%s: Sort cost=%s, PostgreSQL's is %s", tc.name, got, tc.want)
+		}
+	}
+}

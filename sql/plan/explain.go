@@ -391,24 +391,48 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 			keys = append(keys, key)
 		}
 		s.prop("Sort Key", strings.Join(keys, ", "))
-		n := math.Max(rows, 2)
-		sortCost := 2 * ex.c.cpuOperator * n * math.Log2(n)
-		s.cost = pathCost{startup: top.cost.total + sortCost, total: top.cost.total + sortCost + ex.c.cpuOperator*rows, rows: rows}
+		sc := ex.c.boundedSortCost(rows, float64(top.width), limitTuples(p), float64(ex.c.workMem))
+		s.cost = pathCost{startup: top.cost.total + sc.startup, total: top.cost.total + sc.total, rows: rows}
 		s.kids = []*exNode{top}
 		s.stats = ex.stat(StatSort{p})
 		top = s
 	}
 	if p.Limit != nil || p.Offset != nil {
 		l := &exNode{typ: "Limit", width: top.width}
-		lim := rows
-		if c, ok := p.Limit.(*expr.ConstExpr); ok && !c.D.Null {
-			lim = math.Min(rows, float64(c.D.I))
-		} else if p.Limit != nil {
-			lim = math.Max(1, rows/10)
-		}
+		// adjust_limit_rows_costs: the rows OFFSET skips are read
+		// before the first one, then LIMIT's share of the rest (a
+		// parameter's: a tenth)
 		in := top.cost
-		frac := lim / math.Max(in.rows, 1)
-		l.cost = pathCost{startup: in.startup, total: in.startup + (in.total-in.startup)*frac, rows: clampRows(lim)}
+		startup, left := in.startup, rows
+		if p.Offset != nil {
+			skip := rows / 10
+			if c, ok := p.Offset.(*expr.ConstExpr); ok {
+				skip = 0
+				if !c.D.Null {
+					skip = float64(c.D.I)
+				}
+			}
+			skip = math.Min(skip, rows)
+			if in.rows > 0 {
+				startup += (in.total - in.startup) * skip / in.rows
+			}
+			left = math.Max(1, rows-skip)
+		}
+		lim, total := left, in.total
+		if p.Limit != nil {
+			lim = left / 10
+			if c, ok := p.Limit.(*expr.ConstExpr); ok {
+				lim = left
+				if !c.D.Null {
+					lim = float64(c.D.I)
+				}
+			}
+			lim = math.Min(lim, left)
+			if in.rows > 0 {
+				total = startup + (in.total-in.startup)*lim/in.rows
+			}
+		}
+		l.cost = pathCost{startup: startup, total: total, rows: clampRows(lim)}
 		l.kids = []*exNode{top}
 		l.stats = ex.stat(StatLimit{p})
 		top = l
@@ -445,6 +469,26 @@ func (ex *explainer) chargeInitPlans(pc pathCost, subs []*exSub) pathCost {
 		pc.total += run
 	}
 	return pc
+}
+
+// limitTuples is the rows p's LIMIT and OFFSET ask for when both are
+// constants (PostgreSQL's limit_tuples for a bounded sort), 0 else.
+func limitTuples(p *SelectPlan) float64 {
+	k, ok := p.Limit.(*expr.ConstExpr)
+	if !ok || k.D.Null {
+		return 0
+	}
+	n := float64(k.D.I)
+	if p.Offset != nil {
+		o, ok := p.Offset.(*expr.ConstExpr)
+		if !ok {
+			return 0
+		}
+		if !o.D.Null {
+			n += float64(o.D.I)
+		}
+	}
+	return n
 }
 
 // andAll joins conditions with AND (one is itself).

@@ -45,6 +45,12 @@ explain select * from pgbench_accounts where aid in (7, 8, 9);
 explain select bid, sum(abalance) from pgbench_accounts group by bid;
 explain select count(*) from pgbench_accounts where bid is not null;
 explain select * from pgbench_branches where bid = (select max(bid) from pgbench_tellers);
+-- sorts: a bounded heap sort under a Limit (an OFFSET's rows read
+-- first), in memory, and an external merge sort past work_mem
+explain select * from pgbench_accounts order by abalance limit 10;
+explain select * from pgbench_accounts order by abalance limit 10 offset 5;
+explain select * from pgbench_tellers order by tbalance;
+explain select * from pgbench_accounts order by abalance;
 -- writes
 explain update pgbench_accounts set abalance = abalance + 1 where aid = 5;
 explain delete from pgbench_tellers where tid < 5;
