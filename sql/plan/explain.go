@@ -368,7 +368,13 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 			}
 		}
 		u.prop("Group Key", strings.Join(keys, ", "))
-		u.cost = pathCost{startup: top.cost.total + ex.c.cpuOperator*top.cost.rows, total: top.cost.total + ex.c.cpuOperator*top.cost.rows + ex.c.cpuTuple*rows, rows: rows}
+		if p.DistinctRows > 0 {
+			rows = p.DistinctRows
+		}
+		// cost_agg, AGG_HASHED: each key compared per input row
+		nkeys := float64(len(keys))
+		u.cost = pathCost{startup: top.cost.total + ex.c.cpuOperator*nkeys*top.cost.rows, rows: rows}
+		u.cost.total = u.cost.startup + ex.c.cpuTuple*rows
 		u.kids = []*exNode{top}
 		top = u
 	}
