@@ -44,6 +44,8 @@ explain select * from pgbench_accounts where aid in (7, 8, 9);
 -- aggregation and filters
 explain select bid, sum(abalance) from pgbench_accounts group by bid;
 explain select count(*) from pgbench_accounts where bid is not null;
+explain select distinct bid from pgbench_accounts;
+explain select distinct tbalance from pgbench_tellers order by tbalance;
 explain select * from pgbench_branches where bid = (select max(bid) from pgbench_tellers);
 -- sorts: a bounded heap sort under a Limit (an OFFSET's rows read
 -- first), in memory, and an external merge sort past work_mem
