@@ -218,14 +218,17 @@ func (c *costs) opCost(e expr.Expr) float64 {
 // evaluation (cost_qual_eval's ScalarArrayOpExpr): half the values are
 // compared before the answer is known; a constant array of at least
 // nine values (MIN_ARRAY_SIZE_FOR_HASHED_SAOP) is looked up in a hash
-// table, one hash and one comparison. (PostgreSQL also charges the
-// table's building, once, as start-up cost: lockd leaves it out.)
+// table, one hash and one comparison (building the table is start-up
+// cost, qualStartup).
 func arrayOps(k int, hashable bool) float64 {
-	if hashable && k >= 9 {
+	if hashable && k >= minHashedArray {
 		return 2
 	}
 	return 0.5 * float64(k)
 }
+
+// minHashedArray is MIN_ARRAY_SIZE_FOR_HASHED_SAOP.
+const minHashedArray = 9
 
 // allConst reports whether every expression of es is a constant.
 func allConst(es []expr.Expr) bool {
@@ -268,10 +271,36 @@ func (c *costs) qualCost(es []expr.Expr) float64 {
 	return s
 }
 
+// qualStartup is the one-time cost of a list of conditions: the hash
+// tables of the constant arrays they look values up in, a hash of each
+// value (cost_qual_eval's hashed ScalarArrayOpExpr).
+func (c *costs) qualStartup(es []expr.Expr) float64 {
+	n := 0
+	for _, e := range es {
+		expr.WalkExpr(e, func(x expr.Expr) bool {
+			switch y := x.(type) {
+			case *expr.AnyExpr:
+				if a, ok := y.Arr.(*expr.ConstExpr); ok && !a.D.Null && (y.Op == "=" && !y.All || y.Op == "<>" && y.All) && len(a.D.A) >= minHashedArray {
+					n += len(a.D.A)
+				}
+			case *expr.InExpr:
+				if len(y.List) >= minHashedArray && allConst(y.List) {
+					n += len(y.List)
+				}
+			case *expr.SublinkExpr:
+				return false
+			}
+			return true
+		})
+	}
+	return float64(n) * c.cpuOperator
+}
+
 // seqScanCost is cost_seqscan for a table of size sz with conditions
 // quals, giving rows rows.
 func (c *costs) seqScanCost(sz relSize, quals []expr.Expr, rows float64) pathCost {
-	pc := pathCost{total: c.seqPage*sz.pages + (c.cpuTuple+c.qualCost(quals))*sz.tuples, rows: rows}
+	qs := c.qualStartup(quals)
+	pc := pathCost{startup: qs, total: qs + c.seqPage*sz.pages + (c.cpuTuple+c.qualCost(quals))*sz.tuples, rows: rows}
 	if !c.seqscan {
 		pc.startup += disableCost
 		pc.total += disableCost
@@ -338,7 +367,8 @@ func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, qua
 	}
 	heapIO := maxIO + corr*corr*(minIO-maxIO)
 	heapCPU := (c.cpuTuple + c.qualCost(quals)) * fetched
-	pc := pathCost{startup: startup, total: ic.total + heapIO + heapCPU, rows: rows}
+	qs := c.qualStartup(quals)
+	pc := pathCost{startup: startup + qs, total: qs + ic.total + heapIO + heapCPU, rows: rows}
 	if !c.indexscan {
 		pc.startup += disableCost
 		pc.total += disableCost

@@ -41,6 +41,7 @@ explain select * from pgbench_accounts where aid > 19990;
 explain select * from pgbench_accounts where abalance in (1, 2, 3);
 explain select * from pgbench_accounts where aid = any ('{1,2}'::int[]);
 explain select * from pgbench_accounts where aid in (7, 8, 9);
+explain select * from pgbench_accounts where abalance = any ('{1,2,3,4,5,6,7,8,9,10}'::int[]);
 -- aggregation and filters
 explain select bid, sum(abalance) from pgbench_accounts group by bid;
 explain select count(*) from pgbench_accounts where bid is not null;
