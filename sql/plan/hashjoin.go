@@ -49,8 +49,12 @@ func (fb *fromBuilder) hashInfoOf(j *JoinNode) *hashInfo {
 	hi := &hashInfo{keySel: 1}
 	hi.bucket[0] = fb.bucketSize(j.Rkeys, rr)
 	hi.bucket[1] = fb.bucketSize(j.Lkeys, lr)
-	hi.unique[0] = fb.uniqueKeys(j.Rkeys)
-	hi.unique[1] = fb.uniqueKeys(j.Lkeys)
+	// only a table's rows are known unique (a join of it with another
+	// repeats them)
+	_, rleaf := j.Right.(*LeafNode)
+	_, lleaf := j.Left.(*LeafNode)
+	hi.unique[0] = rleaf && fb.uniqueKeys(j.Rkeys)
+	hi.unique[1] = lleaf && fb.uniqueKeys(j.Lkeys)
 	for i := range j.Lkeys {
 		hi.keySel *= eqjoinselInner(fb.keySide(j.Lkeys[i]), fb.keySide(j.Rkeys[i]))
 	}
