@@ -41,6 +41,13 @@ type levelWidths struct {
 	// leaves: the FROM tree's leaves by item (a partition's scan is
 	// explained with a leaf of its own over the same item)
 	leaves map[int]*LeafNode
+	// classes are the level-row positions that inner joins' key
+	// equalities make equal, PostgreSQL's equivalence classes (those
+	// without a constant member): a member is needed above a node until
+	// every member's table is joined, since any two of them could be
+	// the next join's key (generate_base_implied_equalities_no_const
+	// adds each member to every member relation's target)
+	classes [][]int
 }
 
 func (ex *explainer) newLevelWidths(p *SelectPlan) *levelWidths {
@@ -104,7 +111,79 @@ func (ex *explainer) newLevelWidths(p *SelectPlan) *levelWidths {
 		lw.own[x] = need
 	}
 	walk(p.From)
+	lw.classes = equivalenceClasses(p.From, n)
 	return lw
+}
+
+// equivalenceClasses groups the level-row positions (of n) that the
+// inner joins under root equate by their keys, leaving out the classes a
+// scan's condition pins to a constant.
+func equivalenceClasses(root PlanNode, n int) [][]int {
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(i int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	pinned := make([]bool, n)
+	joined := false
+	var walk func(x PlanNode)
+	walk = func(x PlanNode) {
+		switch y := x.(type) {
+		case *LeafNode:
+			for _, f := range y.Filters {
+				if b, ok := f.(*expr.BinopExpr); ok && b.Op == "=" {
+					for _, pair := range [][2]expr.Expr{{b.L, b.R}, {b.R, b.L}} {
+						c, ok := pair[0].(*expr.ColExpr)
+						if _, k := pair[1].(*expr.ConstExpr); ok && k && c.I < n {
+							pinned[c.I] = true
+						}
+					}
+				}
+			}
+		case *JoinNode:
+			if y.Kind == JoinInner {
+				for i := range y.Lkeys {
+					l, lok := y.Lkeys[i].(*expr.ColExpr)
+					r, rok := y.Rkeys[i].(*expr.ColExpr)
+					if lok && rok && l.I < n && r.I < n {
+						parent[find(l.I)] = find(r.I)
+						joined = true
+					}
+				}
+			}
+			walk(y.Left)
+			walk(y.Right)
+		}
+	}
+	walk(root)
+	if !joined {
+		return nil
+	}
+	byRoot := map[int][]int{}
+	for i := 0; i < n; i++ {
+		byRoot[find(i)] = append(byRoot[find(i)], i)
+	}
+	var classes [][]int
+	for _, members := range byRoot {
+		if len(members) < 2 {
+			continue
+		}
+		constant := false
+		for _, m := range members {
+			constant = constant || pinned[m]
+		}
+		if !constant {
+			classes = append(classes, members)
+		}
+	}
+	return classes
 }
 
 // mark marks the level-row positions e reads in need.
@@ -140,6 +219,30 @@ func (lw *levelWidths) above(n PlanNode) []bool {
 		}
 	}
 	in(n)
+	// an equivalence class with members inside n and outside it: n's
+	// members are needed above n
+	within := make([]bool, len(need))
+	for x := range inside {
+		if l, ok := x.(*LeafNode); ok {
+			for i := l.Off; i < l.Off+l.N && i < len(within); i++ {
+				within[i] = true
+			}
+		}
+	}
+	for _, class := range lw.classes {
+		out := false
+		for _, m := range class {
+			out = out || !within[m]
+		}
+		if !out {
+			continue
+		}
+		for _, m := range class {
+			if within[m] {
+				need[m] = true
+			}
+		}
+	}
 	for x, own := range lw.own {
 		if inside[x] {
 			continue
