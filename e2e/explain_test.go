@@ -10,7 +10,8 @@ import (
 )
 
 // The scripts in testdata/explain hold EXPLAIN (COSTS OFF) of queries
-// lockd must plan as PostgreSQL 15 does; their .out files are
+// lockd must plan as PostgreSQL 15 does (costs.sql: EXPLAIN with costs,
+// whose numbers must be PostgreSQL's too); their .out files are
 // PostgreSQL's transcripts, written by scripts/explain-golden.sh from a
 // live PostgreSQL (never by hand, and never from lockd's output). lockd's
 // transcript of each script must equal PostgreSQL's.

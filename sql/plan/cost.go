@@ -149,14 +149,17 @@ func typeWidth(t types.Type) int {
 	case types.OIDVarchar, types.OIDBpchar:
 		if t.Mod > 4 {
 			// the longest value: its characters at UTF-8's four bytes
-			// each, and the varlena header (type_maximum_size)
+			// each, and the varlena header (type_maximum_size); char(n)
+			// is taken as always that long, a longer varchar(n) as
+			// half-way to it, the damping capped at 1000 bytes
 			longest := (int(t.Mod)-4)*4 + 4
-			if longest <= 32 {
+			switch {
+			case t.OID == types.OIDBpchar, longest <= 32:
 				return longest
-			}
-			if longest < 1000 {
+			case longest < 1000:
 				return 32 + (longest-32)/2
 			}
+			return 32 + (1000-32)/2
 		}
 	}
 	return 32
@@ -177,17 +180,29 @@ func indexSize(b *expr.Backend, ix *catalog.IndexDef, table relSize) relSize {
 // opCost is the cost of evaluating e once: cpu_operator_cost per
 // operator or function it calls, and for a correlated subquery the cost
 // of running it (cost_qual_eval's SubPlan: an InitPlan's one run is not
-// charged per row).
+// charged per row, and reading its result, a Param, costs nothing).
+// IS [NOT] NULL and IS [NOT] TRUE are not function calls and cost
+// nothing, as in cost_qual_eval.
 func (c *costs) opCost(e expr.Expr) float64 {
-	n := 0
+	n := 0.0
 	sub := 0.0
 	expr.WalkExpr(e, func(x expr.Expr) bool {
 		switch y := x.(type) {
-		case *expr.BinopExpr, *expr.FuncExpr, *expr.AnyExpr, *expr.NullTestExpr, *expr.BoolTestExpr:
+		case *expr.BinopExpr, *expr.FuncExpr:
 			n++
+		case *expr.AnyExpr:
+			k, hashable := 10, false // estimate_array_length of a non-constant
+			if a, ok := y.Arr.(*expr.ConstExpr); ok && !a.D.Null {
+				k = len(a.D.A)
+				hashable = y.Op == "=" && !y.All || y.Op == "<>" && y.All
+			}
+			n += arrayOps(k, hashable)
 		case *expr.InExpr:
-			n += len(y.List)
+			n += arrayOps(len(y.List), allConst(y.List))
 		case *expr.SublinkExpr:
+			if !y.Correlated && !(y.Kind == expr.SublinkAny && y.Hashable) {
+				return false // an InitPlan's output parameter
+			}
 			n++
 			if sp, ok := y.Plan.(*SelectPlan); ok && y.Correlated && sp.From != nil {
 				sub += estTotal(sp.From)
@@ -196,7 +211,33 @@ func (c *costs) opCost(e expr.Expr) float64 {
 		}
 		return true
 	})
-	return float64(n)*c.cpuOperator + sub
+	return n*c.cpuOperator + sub
+}
+
+// arrayOps is the operators x = ANY (array of k values) costs per
+// evaluation (cost_qual_eval's ScalarArrayOpExpr): half the values are
+// compared before the answer is known; a constant array of at least
+// nine values (MIN_ARRAY_SIZE_FOR_HASHED_SAOP) is looked up in a hash
+// table, one hash and one comparison (building the table is start-up
+// cost, qualStartup).
+func arrayOps(k int, hashable bool) float64 {
+	if hashable && k >= minHashedArray {
+		return 2
+	}
+	return 0.5 * float64(k)
+}
+
+// minHashedArray is MIN_ARRAY_SIZE_FOR_HASHED_SAOP.
+const minHashedArray = 9
+
+// allConst reports whether every expression of es is a constant.
+func allConst(es []expr.Expr) bool {
+	for _, e := range es {
+		if _, ok := e.(*expr.ConstExpr); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // estTotal is about what reading a FROM tree node once costs, from the
@@ -230,10 +271,36 @@ func (c *costs) qualCost(es []expr.Expr) float64 {
 	return s
 }
 
+// qualStartup is the one-time cost of a list of conditions: the hash
+// tables of the constant arrays they look values up in, a hash of each
+// value (cost_qual_eval's hashed ScalarArrayOpExpr).
+func (c *costs) qualStartup(es []expr.Expr) float64 {
+	n := 0
+	for _, e := range es {
+		expr.WalkExpr(e, func(x expr.Expr) bool {
+			switch y := x.(type) {
+			case *expr.AnyExpr:
+				if a, ok := y.Arr.(*expr.ConstExpr); ok && !a.D.Null && (y.Op == "=" && !y.All || y.Op == "<>" && y.All) && len(a.D.A) >= minHashedArray {
+					n += len(a.D.A)
+				}
+			case *expr.InExpr:
+				if len(y.List) >= minHashedArray && allConst(y.List) {
+					n += len(y.List)
+				}
+			case *expr.SublinkExpr:
+				return false
+			}
+			return true
+		})
+	}
+	return float64(n) * c.cpuOperator
+}
+
 // seqScanCost is cost_seqscan for a table of size sz with conditions
 // quals, giving rows rows.
 func (c *costs) seqScanCost(sz relSize, quals []expr.Expr, rows float64) pathCost {
-	pc := pathCost{total: c.seqPage*sz.pages + (c.cpuTuple+c.qualCost(quals))*sz.tuples, rows: rows}
+	qs := c.qualStartup(quals)
+	pc := pathCost{startup: qs, total: qs + c.seqPage*sz.pages + (c.cpuTuple+c.qualCost(quals))*sz.tuples, rows: rows}
 	if !c.seqscan {
 		pc.startup += disableCost
 		pc.total += disableCost
@@ -300,7 +367,8 @@ func (c *costs) indexScanCost(sz, isz relSize, indexSel float64, nquals int, qua
 	}
 	heapIO := maxIO + corr*corr*(minIO-maxIO)
 	heapCPU := (c.cpuTuple + c.qualCost(quals)) * fetched
-	pc := pathCost{startup: startup, total: ic.total + heapIO + heapCPU, rows: rows}
+	qs := c.qualStartup(quals)
+	pc := pathCost{startup: startup + qs, total: qs + ic.total + heapIO + heapCPU, rows: rows}
 	if !c.indexscan {
 		pc.startup += disableCost
 		pc.total += disableCost

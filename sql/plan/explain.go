@@ -52,9 +52,10 @@ type exProp struct{ label, value string }
 
 // exSub is an InitPlan or SubPlan of a node.
 type exSub struct {
-	name string // "InitPlan 1 (returns $0)", "SubPlan 2"
-	init bool
-	root *exNode
+	name   string // "InitPlan 1 (returns $0)", "SubPlan 2"
+	init   bool
+	exists bool // an EXISTS subquery
+	root   *exNode
 }
 
 func (n *exNode) prop(label, value string) { n.props = append(n.props, exProp{label, value}) }
@@ -287,6 +288,7 @@ type level struct {
 	leafs  []*LeafNode
 	refs   map[int]string // item → relation name
 	single map[int]bool   // partitioned items scanned in one partition, without an Append
+	widths *levelWidths
 }
 
 // query explains one query level: its FROM tree under its grouping,
@@ -304,7 +306,7 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 	if p.From != nil {
 		top = ex.fromNode(lv, p.From)
 	} else {
-		top = &exNode{typ: "Result", cost: pathCost{total: ex.c.cpuTuple, rows: 1}}
+		top = &exNode{typ: "Result", cost: pathCost{total: ex.c.cpuTuple, rows: 1}, width: lv.widths.targetWidth(lv)}
 	}
 	if len(p.OneTime) > 0 {
 		r := &exNode{typ: "Result", cost: top.cost, width: top.width}
@@ -316,7 +318,7 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 	}
 	rows := top.cost.rows
 	if p.Grouped {
-		a := &exNode{typ: "Aggregate", strategy: "Plain", width: 8}
+		a := &exNode{typ: "Aggregate", strategy: "Plain", width: lv.widths.targetWidth(lv)}
 		in := top.cost
 		aggCost := ex.c.cpuOperator * float64(len(p.Aggs)) * in.rows
 		if len(p.GroupBy) > 0 {
@@ -366,7 +368,13 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 			}
 		}
 		u.prop("Group Key", strings.Join(keys, ", "))
-		u.cost = pathCost{startup: top.cost.total + ex.c.cpuOperator*top.cost.rows, total: top.cost.total + ex.c.cpuOperator*top.cost.rows + ex.c.cpuTuple*rows, rows: rows}
+		if p.DistinctRows > 0 {
+			rows = p.DistinctRows
+		}
+		// cost_agg, AGG_HASHED: each key compared per input row
+		nkeys := float64(len(keys))
+		u.cost = pathCost{startup: top.cost.total + ex.c.cpuOperator*nkeys*top.cost.rows, rows: rows}
+		u.cost.total = u.cost.startup + ex.c.cpuTuple*rows
 		u.kids = []*exNode{top}
 		top = u
 	}
@@ -389,33 +397,104 @@ func (ex *explainer) query(p *SelectPlan) *exNode {
 			keys = append(keys, key)
 		}
 		s.prop("Sort Key", strings.Join(keys, ", "))
-		n := math.Max(rows, 2)
-		sortCost := 2 * ex.c.cpuOperator * n * math.Log2(n)
-		s.cost = pathCost{startup: top.cost.total + sortCost, total: top.cost.total + sortCost + ex.c.cpuOperator*rows, rows: rows}
+		sc := ex.c.boundedSortCost(rows, float64(top.width), limitTuples(p), float64(ex.c.workMem))
+		s.cost = pathCost{startup: top.cost.total + sc.startup, total: top.cost.total + sc.total, rows: rows}
 		s.kids = []*exNode{top}
 		s.stats = ex.stat(StatSort{p})
 		top = s
 	}
 	if p.Limit != nil || p.Offset != nil {
 		l := &exNode{typ: "Limit", width: top.width}
-		lim := rows
-		if c, ok := p.Limit.(*expr.ConstExpr); ok && !c.D.Null {
-			lim = math.Min(rows, float64(c.D.I))
-		} else if p.Limit != nil {
-			lim = math.Max(1, rows/10)
-		}
+		// adjust_limit_rows_costs: the rows OFFSET skips are read
+		// before the first one, then LIMIT's share of the rest (a
+		// parameter's: a tenth)
 		in := top.cost
-		frac := lim / math.Max(in.rows, 1)
-		l.cost = pathCost{startup: in.startup, total: in.startup + (in.total-in.startup)*frac, rows: clampRows(lim)}
+		startup, left := in.startup, rows
+		if p.Offset != nil {
+			skip := rows / 10
+			if c, ok := p.Offset.(*expr.ConstExpr); ok {
+				skip = 0
+				if !c.D.Null {
+					skip = float64(c.D.I)
+				}
+			}
+			skip = math.Min(skip, rows)
+			if in.rows > 0 {
+				startup += (in.total - in.startup) * skip / in.rows
+			}
+			left = math.Max(1, rows-skip)
+		}
+		lim, total := left, in.total
+		if p.Limit != nil {
+			lim = left / 10
+			if c, ok := p.Limit.(*expr.ConstExpr); ok {
+				lim = left
+				if !c.D.Null {
+					lim = float64(c.D.I)
+				}
+			}
+			lim = math.Min(lim, left)
+			if in.rows > 0 {
+				total = startup + (in.total-in.startup)*lim/in.rows
+			}
+		}
+		l.cost = pathCost{startup: startup, total: total, rows: clampRows(lim)}
 		l.kids = []*exNode{top}
 		l.stats = ex.stat(StatLimit{p})
 		top = l
 	}
 	ex.attachSubs(top, p)
+	top.cost = ex.chargeInitPlans(top.cost, top.subs)
+	if top.typ == "Result" && len(p.OneTime) > 0 && len(top.kids) == 1 {
+		// a gating Result has the cost of the path it gates
+		// (create_gating_plan), and that path was charged
+		top.kids[0].cost = ex.chargeInitPlans(top.kids[0].cost, top.subs)
+	}
 	if top.stats == nil {
 		top.stats = ex.stat(StatQuery{p})
 	}
 	return top
+}
+
+// chargeInitPlans is pc with the runs of the InitPlans among subs added
+// to its start-up and total costs, as SS_charge_for_initplans adds them
+// to the query level's final paths (and create_minmaxagg_path its
+// min/max subqueries'): a subquery's whole cost, an EXISTS's start-up
+// cost and the run cost of its first row (cost_subplan).
+func (ex *explainer) chargeInitPlans(pc pathCost, subs []*exSub) pathCost {
+	for _, s := range subs {
+		if !s.init || s.root == nil {
+			continue
+		}
+		sc := s.root.cost
+		run := sc.total
+		if s.exists {
+			run = sc.startup + (sc.total-sc.startup)/clampRows(sc.rows)
+		}
+		pc.startup += run
+		pc.total += run
+	}
+	return pc
+}
+
+// limitTuples is the rows p's LIMIT and OFFSET ask for when both are
+// constants (PostgreSQL's limit_tuples for a bounded sort), 0 else.
+func limitTuples(p *SelectPlan) float64 {
+	k, ok := p.Limit.(*expr.ConstExpr)
+	if !ok || k.D.Null {
+		return 0
+	}
+	n := float64(k.D.I)
+	if p.Offset != nil {
+		o, ok := p.Offset.(*expr.ConstExpr)
+		if !ok {
+			return 0
+		}
+		if !o.D.Null {
+			n += float64(o.D.I)
+		}
+	}
+	return n
 }
 
 // andAll joins conditions with AND (one is itself).
@@ -428,7 +507,7 @@ func andAll(es []expr.Expr) expr.Expr {
 
 // newLevel names the relations of p's FROM clause and their columns.
 func (ex *explainer) newLevel(p *SelectPlan) *level {
-	lv := &level{p: p, refs: map[int]string{}}
+	lv := &level{p: p, refs: map[int]string{}, widths: ex.newLevelWidths(p)}
 	var leaves []*LeafNode
 	var walk func(n PlanNode)
 	walk = func(n PlanNode) {
@@ -540,7 +619,7 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 	if j.UniqueRight {
 		right = ex.uniqueNode(lv, j, right)
 	}
-	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full", JoinSemi: "Semi", JoinAnti: "Anti"}[j.Kind], width: left.width + right.width}
+	n := &exNode{joinType: map[joinKind]string{JoinInner: "Inner", JoinLeft: "Left", JoinRight: "Right", JoinFull: "Full", JoinSemi: "Semi", JoinAnti: "Anti"}[j.Kind], width: lv.widths.joinWidth(j, left, right)}
 	n.stats = ex.stat(j)
 	rows := j.Est.rows
 	if rows == 0 {
@@ -590,8 +669,12 @@ func (ex *explainer) join(lv *level, j *JoinNode) *exNode {
 		h.cost = pathCost{startup: inner.cost.total, total: inner.cost.total, rows: inner.cost.rows}
 		h.stats = ex.stat(StatHash{j})
 		n.kids = []*exNode{outer, h}
-		n.cost = pathCost{startup: outer.cost.startup + h.cost.total, rows: rows}
-		n.cost.total = outer.cost.total + h.cost.total + ex.c.hashJoinCost(outer.cost.rows, inner.cost.rows, rows, len(j.Lkeys))
+		if pc, ok := ex.c.hashJoinExplained(j, outer.cost, inner.cost, j.Kind == JoinRight || j.HashLeft); ok {
+			n.cost = pathCost{startup: pc.startup, total: pc.total, rows: rows}
+		} else {
+			n.cost = pathCost{startup: outer.cost.startup + h.cost.total, rows: rows}
+			n.cost.total = outer.cost.total + h.cost.total + ex.c.hashJoinCost(outer.cost.rows, inner.cost.rows, rows, len(j.Lkeys))
+		}
 	default:
 		// read once, kept, joined with every left row
 		n.typ = "Nested Loop"
@@ -626,7 +709,7 @@ func (ex *explainer) sub(s *expr.SublinkExpr) *exSub {
 		return es
 	}
 	ex.nsub++
-	es := &exSub{init: !s.Correlated && !(s.Kind == expr.SublinkAny && s.Hashable)}
+	es := &exSub{init: !s.Correlated && !(s.Kind == expr.SublinkAny && s.Hashable), exists: s.Kind == expr.SublinkExists}
 	if es.init {
 		es.name = fmt.Sprintf("InitPlan %d (returns $%d)", ex.nsub, ex.nparam)
 		ex.nparam++

@@ -31,10 +31,19 @@ func ExplainModify(b *expr.Backend, ec *expr.EvalCtx, p *ModifyPlan, opts Explai
 		filters = conjuncts(p.Where)
 	}
 	leaf := &LeafNode{Src: p.Src, N: len(p.Src.cols), Filters: filters}
-	scan := ex.tableScan(&level{d: d}, leaf, p.Src, ref, d, nil)
+	scan := ex.tableScan(&level{d: d, widths: &levelWidths{ex: ex, all: true}}, leaf, p.Src, ref, d, nil)
 	scan.stats = ex.stat(p.Src)
+	// the scan hands ModifyTable the row's ctid and, for an UPDATE, the
+	// new values of the columns it sets
+	scan.width = 6
+	for _, e := range p.Set {
+		scan.width += typeWidth(e.Type())
+		// computed per row by the scan (its path target's cost)
+		scan.cost.total += ex.c.opCost(e) * scan.cost.rows
+	}
 	top.kids = []*exNode{scan}
-	top.cost = pathCost{startup: scan.cost.startup, total: scan.cost.total + ex.c.cpuTuple*scan.cost.rows}
+	// ModifyTable charges nothing of its own (create_modifytable_path)
+	top.cost = pathCost{startup: scan.cost.startup, total: scan.cost.total}
 	top.stats = ex.stat(StatModify{p})
 	if top.stats != nil {
 		cp := *top.stats

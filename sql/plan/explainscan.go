@@ -79,7 +79,7 @@ func (ex *explainer) tableScan(lv *level, l *LeafNode, ts *TableSource, ref stri
 		}
 		return e
 	}
-	n := &exNode{typ: "Seq Scan", rel: ts.T.Name, ref: ref, width: ts.width()}
+	n := &exNode{typ: "Seq Scan", rel: ts.T.Name, ref: ref, width: lv.widths.leafWidth(l, ts)}
 	var filters []expr.Expr
 	indexConds := map[expr.Expr]bool{}
 	if ts.Index != nil {
@@ -336,15 +336,6 @@ func (ex *explainer) keptPartitions(n *PartNode, out *[]*PartNode) {
 			ex.keptPartitions(k, out)
 		}
 	}
-}
-
-// width is the estimated width of the columns the scan decodes.
-func (ts *TableSource) width() int {
-	w := 0
-	for i := 0; i < ts.DecodeLen() && i < len(ts.Defs); i++ {
-		w += typeWidth(ts.Defs[i].Type())
-	}
-	return w
 }
 
 // needCol reports whether the query reads column c (decode.go).

@@ -556,6 +556,7 @@ func (fb *fromBuilder) chooseMethods(n PlanNode) error {
 			return err
 		}
 		x.Est.rows = fb.estRows(x)
+		x.hash = fb.hashInfoOf(x)
 		if fb.dependsOn(x.Right, lm) {
 			if x.Kind == JoinRight || x.Kind == JoinFull {
 				return pgerr.New(pgerr.InvalidColumnReference, "invalid reference to FROM-clause entry").
@@ -583,6 +584,13 @@ func (fb *fromBuilder) hashLeft(x *JoinNode, lr float64) bool {
 	n := len(x.Lkeys)
 	hashR := lc + rc + c.hashJoinCost(lr, rr, x.Est.rows, n)
 	hashL := lc + rc + c.hashJoinCost(rr, lr, x.Est.rows, n)
+	if hi := x.hash; hi != nil {
+		// final_cost_hashjoin's costs, as EXPLAIN shows them
+		left, right := pathCost{total: lc, rows: lr}, pathCost{total: rc, rows: rr}
+		qp := c.qualCost(x.Cond) + c.qualCost(x.Filters)
+		hashR = c.hashJoinPathCost(left, right, n, hi.bucket[0], hi.unique[0], hi.keySel, hi.sel, qp).total
+		hashL = c.hashJoinPathCost(right, left, n, hi.bucket[1], hi.unique[1], hi.keySel, hi.sel, qp).total
+	}
 	if fuzzyEqual(hashL, hashR) {
 		return lc < rc
 	}

@@ -19,6 +19,21 @@ import (
 // order besides; an ORDER BY of the group keys then needs no Sort, while
 // the hashed plan sorts its groups.
 
+// estimateDistinct estimates the rows DISTINCT or DISTINCT ON keeps of
+// an ungrouped query over a FROM clause (estimate_num_groups of its
+// keys), for EXPLAIN's HashAggregate.
+func (fb *fromBuilder) estimateDistinct(p *SelectPlan) {
+	if p.Grouped || p.From == nil || !p.Distinct && len(p.DistinctOn) == 0 {
+		return
+	}
+	keys := p.DistinctOn
+	if p.Distinct {
+		keys = p.Targets
+	}
+	rows := fb.estRows(p.From)
+	p.DistinctRows = clampRows(math.Min(rows, fb.estimateGroups(keys, rows)))
+}
+
 // chooseGroupAgg decides between hashed and sorted aggregation for p and,
 // when sorting wins, reads p's table along the index that gives the group
 // order or sorts the input (p.GroupSortInput), and drops an ORDER BY that

@@ -45,15 +45,37 @@ func relationBytes(rows, width float64) float64 {
 // work_mem the page accesses of an external merge sort; then
 // cpu_operator_cost per row to return it.
 func (c *costs) sortCost(rows, width, workMem float64) pathCost {
+	return c.boundedSortCost(rows, width, 0, workMem)
+}
+
+// boundedSortCost is cost_sort of rows rows of width bytes of which only
+// the first limit are wanted (0: all): a bounded heap sort keeping
+// 2 × limit rows compares each row log2(2 × limit) times, where the
+// limit's rows fit work_mem and are fewer than half the input (or the
+// input does not fit).
+func (c *costs) boundedSortCost(rows, width, limit, workMem float64) pathCost {
 	n := math.Max(rows, 2)
 	cmp := 2 * c.cpuOperator
 	startup := cmp * n * math.Log2(n)
-	if bytes := relationBytes(rows, width); bytes > workMem && workMem > 0 {
+	bounded := limit > 0 && limit < rows
+	inBytes := relationBytes(rows, width)
+	outBytes := inBytes
+	if bounded {
+		outBytes = relationBytes(limit, width)
+	}
+	if bounded && (outBytes <= workMem || workMem <= 0) {
+		if n > 2*limit || inBytes > workMem && workMem > 0 {
+			startup = cmp * n * math.Log2(2*limit)
+		}
+		return pathCost{startup: startup, total: startup + c.cpuOperator*rows, rows: rows}
+	}
+	if bytes := inBytes; bytes > workMem && workMem > 0 {
 		pages := math.Ceil(bytes / pageSize)
 		runs := bytes / workMem
-		// tuplesort_merge_order: as many input tapes as work_mem holds,
-		// each with its buffer, at least 6
-		order := math.Max(6, math.Floor((workMem-3*pageSize)/(pageSize+3*pageSize)))
+		// tuplesort_merge_order (PostgreSQL 15): as many input tapes as
+		// work_mem holds, each with a 32-page merge buffer and, as each
+		// output tape, a page of tape buffer; between 6 and 500
+		order := math.Min(500, math.Max(6, math.Floor(workMem/(2*pageSize+32*pageSize))))
 		logRuns := 1.0
 		if runs > order {
 			logRuns = math.Ceil(math.Log(runs) / math.Log(order))

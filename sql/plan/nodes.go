@@ -76,7 +76,8 @@ type JoinNode struct {
 	// PostgreSQL would put a Materialize over the inner side
 	Merge, SortLeft, SortRight, MaterializeRight bool
 	mergeInfo                                    *mergeInfo
-	Est                                          pathCost // the planner's estimate of the join's output
+	hash                                         *hashInfo // for EXPLAIN's hash join cost (hashjoin.go)
+	Est                                          pathCost  // the planner's estimate of the join's output
 	// UniqueLeft / UniqueRight: a semi join done as an inner join, the
 	// rows of its subquery's side (left or right) made unique on
 	// UniqKeys first (PostgreSQL's unique-ified paths, JOIN_UNIQUE_OUTER

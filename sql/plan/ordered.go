@@ -122,6 +122,11 @@ func orderByIndex(b *expr.Backend, p *SelectPlan) {
 		ts.useChoice(ch, cs)
 		ts.Backward = desc
 		p.Sort = nil
+		// the scan's estimate is now the index path's, not the
+		// sequential scan's the table was costed with
+		c := costsOf(b)
+		ri := newRelInfo(b, ts.T, colOf)
+		leaf.Est = c.indexScanCost(ri.size, indexSize(b, ix, ri.size), ri.indexSel(ch, cs), nIndexQuals(ch, cs), nonIndexQuals(leaf.Filters, ch, cs), leaf.Est.rows, 1, 1, ri.indexCorrelation(ix), false, c.indexonly && ts.coveredBy(ix))
 		return
 	}
 }

@@ -48,7 +48,16 @@ func (ri *relInfo) indexSel(ch indexChoice, cs condSet) float64 {
 		cc := cs[c]
 		switch {
 		case ch.in && cc.inArr != nil:
-			s *= math.Min(1, 10*ri.eqSel(c, nil))
+			if a, ok := cc.inArr.(*expr.ConstExpr); ok && !a.D.Null {
+				// a constant array: its values' shares
+				in := 0.0
+				for _, d := range a.D.A {
+					in += ri.eqSel(c, &expr.ConstExpr{D: d, T: ri.t.Cols[c].Type()})
+				}
+				s *= math.Min(1, in)
+			} else {
+				s *= math.Min(1, 10*ri.eqSel(c, nil))
+			}
 		case ch.in:
 			in := 0.0
 			for _, v := range cc.in {
@@ -103,6 +112,9 @@ func nIndexQuals(ch indexChoice, cs condSet) int {
 		}
 		if cc.hi != nil {
 			n++
+		}
+		if cc.notNull && cc.lo == nil && cc.hi == nil {
+			n++ // IS NOT NULL, checked on each entry as the bounds are
 		}
 	}
 	return n

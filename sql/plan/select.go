@@ -46,6 +46,9 @@ type SelectPlan struct {
 	GroupSortInput bool
 	GroupSortKeys  []expr.Expr
 	GroupSortDesc  bool
+	// DistinctRows is the planner's estimate of the rows DISTINCT [ON]
+	// keeps of an ungrouped query (0: not estimated)
+	DistinctRows float64
 
 	// params are what a correlated subquery reads of the rows around it
 	// (see expr.SublinkExpr.Params); paramsKnown when that is all its
@@ -204,7 +207,8 @@ func compileSimple(a *analyze.Analyzer, sel *pg.SelectStmt) (*SelectPlan, error)
 		return nil, err
 	}
 	fb.chooseGroupAgg(p) // groupagg.go
-	mergeOrder(p)        // mergejoin.go
+	fb.estimateDistinct(p)
+	mergeOrder(p) // mergejoin.go
 	orderByIndex(la.S, p)
 	limitDecoding(fb, p)
 	fb.markPlanOnly()

@@ -225,6 +225,15 @@ func (ri *relInfo) clauseSel(e expr.Expr, valOK func(expr.Expr) bool) float64 {
 		}
 	case *expr.AnyExpr:
 		if c, _, ok := ri.colOf(x.Arg); ok && x.Op == "=" && !x.All {
+			if a, ok := x.Arr.(*expr.ConstExpr); ok && !a.D.Null {
+				// a constant array: its values' shares, as an IN
+				// list's (scalararraysel)
+				in := &expr.InExpr{Arg: x.Arg}
+				for _, d := range a.D.A {
+					in.List = append(in.List, &expr.ConstExpr{D: d, T: x.Arg.Type()})
+				}
+				return ri.clauseSel(in, valOK)
+			}
 			// an array whose length is not known when planning counts
 			// as ten elements (estimate_array_length)
 			s := 0.0

@@ -141,7 +141,14 @@ func (ri *relInfo) ineqSel(c int, op string, v expr.Expr) float64 {
 				}
 			}
 		}
-		frac := histFraction(h, d, t, cmp)
+		frac := histFraction(h, d, t, cmp, op == "<" || op == ">=", func() float64 {
+			// x = d, taken as a value that is not among the most
+			// common: the others' share of the histogram's population
+			if other := ri.ndistinct(c) - float64(len(cs.MCV)); other > 1 {
+				return 1 / other
+			}
+			return 0
+		})
 		if op == ">" || op == ">=" {
 			frac = 1 - frac
 		}
@@ -158,26 +165,57 @@ func (ri *relInfo) ineqSel(c int, op string, v expr.Expr) float64 {
 	return clampProb(sel + mcvSel)
 }
 
-// histFraction is the fraction of the histogram's population below d:
-// the bins wholly below it, and the part of its own bin below it by
-// linear interpolation where the type has a scalar value (else half).
-func histFraction(h []types.Datum, d types.Datum, t types.Type, cmp func(a, b types.Datum) int) float64 {
-	// the first bound above d
-	i := sort.Search(len(h), func(i int) bool { return cmp(h[i], d) > 0 })
+// histFraction is the fraction of the histogram's population below d
+// (ineq_histogram_selectivity): the bins wholly below it, and the part
+// of its own bin below it by linear interpolation where the type has a
+// scalar value (else half). That is the share of x <= d; strict asks
+// for x < d (or, flipped by the caller, x >= d), which is eqSel less.
+// The first bin is narrower than the others by the share of its lower
+// bound's value (the histogram's first entry is the smallest value
+// sampled, the others the largest of their bins), so inside it the
+// fraction is rescaled to make x <= h[0] the share of x = h[0].
+func histFraction(h []types.Datum, d types.Datum, t types.Type, cmp func(a, b types.Datum) int, strict bool, eqSel func() float64) float64 {
+	// the bin whose upper bound is the first at or above d (strict) or
+	// above it
+	i := sort.Search(len(h), func(i int) bool {
+		if strict {
+			return cmp(h[i], d) >= 0
+		}
+		return cmp(h[i], d) > 0
+	})
 	switch {
 	case i == 0:
 		return 0
 	case i == len(h):
 		return 1
 	}
+	eq := 0.0
+	if i == 1 || strict {
+		eq = eqSel()
+	}
 	bin := 0.5
 	lo, lok := scalarOf(h[i-1], t)
 	hi, hok := scalarOf(h[i], t)
 	x, xok := scalarOf(d, t)
-	if lok && hok && xok && hi > lo {
-		bin = math.Min(math.Max((x-lo)/(hi-lo), 0), 1)
+	if lok && hok && xok {
+		switch {
+		case hi <= lo:
+		case x <= lo:
+			bin = 0
+		case x >= hi:
+			bin = 1
+		default:
+			bin = (x - lo) / (hi - lo)
+		}
 	}
-	return (float64(i-1) + bin) / float64(len(h)-1)
+	frac := (float64(i-1) + bin) / float64(len(h)-1)
+	if i == 1 {
+		frac += eq * (1 - bin)
+	}
+	if strict {
+		frac -= eq
+	}
+	return frac
 }
 
 // scalarOf maps a value to a number that orders as it does
