@@ -38,8 +38,23 @@ type backend struct {
 
 	unnamed        *sql.Stmt // the unnamed prepared statement; named ones are the session's
 	ignoreTillSync bool
-	row            rowMsg
 	unflushed      int // bytes of rows sent since the last flush
+
+	// The running statement's end (endStatement), set by
+	// statementContext.
+	stmtStop    context.CancelCauseFunc
+	timeoutStop context.CancelFunc // nil: no statement_timeout
+
+	// Messages reused from one send to the next: Send encodes a message
+	// at once, so nothing holds them after it.
+	row      rowMsg
+	rowDesc  rowDescMsg
+	cc       pgproto3.CommandComplete
+	tag      []byte // cc's CommandTag
+	rfq      pgproto3.ReadyForQuery
+	rowCols  []sql.Column // the columns and formats emitRow sends, during an Execute
+	rowFmts  []int16
+	emitRows func([]sql.Datum) error // sends a row of rowCols; made once
 }
 
 // cancel interrupts the running statement, if any, with cause.
@@ -234,19 +249,26 @@ func (b *backend) readyForQuery() {
 	b.sess.Idle()
 	b.sendNotices()
 	b.sendReports()
-	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
+	b.rfq.TxStatus = byte(b.sess.TxStatus())
+	b.send(&b.rfq)
 	_ = b.be.Flush()
 }
 
+// sendCommandComplete sends a CommandComplete with tag.
+func (b *backend) sendCommandComplete(tag string) {
+	b.tag = append(b.tag[:0], tag...)
+	b.cc.CommandTag = b.tag
+	b.send(&b.cc)
+}
+
 // statementContext returns the context of one statement: cancellable by
-// CancelRequest or terminate, bounded by statement_timeout.
-func (b *backend) statementContext() (context.Context, func()) {
+// CancelRequest or terminate, bounded by statement_timeout. endStatement
+// ends it.
+func (b *backend) statementContext() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	stop := func() { cancel(nil) }
+	b.stmtStop = cancel
 	if d := b.sess.StatementTimeout(); d > 0 {
-		var tcancel context.CancelFunc
-		ctx, tcancel = context.WithTimeoutCause(ctx, d, errStmtTimeout)
-		stop = func() { tcancel(); cancel(nil) }
+		ctx, b.timeoutStop = context.WithTimeoutCause(ctx, d, errStmtTimeout)
 	}
 	b.mu.Lock()
 	if b.terminated != nil {
@@ -254,10 +276,18 @@ func (b *backend) statementContext() (context.Context, func()) {
 	}
 	b.stmtCancel = cancel
 	b.mu.Unlock()
-	return ctx, func() {
-		b.mu.Lock()
-		b.stmtCancel = nil
-		b.mu.Unlock()
-		stop()
+	return ctx
+}
+
+// endStatement releases the context statementContext made.
+func (b *backend) endStatement() {
+	b.mu.Lock()
+	b.stmtCancel = nil
+	b.mu.Unlock()
+	if b.timeoutStop != nil {
+		b.timeoutStop()
+		b.timeoutStop = nil
 	}
+	b.stmtStop(nil)
+	b.stmtStop = nil
 }
