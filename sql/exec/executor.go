@@ -21,10 +21,7 @@ func (x *Executor) RunPlan(ec *expr.EvalCtx, st *plan.Stmt, emit func([]types.Da
 	case nil:
 		return st.Run(ec, emit)
 	case *plan.SelectPlan:
-		err = x.RunSelect(ec, p, func(row []types.Datum) error {
-			n++
-			return emit(row)
-		})
+		n, err = x.runQuery(ec, p, emit)
 	case *plan.InsertPlan:
 		if st := ec.Stats(plan.StatInsert{P: p}); st != nil {
 			err = timed(st, func(count func(func() error) error) error {
