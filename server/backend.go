@@ -40,8 +40,10 @@ type backend struct {
 	ignoreTillSync bool
 	unflushed      int // bytes of rows sent since the last flush
 
-	// The running statement's end (endStatement), set by
-	// statementContext.
+	// The statements' context (statementContext) and its cancel, kept
+	// from one statement to the next until one is cancelled, and the
+	// running statement's statement_timeout.
+	stmtCtx     context.Context
 	stmtStop    context.CancelCauseFunc
 	timeoutStop context.CancelFunc // nil: no statement_timeout
 
@@ -264,22 +266,32 @@ func (b *backend) sendCommandComplete(tag string) {
 // statementContext returns the context of one statement: cancellable by
 // CancelRequest or terminate, bounded by statement_timeout. endStatement
 // ends it.
+//
+// A statement that was not cancelled leaves its context to the next:
+// endStatement disarms it under mu, so no cancel can reach it between
+// statements, and nothing keeps a statement's context past its end (a
+// suspended portal runs on the context of the fetch that resumes it,
+// sql/portal.go). A cancelled one is dropped and the next statement
+// gets a new one. statement_timeout's deadline is a context of its own,
+// made for each statement.
 func (b *backend) statementContext() context.Context {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	b.stmtStop = cancel
+	if b.stmtCtx == nil {
+		b.stmtCtx, b.stmtStop = context.WithCancelCause(context.Background())
+	}
+	ctx := b.stmtCtx
 	if d := b.sess.StatementTimeout(); d > 0 {
 		ctx, b.timeoutStop = context.WithTimeoutCause(ctx, d, errStmtTimeout)
 	}
 	b.mu.Lock()
 	if b.terminated != nil {
-		cancel(b.terminated)
+		b.stmtStop(b.terminated)
 	}
-	b.stmtCancel = cancel
+	b.stmtCancel = b.stmtStop
 	b.mu.Unlock()
 	return ctx
 }
 
-// endStatement releases the context statementContext made.
+// endStatement ends the context statementContext made.
 func (b *backend) endStatement() {
 	b.mu.Lock()
 	b.stmtCancel = nil
@@ -288,6 +300,7 @@ func (b *backend) endStatement() {
 		b.timeoutStop()
 		b.timeoutStop = nil
 	}
-	b.stmtStop(nil)
-	b.stmtStop = nil
+	if b.stmtCtx.Err() != nil {
+		b.stmtCtx, b.stmtStop = nil, nil
+	}
 }
