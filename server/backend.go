@@ -38,8 +38,25 @@ type backend struct {
 
 	unnamed        *sql.Stmt // the unnamed prepared statement; named ones are the session's
 	ignoreTillSync bool
-	row            rowMsg
 	unflushed      int // bytes of rows sent since the last flush
+
+	// The statements' context (statementContext) and its cancel, kept
+	// from one statement to the next until one is cancelled, and the
+	// running statement's statement_timeout.
+	stmtCtx     context.Context
+	stmtStop    context.CancelCauseFunc
+	timeoutStop context.CancelFunc // nil: no statement_timeout
+
+	// Messages reused from one send to the next: Send encodes a message
+	// at once, so nothing holds them after it.
+	row      rowMsg
+	rowDesc  rowDescMsg
+	cc       pgproto3.CommandComplete
+	tag      []byte // cc's CommandTag
+	rfq      pgproto3.ReadyForQuery
+	rowCols  []sql.Column // the columns and formats emitRow sends, during an Execute
+	rowFmts  []int16
+	emitRows func([]sql.Datum) error // sends a row of rowCols; made once
 }
 
 // cancel interrupts the running statement, if any, with cause.
@@ -234,30 +251,56 @@ func (b *backend) readyForQuery() {
 	b.sess.Idle()
 	b.sendNotices()
 	b.sendReports()
-	b.send(&pgproto3.ReadyForQuery{TxStatus: byte(b.sess.TxStatus())})
+	b.rfq.TxStatus = byte(b.sess.TxStatus())
+	b.send(&b.rfq)
 	_ = b.be.Flush()
 }
 
+// sendCommandComplete sends a CommandComplete with tag.
+func (b *backend) sendCommandComplete(tag string) {
+	b.tag = append(b.tag[:0], tag...)
+	b.cc.CommandTag = b.tag
+	b.send(&b.cc)
+}
+
 // statementContext returns the context of one statement: cancellable by
-// CancelRequest or terminate, bounded by statement_timeout.
-func (b *backend) statementContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	stop := func() { cancel(nil) }
+// CancelRequest or terminate, bounded by statement_timeout. endStatement
+// ends it.
+//
+// A statement that was not cancelled leaves its context to the next:
+// endStatement disarms it under mu, so no cancel can reach it between
+// statements, and nothing keeps a statement's context past its end (a
+// suspended portal runs on the context of the fetch that resumes it,
+// sql/portal.go). A cancelled one is dropped and the next statement
+// gets a new one. statement_timeout's deadline is a context of its own,
+// made for each statement.
+func (b *backend) statementContext() context.Context {
+	if b.stmtCtx == nil {
+		b.stmtCtx, b.stmtStop = context.WithCancelCause(context.Background())
+	}
+	ctx := b.stmtCtx
 	if d := b.sess.StatementTimeout(); d > 0 {
-		var tcancel context.CancelFunc
-		ctx, tcancel = context.WithTimeoutCause(ctx, d, errStmtTimeout)
-		stop = func() { tcancel(); cancel(nil) }
+		ctx, b.timeoutStop = context.WithTimeoutCause(ctx, d, errStmtTimeout)
 	}
 	b.mu.Lock()
 	if b.terminated != nil {
-		cancel(b.terminated)
+		b.stmtStop(b.terminated)
 	}
-	b.stmtCancel = cancel
+	b.stmtCancel = b.stmtStop
 	b.mu.Unlock()
-	return ctx, func() {
-		b.mu.Lock()
-		b.stmtCancel = nil
-		b.mu.Unlock()
-		stop()
+	return ctx
+}
+
+// endStatement ends the context statementContext made.
+func (b *backend) endStatement() {
+	b.mu.Lock()
+	b.stmtCancel = nil
+	b.mu.Unlock()
+	if b.timeoutStop != nil {
+		b.timeoutStop()
+		b.timeoutStop = nil
+	}
+	if b.stmtCtx.Err() != nil {
+		b.stmtCtx, b.stmtStop = nil, nil
 	}
 }

@@ -84,8 +84,7 @@ func (b *backend) bind(m *pgproto3.Bind) {
 		return
 	}
 	// Bind's slices point into pgproto3's read buffer: keep copies.
-	formats := append([]int16(nil), m.ResultFormatCodes...)
-	if err := b.sess.Bind(m.DestinationPortal, st, params, formats); err != nil {
+	if err := b.sess.Bind(m.DestinationPortal, st, params, resultFormats(m.ResultFormatCodes)); err != nil {
 		b.extendedError(err)
 		return
 	}
@@ -105,7 +104,7 @@ func (b *backend) describe(m *pgproto3.Describe) {
 		}
 		b.send(&pgproto3.ParameterDescription{ParameterOIDs: st.ParamTypes()})
 		if cols := st.Columns(); cols != nil {
-			b.send(rowDescription(cols, nil))
+			b.sendRowDescription(cols, nil)
 		} else {
 			b.send(&pgproto3.NoData{})
 		}
@@ -116,7 +115,7 @@ func (b *backend) describe(m *pgproto3.Describe) {
 			return
 		}
 		if cols != nil {
-			b.send(rowDescription(cols, formats))
+			b.sendRowDescription(cols, formats)
 		} else {
 			b.send(&pgproto3.NoData{})
 		}
@@ -138,13 +137,11 @@ func (b *backend) execute(m *pgproto3.Execute) {
 		b.send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
-	cols, formats, _ := b.sess.PortalColumns(m.Portal)
+	b.rowCols, b.rowFmts, _ = b.sess.PortalColumns(m.Portal)
 	sink := b.prepareCopy(st)
-	ctx, done := b.statementContext()
-	tag, suspended, err := b.sess.ExecutePortal(ctx, m.Portal, int64(m.MaxRows), func(row []sql.Datum) error {
-		return b.sendRow(cols, formats, row)
-	})
-	done()
+	tag, suspended, err := b.sess.ExecutePortal(b.statementContext(), m.Portal, int64(m.MaxRows), b.rowEmitter())
+	b.endStatement()
+	b.rowCols, b.rowFmts = nil, nil
 	if err != nil {
 		b.extendedError(err)
 		return
@@ -157,7 +154,7 @@ func (b *backend) execute(m *pgproto3.Execute) {
 	if sink != nil && sink.began {
 		b.send(&pgproto3.CopyDone{})
 	}
-	b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	b.sendCommandComplete(tag)
 }
 
 func (b *backend) closeMsg(m *pgproto3.Close) {

@@ -580,3 +580,62 @@ func TestMultiStatementSeesEarlierDDL(t *testing.T) {
 	}
 	mustExec(t, c, "rollback")
 }
+
+// TestStatementContextAcrossStatements: a statement's context serves the
+// next statement unless it was cancelled, so a cancel, a timeout or a
+// CancelRequest while idle must not reach a later statement.
+func TestStatementContextAcrossStatements(t *testing.T) {
+	inst := lockdtest.Start(t, lockdtest.Options{})
+	pc, err := pgconn.Connect(context.Background(), inst.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close(context.Background())
+	run := func(sql string) error {
+		_, err := pc.Exec(context.Background(), sql).ReadAll()
+		return err
+	}
+	for range 3 {
+		if err := run("select 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a CancelRequest while the session is idle is ignored
+	if err := pc.CancelRequest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := run("select pg_sleep(0.1)"); err != nil {
+		t.Fatal("statement after an idle cancel:", err)
+	}
+	// a cancelled statement's context is not the next one's
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		_ = pc.CancelRequest(context.Background())
+	}()
+	if pe := pgErr(t, run("select pg_sleep(30)")); pe.Code != "57014" {
+		t.Fatalf("got %s %q", pe.Code, pe.Message)
+	}
+	if err := run("select pg_sleep(0.1)"); err != nil {
+		t.Fatal("statement after a cancel:", err)
+	}
+	// statement_timeout is each statement's own
+	if err := run("set statement_timeout = 500"); err != nil {
+		t.Fatal(err)
+	}
+	if pe := pgErr(t, run("select pg_sleep(5)")); pe.Message != "canceling statement due to statement timeout" {
+		t.Fatalf("got %s %q", pe.Code, pe.Message)
+	}
+	for range 2 {
+		// each starts its own 500ms: two of 300ms in a row both finish
+		if err := run("select pg_sleep(0.3)"); err != nil {
+			t.Fatal("statement under statement_timeout:", err)
+		}
+	}
+	if err := run("set statement_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("select pg_sleep(0.6)"); err != nil {
+		t.Fatal("statement after statement_timeout was reset:", err)
+	}
+}

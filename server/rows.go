@@ -1,9 +1,9 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
-
-	"github.com/jackc/pgx/v5/pgproto3"
+	"math"
 
 	"lockd/sql"
 )
@@ -50,6 +50,15 @@ func (b *backend) sendRow(cols []sql.Column, formats []int16, row []sql.Datum) e
 	return nil
 }
 
+// rowEmitter returns the function that sends a row of b.rowCols in
+// b.rowFmts, made once for the session.
+func (b *backend) rowEmitter() func([]sql.Datum) error {
+	if b.emitRows == nil {
+		b.emitRows = func(row []sql.Datum) error { return b.sendRow(b.rowCols, b.rowFmts, row) }
+	}
+	return b.emitRows
+}
+
 func formatFor(formats []int16, i int) int16 {
 	switch len(formats) {
 	case 0:
@@ -60,13 +69,69 @@ func formatFor(formats []int16, i int) int16 {
 	return formats[i]
 }
 
-func rowDescription(cols []sql.Column, formats []int16) *pgproto3.RowDescription {
-	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(cols))}
-	for i, c := range cols {
-		rd.Fields[i] = pgproto3.FieldDescription{
-			Name: []byte(c.Name), TableOID: c.TableOID, TableAttributeNumber: uint16(c.Attnum),
-			DataTypeOID: c.Type.OID, DataTypeSize: c.Type.Len, TypeModifier: c.Type.Mod, Format: formatFor(formats, i),
+// rowDescMsg is a RowDescription encoded straight from the columns it
+// describes, so that describing a result costs no allocation (a
+// pgproto3.RowDescription would copy every column name first). Send
+// encodes it at once: the backend sets cols and formats, sends it and
+// lets go of them (sendRowDescription).
+type rowDescMsg struct {
+	cols    []sql.Column
+	formats []int16
+}
+
+func (r *rowDescMsg) Decode([]byte) error { return errors.New("rowDescMsg is send-only") }
+func (r *rowDescMsg) Backend()            {}
+
+// Encode writes what pgproto3.RowDescription's Encode writes for the
+// same fields.
+func (r *rowDescMsg) Encode(dst []byte) ([]byte, error) {
+	if len(r.cols) > math.MaxUint16 {
+		return nil, errors.New("too many fields")
+	}
+	at := len(dst)
+	dst = append(dst, 'T', 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(r.cols)))
+	for i, c := range r.cols {
+		dst = append(dst, c.Name...)
+		dst = append(dst, 0)
+		dst = binary.BigEndian.AppendUint32(dst, c.TableOID)
+		dst = binary.BigEndian.AppendUint16(dst, uint16(c.Attnum))
+		dst = binary.BigEndian.AppendUint32(dst, c.Type.OID)
+		dst = binary.BigEndian.AppendUint16(dst, uint16(c.Type.Len))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(c.Type.Mod))
+		dst = binary.BigEndian.AppendUint16(dst, uint16(formatFor(r.formats, i)))
+	}
+	binary.BigEndian.PutUint32(dst[at+1:], uint32(len(dst)-at-1))
+	return dst, nil
+}
+
+// sendRowDescription sends the RowDescription of cols going out in
+// formats.
+func (b *backend) sendRowDescription(cols []sql.Column, formats []int16) {
+	b.rowDesc = rowDescMsg{cols: cols, formats: formats}
+	b.send(&b.rowDesc)
+	b.rowDesc = rowDescMsg{}
+}
+
+// Result formats named once for every column (a Bind's single format
+// code, a binary cursor's rows). Shared: nothing writes into a portal's
+// formats.
+var (
+	textFormats   = []int16{0}
+	binaryFormats = []int16{1}
+)
+
+// resultFormats is a copy of a Bind's result format codes, which point
+// into pgproto3's read buffer: a single code, as libpq sends it, is one
+// of the shared slices.
+func resultFormats(codes []int16) []int16 {
+	if len(codes) == 1 {
+		switch codes[0] {
+		case 0:
+			return textFormats
+		case 1:
+			return binaryFormats
 		}
 	}
-	return rd
+	return append([]int16(nil), codes...)
 }

@@ -63,19 +63,18 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 	// DDL shows the table as it is now (sql.Session.ExecuteDescribed)
 	var cols []sql.Column
 	if formats == nil && st.BinaryRows {
-		formats = []int16{1} // FETCH from a BINARY cursor
+		formats = binaryFormats // FETCH from a BINARY cursor
 	}
 	describe := func(c []sql.Column) {
 		if cols = c; cols != nil {
-			b.send(rowDescription(cols, formats))
+			b.sendRowDescription(cols, formats)
 		}
 	}
 	sink := b.prepareCopy(st)
-	ctx, done := b.statementContext()
-	tag, err := b.sess.ExecuteDescribed(ctx, st, params, describe, func(row []sql.Datum) error {
+	tag, err := b.sess.ExecuteDescribed(b.statementContext(), st, params, describe, func(row []sql.Datum) error {
 		return b.sendRow(cols, formats, row)
 	})
-	done()
+	b.endStatement()
 	if err != nil {
 		b.sendError(err)
 		return false
@@ -84,6 +83,6 @@ func (b *backend) runStatement(st *sql.Stmt, params []sql.Datum, formats []int16
 		b.send(&pgproto3.CopyDone{})
 	}
 	b.sendNotices()
-	b.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+	b.sendCommandComplete(tag)
 	return true
 }

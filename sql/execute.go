@@ -65,13 +65,29 @@ func (s *Session) ExecuteDescribed(ctx context.Context, st *plan.Stmt, params []
 // the statement's relation locks (planning again when the catalog
 // changed), its snapshot, runs it and advances the command counter after
 // a write. Execute calls it, and EXECUTE of a prepared statement.
+//
+// Its evaluation context is the session's stmtEC unless another run
+// holds that: nothing keeps an EvalCtx past the run it was made for (a
+// portal's suspended run has one of its own, sql/portal.go), so the
+// next statement can have it. A run that panics leaves it held, and the
+// statements after it make their own.
 func (s *Session) runStmt(ctx context.Context, st *plan.Stmt, params []types.Datum, emit func([]types.Datum) error) (string, error) {
-	ec := expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params, Run: expr.NewRun()}
-	run, err := s.startRun(&ec, st, nil, false)
-	if err != nil {
-		return "", err
+	var ec *expr.EvalCtx
+	if s.stmtECBusy {
+		ec = new(expr.EvalCtx)
+	} else {
+		ec, s.stmtECBusy = &s.stmtEC, true
 	}
-	return s.finishRun(&ec, st, run, emit)
+	*ec = expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: ctx, Params: params}
+	var tag string
+	run, err := s.startRun(ec, st, nil, false)
+	if err == nil {
+		tag, err = s.finishRun(ec, st, run, emit)
+	}
+	if ec == &s.stmtEC {
+		s.stmtEC, s.stmtECBusy = expr.EvalCtx{}, false // what it points to can go
+	}
+	return tag, err
 }
 
 // startRun prepares st's execution in ec: the checks, the relation locks

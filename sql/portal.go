@@ -206,7 +206,7 @@ func (s *Session) startPortal(ctx context.Context, p *portal) error {
 // coroutine, suspended before its first row; keepSnapshot: it runs with
 // the snapshot in place (p's own, a rewind) rather than a new one.
 func (s *Session) runSource(p *portal, src *portalSource, keepSnapshot bool) error {
-	ec := &expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: src.ctx, Params: p.params, Run: expr.NewRun()}
+	ec := &expr.EvalCtx{B: &s.Backend, Exec: &s.Executor, Ctx: src.ctx, Params: p.params}
 	run, err := s.startRun(ec, p.stmt, p, keepSnapshot)
 	if err != nil {
 		return err

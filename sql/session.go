@@ -8,6 +8,7 @@ import (
 	"lockd/pgerr"
 	"lockd/sql/commands"
 	"lockd/sql/exec"
+	"lockd/sql/expr"
 	"lockd/sql/plan"
 	"lockd/sql/types"
 )
@@ -44,6 +45,11 @@ type Session struct {
 	streaming   []*portal          // the portals whose executor is suspended
 	multiStmt   bool               // the current simple query has several statements (an implicit block)
 	ssl         *SSLInfo           // the connection's encryption (nil: none), for pg_stat_ssl
+	// stmtEC is the evaluation context of a statement runStmt runs,
+	// kept for the next one; stmtECBusy says a run holds it, and a
+	// statement run meanwhile (EXECUTE's) makes its own (execute.go)
+	stmtEC     expr.EvalCtx
+	stmtECBusy bool
 }
 
 // SessionInfo identifies a new backend.

@@ -21,10 +21,7 @@ func (x *Executor) RunPlan(ec *expr.EvalCtx, st *plan.Stmt, emit func([]types.Da
 	case nil:
 		return st.Run(ec, emit)
 	case *plan.SelectPlan:
-		err = x.RunSelect(ec, p, func(row []types.Datum) error {
-			n++
-			return emit(row)
-		})
+		n, err = x.runQuery(ec, p, emit)
 	case *plan.InsertPlan:
 		if st := ec.Stats(plan.StatInsert{P: p}); st != nil {
 			err = timed(st, func(count func(func() error) error) error {
@@ -59,7 +56,18 @@ func (x *Executor) RunPlan(ec *expr.EvalCtx, st *plan.Stmt, emit func([]types.Da
 	if err != nil {
 		return "", err
 	}
-	return st.Tag + " " + strconv.FormatInt(n, 10), nil
+	return x.commandTag(st.Tag, n), nil
+}
+
+// commandTag is "word n", the command tag of a statement that counts its
+// rows. The last one is kept: a prepared statement run again and again
+// usually returns the same tag (strings are immutable, so sharing it is
+// safe).
+func (x *Executor) commandTag(word string, n int64) string {
+	if n != x.lastTagN || word != x.lastTagWord || x.lastTag == "" {
+		x.lastTag, x.lastTagWord, x.lastTagN = word+" "+strconv.FormatInt(n, 10), word, n
+	}
+	return x.lastTag
 }
 
 // runSubplan runs the plan of a subquery for an expression (a sublink).
@@ -91,4 +99,9 @@ type Executor struct {
 	// spi analyses a statement for the executor's own queries (the
 	// referential actions), as PostgreSQL's triggers use SPI
 	Spi func(n *pg.Node, text string, params *[]types.Type) (*plan.Stmt, error)
+
+	// the last command tag commandTag made: lastTag is lastTagWord and
+	// lastTagN
+	lastTag, lastTagWord string
+	lastTagN             int64
 }

@@ -80,7 +80,7 @@ func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row 
 // scan reads them. A NULL key value matches nothing (the comparisons it
 // came from are never true).
 func (x *Executor) indexRanges(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum) ([]keyRange, error) {
-	prefix, ok, err := x.tableLookupKey(ec, ts, level)
+	prefix, ok, err := x.tableLookupKey(ec, ts, level, nil)
 	if err != nil || !ok {
 		return nil, err
 	}

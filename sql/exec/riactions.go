@@ -488,7 +488,7 @@ func (s *Executor) riAction(ec *expr.EvalCtx, ev *riEvent, kind byte) error {
 	restore := s.riLatestSnapshot()
 	defer restore()
 	mark := len(s.ri.queue)
-	nec := &expr.EvalCtx{B: &s.Backend, Exec: s, Ctx: ec.Ctx, Params: params, Run: expr.NewRun()}
+	nec := &expr.EvalCtx{B: &s.Backend, Exec: s, Ctx: ec.Ctx, Params: params}
 	_, err = s.RunPlan(nec, st, func([]types.Datum) error { return nil })
 	if err == nil {
 		err = s.riFire(nec, mark)

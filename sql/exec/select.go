@@ -13,6 +13,12 @@ import (
 // run executes the plan, calling emit for each output row. The row
 // passed to emit is valid only during the call.
 func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) error {
+	_, err := x.runQuery(ec, p, emit)
+	return err
+}
+
+// runQuery is RunSelect that also returns how many rows went to emit.
+func (x *Executor) runQuery(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) (int64, error) {
 	if ec.Instr != nil {
 		// the query's top node: its Limit, else its Sort or Aggregate
 		// (which count themselves as well), else its FROM tree's root
@@ -20,31 +26,53 @@ func (x *Executor) RunSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 		if p.Limit != nil || p.Offset != nil {
 			key = plan.StatLimit{P: p}
 		}
-		return timed(ec.Stats(key), func(count func(func() error) error) error {
-			return x.runSelect(ec, p, func(row []types.Datum) error {
+		var n int64
+		err := timed(ec.Stats(key), func(count func(func() error) error) error {
+			var err error
+			n, err = x.runSelect(ec, p, func(row []types.Datum) error {
 				return count(func() error { return emit(row) })
 			})
+			return err
 		})
+		return n, err
 	}
 	return x.runSelect(ec, p, emit)
 }
 
-func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) error {
+// runSelect runs the query and returns the number of rows it emitted
+// (every row goes out through its limiter).
+func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row []types.Datum) error) (int64, error) {
 	ok, err := passes(ec, p.OneTime, nil)
 	if err != nil || !ok && !p.Grouped {
-		return err
+		return 0, err
 	}
 	noRows := !ok // an aggregate over no rows still yields its one row
 	lim, err := evalLimits(ec, p, emit)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if lim.limit == 0 && p.RowLocks == nil {
-		return nil
+		return 0, nil
 	}
 	// the scan's row and the output row share one allocation
 	rows := make([]types.Datum, p.Width+len(p.Targets))
 	buf, out := rows[:p.Width:p.Width], rows[p.Width:]
+	if !(p.Grouped || len(p.Sort) > 0 || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil) {
+		// streamed: each row goes out as the scan produces it
+		if noRows {
+			return 0, nil
+		}
+		r := &streamRun{x: x, ec: ec, p: p, buf: buf, out: out, lim: lim}
+		if p.From == nil {
+			err = r.row()
+		} else {
+			err = x.runNode(ec, p.From, buf, r.row)
+		}
+		if err == plan.ErrLimitReached {
+			err = nil
+		}
+		return r.lim.emitted, err
+	}
 	scan := func(fn func() error) error {
 		if noRows {
 			return nil
@@ -53,21 +81,11 @@ func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 			return fn()
 		}
 		return x.runNode(ec, p.From, buf, func() error {
-			if ec.Tick++; ec.Tick&1023 == 0 {
-				if err := expr.CheckCancel(ec); err != nil {
-					return err
-				}
+			if err := tick(ec); err != nil {
+				return err
 			}
 			return fn()
 		})
-	}
-	if !(p.Grouped || len(p.Sort) > 0 || p.Distinct || len(p.DistinctOn) > 0 || p.RowLocks != nil) {
-		// streamed: each row goes out as the scan produces it
-		err := scan(func() error { return x.project(ec, p, buf, out, lim.emit) })
-		if err == plan.ErrLimitReached {
-			return nil
-		}
-		return err
 	}
 	deferred := p.PostponedTargets()
 	start := time.Now()
@@ -79,17 +97,49 @@ func (x *Executor) runSelect(ec *expr.EvalCtx, p *plan.SelectPlan, emit func(row
 	}
 	results, err := x.collectRows(ec, p, scan, buf, out, deferred, topN)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if results, err = orderRows(p, results); err != nil {
-		return err
+		return 0, err
 	}
 	if st := ec.Stats(plan.StatSort{P: p}); st != nil && len(p.Sort) > 0 {
 		// a sort gives its first row when it has read and sorted all
 		d := ms(time.Since(start))
 		st.Loops, st.Rows, st.StartMs, st.TotalMs = st.Loops+1, st.Rows+float64(len(results)), st.StartMs+d, st.TotalMs+d
 	}
-	return x.emitRows(ec, p, results, deferred, lim)
+	err = x.emitRows(ec, p, results, deferred, &lim)
+	return lim.emitted, err
+}
+
+// tick counts a row the scan produced, checking for a cancel every
+// 1024.
+func tick(ec *expr.EvalCtx) error {
+	if ec.Tick++; ec.Tick&1023 == 0 {
+		return expr.CheckCancel(ec)
+	}
+	return nil
+}
+
+// streamRun is a streamed query's run: its rows are projected and sent
+// out as the scan produces them. One allocation with row as the scan's
+// callback.
+type streamRun struct {
+	x        *Executor
+	ec       *expr.EvalCtx
+	p        *plan.SelectPlan
+	buf, out []types.Datum
+	lim      limiter
+}
+
+// row projects the scan's current row and sends it on; it ends the scan
+// with plan.ErrLimitReached once LIMIT is reached.
+func (r *streamRun) row() error {
+	if r.p.From != nil {
+		if err := tick(r.ec); err != nil {
+			return err
+		}
+	}
+	return r.x.project(r.ec, r.p, r.buf, r.out, r.lim.emit)
 }
 
 // limiter applies OFFSET and LIMIT to the rows a query emits.
@@ -100,27 +150,30 @@ type limiter struct {
 }
 
 // evalLimits evaluates the query's LIMIT and OFFSET for this execution.
-func evalLimits(ec *expr.EvalCtx, p *plan.SelectPlan, emit func([]types.Datum) error) (*limiter, error) {
-	lim := &limiter{limit: -1, next: emit}
-	for _, l := range []struct {
-		e   expr.Expr
-		dst *int64
-	}{{p.Limit, &lim.limit}, {p.Offset, &lim.offset}} {
-		if l.e == nil {
-			continue
-		}
-		v, err := l.e.Eval(ec, nil)
+func evalLimits(ec *expr.EvalCtx, p *plan.SelectPlan, emit func([]types.Datum) error) (limiter, error) {
+	lim := limiter{limit: -1, next: emit}
+	if p.Limit != nil {
+		v, err := p.Limit.Eval(ec, nil)
 		if err != nil {
-			return nil, err
+			return limiter{}, err
 		}
 		if !v.Null {
 			if v.I < 0 {
-				if l.dst == &lim.limit {
-					return nil, pgerr.New(pgerr.InvalidRowCountLimit, "LIMIT must not be negative")
-				}
-				return nil, pgerr.New(pgerr.InvalidOffsetLimit, "OFFSET must not be negative")
+				return limiter{}, pgerr.New(pgerr.InvalidRowCountLimit, "LIMIT must not be negative")
 			}
-			*l.dst = v.I
+			lim.limit = v.I
+		}
+	}
+	if p.Offset != nil {
+		v, err := p.Offset.Eval(ec, nil)
+		if err != nil {
+			return limiter{}, err
+		}
+		if !v.Null {
+			if v.I < 0 {
+				return limiter{}, pgerr.New(pgerr.InvalidOffsetLimit, "OFFSET must not be negative")
+			}
+			lim.offset = v.I
 		}
 	}
 	return lim, nil

@@ -309,11 +309,15 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	s := x
 	st := s.Store
 	relfile := storage.RelID(ts.T.RelFile)
-	key, ok, err := x.tableLookupKey(ec, ts, level)
+	// the key and the TIDs under it on the stack (fn may run lookups
+	// of its own, a nested loop's inner side)
+	var keyBuf [32]byte
+	key, ok, err := x.tableLookupKey(ec, ts, level, keyBuf[:0])
 	if err != nil || !ok {
 		return err
 	}
-	var tids []storage.TID
+	var tidBuf [4]storage.TID
+	tids := tidBuf[:0]
 	if err := st.IndexLookup(s.Proc, storage.RelID(ts.Index.RelFile), key, func(tid storage.TID) bool {
 		tids = append(tids, tid)
 		return true
@@ -365,9 +369,16 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	return nil
 }
 
-// lookupKey evaluates the key values; a NULL key matches nothing.
-func (x *Executor) tableLookupKey(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum) ([]byte, bool, error) {
-	vals := make([]types.Datum, len(ts.KeyArgs))
+// tableLookupKey evaluates the key values and appends their key to buf;
+// a NULL key matches nothing.
+func (x *Executor) tableLookupKey(ec *expr.EvalCtx, ts *plan.TableSource, level []types.Datum, buf []byte) ([]byte, bool, error) {
+	var valBuf [4]types.Datum // on the stack for keys of up to four columns
+	var vals []types.Datum
+	if len(ts.KeyArgs) <= len(valBuf) {
+		vals = valBuf[:len(ts.KeyArgs)]
+	} else {
+		vals = make([]types.Datum, len(ts.KeyArgs))
+	}
 	for i, a := range ts.KeyArgs {
 		if _, ok := a.(*plan.NullKey); ok {
 			vals[i] = types.NullDatum // IS NULL
@@ -382,5 +393,5 @@ func (x *Executor) tableLookupKey(ec *expr.EvalCtx, ts *plan.TableSource, level 
 		}
 		vals[i] = v
 	}
-	return catalog.AppendKey(nil, ts.KeyTyps, vals), true, nil
+	return catalog.AppendKey(buf, ts.KeyTyps, vals), true, nil
 }

@@ -109,8 +109,10 @@ type EvalCtx struct {
 	// (an index-only scan counts its heap fetches there)
 	ScanStats *NodeStats
 	// Run identifies this execution of a statement within the session
-	// (0: none), so what a plan opens once per execution — the
-	// partitions it locks — is opened once however often it is scanned
+	// (0: none yet), so what a plan opens once per execution — the
+	// partitions it locks — is opened once however often it is scanned.
+	// It is numbered (NewRun) when it first opens something: a statement
+	// that opens nothing does not touch the shared counter
 	Run  uint64
 	Tick uint32 // rows produced, for periodic cancel checks
 
