@@ -268,8 +268,11 @@ func sortedOrder(vals []types.Datum, kept []int32, typ types.Type, cmp func(a, b
 			keys[k] = vals[i].I
 		}
 		slices.SortFunc(order, func(a, b int32) int {
-			if c := cmpInt(keys[a], keys[b]); c != 0 {
-				return c
+			if ka, kb := keys[a], keys[b]; ka != kb {
+				if ka < kb {
+					return -1
+				}
+				return 1
 			}
 			return int(a - b)
 		})
@@ -282,16 +285,6 @@ func sortedOrder(vals []types.Datum, kept []int32, typ types.Type, cmp func(a, b
 		})
 	}
 	return order, keys
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func comparator(typ types.Type) func(a, b types.Datum) int {
