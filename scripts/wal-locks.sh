@@ -21,7 +21,7 @@
 #
 # Environment: WORKLOAD (tpcb insert), CLIENTS (1 2 4 8 16 32 64),
 # DURATION (seconds per run, 8), ROUNDS (2), SCALE (10), LOCKD_OPTS (extra
-# -c options for every lockd), LOCK_DIR (/work/BENCH.lock; empty: none),
+# -c options for every lockd), LOCK_DIR (unset: take no lock),
 # KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ CLIENTS=${CLIENTS:-1 2 4 8 16 32 64}
 DURATION=${DURATION:-8}
 ROUNDS=${ROUNDS:-2}
 SCALE=${SCALE:-10}
-LOCK_DIR=${LOCK_DIR-/work/BENCH.lock}
+LOCK_DIR=${LOCK_DIR:-}
 CONFIGS=("1 0" "8 0" "1 100" "8 100") # wal_insert_locks commit_delay
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/wal-locks.XXXXXX")
@@ -132,7 +132,12 @@ INSERT INTO wal_ins (k, filler) VALUES (:k, repeat('x', 100)) ON CONFLICT DO NOT
 EOF
 
 for w in $WORKLOAD; do
-	[ -n "$LOCK_DIR" ] && until mkdir "$LOCK_DIR" 2>/dev/null; do sleep 20; done
+	if [ -n "$LOCK_DIR" ]; then
+		until mkdir "$LOCK_DIR" 2>/dev/null; do
+			echo "waiting for $LOCK_DIR (another benchmark holds it; remove it if none runs)" >&2
+			sleep 20
+		done
+	fi
 	echo "== $w: starting four lockd servers ..." >&2
 	for i in 0 1 2 3; do
 		read -r locks delay <<<"${CONFIGS[$i]}"
@@ -159,7 +164,7 @@ for w in $WORKLOAD; do
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	pids=()
 	rm -rf "$work"/data?
-	[ -n "$LOCK_DIR" ] && rmdir "$LOCK_DIR"
+	if [ -n "$LOCK_DIR" ]; then rmdir "$LOCK_DIR"; fi
 done
 
 # Medians per (workload, clients, locks, delay).
