@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -35,6 +36,12 @@ type backend struct {
 	mu         sync.Mutex
 	stmtCancel context.CancelCauseFunc // guarded by mu; the running statement
 	terminated *pgerr.Error            // guarded by mu; set by terminate
+	// terminating is terminated, readable without mu: run checks it at
+	// every message.
+	terminating atomic.Pointer[pgerr.Error]
+	// idleDeadline: run has set a read deadline for
+	// idle_in_transaction_session_timeout that is not cleared yet.
+	idleDeadline bool
 
 	unnamed        *sql.Stmt // the unnamed prepared statement; named ones are the session's
 	ignoreTillSync bool
@@ -74,6 +81,7 @@ func (b *backend) terminate(e *pgerr.Error) {
 	b.mu.Lock()
 	if b.terminated == nil {
 		b.terminated = e
+		b.terminating.Store(e)
 	}
 	if b.stmtCancel != nil {
 		b.stmtCancel(e)
@@ -82,11 +90,8 @@ func (b *backend) terminate(e *pgerr.Error) {
 	_ = b.conn.SetReadDeadline(time.Now())
 }
 
-func (b *backend) terminatedErr() *pgerr.Error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.terminated
-}
+// terminatedErr is the error terminate set, or nil.
+func (b *backend) terminatedErr() *pgerr.Error { return b.terminating.Load() }
 
 // handle serves one connection from startup to exit.
 func (s *Server) handle(conn net.Conn) {
@@ -156,10 +161,16 @@ func (b *backend) run() {
 		if b.sess.TxStatus() != sql.TxIdle {
 			idleTimeout = b.sess.IdleInTransactionTimeout()
 		}
+		// A deadline costs a timer update in the runtime's poller, so
+		// none is cleared that was never set: between the messages of
+		// an extended-protocol pipeline outside a transaction, nothing
+		// changes here.
 		if idleTimeout > 0 {
 			_ = b.conn.SetReadDeadline(time.Now().Add(idleTimeout))
-		} else {
+			b.idleDeadline = true
+		} else if b.idleDeadline {
 			_ = b.conn.SetReadDeadline(time.Time{})
+			b.idleDeadline = false
 		}
 		// Checked after the deadline is set: a terminate that came before
 		// is seen here, and one that comes after sets its own deadline
