@@ -128,6 +128,9 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 				return UpdateOutcome{}, err
 			}
 			off := pg.addTuple(&newHdr, true, TID{Block: tid.Block}, newData)
+			if off == 0 {
+				panic("storage: new version did not fit a page with enough free space")
+			}
 			nt := TID{Block: tid.Block, Offset: uint16(off)}
 			writeXmax(tup, &h, xmax, f, f2, cid, xmaxUpdate, tid, nt)
 			r.noteMulti(xmax, f)
@@ -192,6 +195,9 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 			return UpdateOutcome{}, err
 		}
 		off := npg.addTuple(&newHdr, true, TID{Block: nblk}, newData)
+		if off == 0 {
+			panic("storage: new version did not fit a page with enough free space")
+		}
 		nt := TID{Block: nblk, Offset: uint16(off)}
 		writeXmax(tup, &h, xmax, f, f2, cid, xmaxUpdate, tid, nt)
 		r.noteMulti(xmax, f)

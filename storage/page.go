@@ -144,7 +144,11 @@ func (pg page) setItemID(off, lpOff, flags, length int) {
 }
 
 // freeSpace is PageGetHeapFreeSpace: the room for one more tuple,
-// line pointer already deducted.
+// line pointer already deducted. A page whose line-pointer array is full
+// has room only if one of them is unused: pdHasFreeLines is only a hint
+// (addTuple leaves it set when it takes the last unused one), so it is
+// checked, as PostgreSQL checks it; trusting it, an UPDATE once put its
+// new version on a page that could not take it.
 func (pg page) freeSpace() int {
 	if pg.isNew() {
 		return PageSize - pageHeaderSize - itemIDSize
@@ -154,7 +158,15 @@ func (pg page) freeSpace() int {
 		return 0
 	}
 	space -= itemIDSize
-	if pg.maxOffset() >= MaxTuplesPerPage && pg.u16(pdFlags)&pdHasFreeLines == 0 {
+	if nline := pg.maxOffset(); nline >= MaxTuplesPerPage {
+		if pg.u16(pdFlags)&pdHasFreeLines == 0 {
+			return 0
+		}
+		for i := 1; i <= nline; i++ {
+			if _, f, l := pg.itemID(i); f == lpUnused && l == 0 {
+				return space
+			}
+		}
 		return 0
 	}
 	return space
