@@ -44,3 +44,38 @@ func TestUpdateKeepsUniqueIndexSmall(t *testing.T) {
 		t.Fatalf("br_pkey holds %d entries after %d updates of 10 rows", entries, n)
 	}
 }
+
+// A lookup through an index that no unique check prunes (a non-unique
+// one) removes the entries of versions dead to every transaction as it
+// meets them, as PostgreSQL's kill_prior_tuple marks them: updates that
+// each add an entry, with a lookup between them, leave few entries.
+func TestLookupRemovesDeadEntries(t *testing.T) {
+	_, s := testEngine(t, -1)
+	mustRun(t, s, "create table ev (id int, k int, n int)",
+		"create index ev_k on ev (k)",
+		"insert into ev select g, g % 10, 0 from generate_series(1, 10) g",
+		"set enable_seqscan = off", "set enable_bitmapscan = off")
+	if plan := queryString(t, s, "explain (costs off) select n from ev where k = 3"); !strings.Contains(plan, "Index Scan using ev_k") {
+		t.Fatalf("plan %q: want an index scan on ev_k", plan)
+	}
+	const n = 500
+	for i := 0; i < n; i++ {
+		k := strconv.Itoa(i % 10)
+		mustRun(t, s, "update ev set n = n + 1 where id = "+strconv.Itoa(i%10+1))
+		if got := queryString(t, s, "select count(n) from ev where k = "+k); got != "1" {
+			t.Fatalf("k = %s: count %s, want 1", k, got)
+		}
+	}
+	if got := queryString(t, s, "select sum(n) from ev"); got != strconv.Itoa(n) {
+		t.Fatalf("sum(n) = %s, want %d", got, n)
+	}
+	ixs := s.Cat().TableIndexes(s.Cat().Table("ev"))
+	entries, err := s.Store.IndexEntries(storage.RelID(ixs[0].RelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 keys, a live and at most a few not yet dead versions each
+	if entries > 40 {
+		t.Fatalf("ev_k holds %d entries after %d updates of 10 rows", entries, n)
+	}
+}

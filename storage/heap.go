@@ -131,7 +131,16 @@ func writeHints(d *bufferDesc, tup []byte, before, after uint16) {
 // during fn. A TID past the end of the relation, or naming no tuple, is
 // simply not visible.
 func (s *Store) Fetch(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, fn func(h *txn.TupleHeader, data []byte)) (visible bool, err error) {
-	return s.fetchCtid(p, rel, tid, t, nil, fn)
+	return s.fetchCtid(p, rel, tid, t, nil, nil, 0, fn)
+}
+
+// FetchJudged is Fetch that, when the version at tid is not visible to t,
+// also tells whether it is dead to every transaction (HeapTupleDead
+// against horizon, an OldestXmin), judged under the same page lock: an
+// index scan's kill_prior_tuple without a second visit to the page.
+func (s *Store) FetchJudged(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, horizon txn.Xid, fn func(h *txn.TupleHeader, data []byte)) (visible, dead bool, err error) {
+	visible, err = s.fetchCtid(p, rel, tid, t, nil, &dead, horizon, fn)
+	return visible, dead, err
 }
 
 // FetchAny calls fn for the tuple at tid whatever its visibility (for
@@ -139,11 +148,12 @@ func (s *Store) Fetch(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, fn func(h *
 // returns false if tid names no tuple.
 func (s *Store) FetchAny(p *locks.Proc, rel RelID, tid TID, fn func(h *txn.TupleHeader, ctid TID, data []byte)) (bool, error) {
 	var ctid TID
-	return s.fetchCtid(p, rel, tid, nil, &ctid, func(h *txn.TupleHeader, data []byte) { fn(h, ctid, data) })
+	return s.fetchCtid(p, rel, tid, nil, &ctid, nil, 0, func(h *txn.TupleHeader, data []byte) { fn(h, ctid, data) })
 }
 
-// fetchCtid fetches tid; t == nil means "any visibility".
-func (s *Store) fetchCtid(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, ctid *TID, fn func(h *txn.TupleHeader, data []byte)) (bool, error) {
+// fetchCtid fetches tid; t == nil means "any visibility". With dead
+// non-nil, a version invisible to t is judged against horizon into it.
+func (s *Store) fetchCtid(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, ctid *TID, dead *bool, horizon txn.Xid, fn func(h *txn.TupleHeader, data []byte)) (bool, error) {
 	r, err := s.relation(rel)
 	if err != nil {
 		return false, err
@@ -175,6 +185,9 @@ func (s *Store) fetchCtid(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, ctid *T
 	readHeader(tup, h)
 	before := h.Flags
 	vis := t == nil || t.Visible(h)
+	if !vis && dead != nil {
+		*dead = s.tm.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead
+	}
 	writeHints(d, tup, before, h.Flags)
 	if ctid != nil {
 		*ctid = tupleCtid(tup)

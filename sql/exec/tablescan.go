@@ -328,35 +328,37 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	// Like PostgreSQL's kill_prior_tuple, index entries whose tuple
 	// is dead to every transaction are removed as the lookup meets
 	// them, so a row updated many times does not make every lookup
-	// walk all of its old versions until the next VACUUM.
-	var dead []storage.TID
+	// walk all of its old versions until the next VACUUM. Under one
+	// key of a unique index only one version is visible, so a lookup
+	// that finds more is judged against a horizon as it fetches.
+	var deadBuf [4]storage.TID
+	dead := deadBuf[:0]
 	var horizon txn.Xid
+	if len(tids) > 1 {
+		horizon = s.Txns.OldestXmin()
+	}
 	for _, tid := range tids {
 		var derr error
-		visible, err := st.Fetch(s.Proc, &s.Txn, relfile, tid, func(_ *plan.TxnHeader, data []byte) {
+		decode := func(_ *plan.TxnHeader, data []byte) {
 			derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
-		})
+		}
+		var visible, isDead bool
+		if horizon != 0 {
+			visible, isDead, err = st.FetchJudged(s.Proc, &s.Txn, relfile, tid, horizon, decode)
+		} else {
+			visible, err = st.Fetch(s.Proc, &s.Txn, relfile, tid, decode)
+		}
 		if err != nil {
 			return err
 		}
 		if derr != nil {
 			return derr
 		}
+		if isDead {
+			dead = append(dead, tid)
+		}
 		if visible {
 			if err := fn(tid, row); err != nil {
-				return err
-			}
-			continue
-		}
-		if len(tids) > 1 {
-			if horizon == 0 {
-				horizon = s.Txns.OldestXmin()
-			}
-			if _, err := st.FetchAny(s.Proc, relfile, tid, func(h *txn.TupleHeader, _ storage.TID, _ []byte) {
-				if s.Txns.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead {
-					dead = append(dead, tid)
-				}
-			}); err != nil {
 				return err
 			}
 		}
