@@ -92,6 +92,13 @@ type Manager struct {
 	completions        uint64       // xactCompletionCount, guarded by procArrayLock (written exclusive)
 
 	_ [cacheLine]byte
+	// endedBelow is the newest OldestXmin computed: every xid before it
+	// had ended then, and an ended xid never runs again, so isRunning
+	// answers for them without ProcArrayLock (PostgreSQL's RecentXmin
+	// test in TransactionIdIsInProgress).
+	endedBelow atomic.Uint32
+
+	_ [cacheLine]byte
 	// groupFirst heads the lock-free list of procs waiting for a group
 	// xid clear (ProcGlobal->procArrayGroupFirst): a proc number or
 	// invalidProcNumber.

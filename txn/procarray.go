@@ -144,6 +144,11 @@ func (m *Manager) isRunning(p *locks.Proc, xid Xid) bool {
 	if !xid.IsNormal() || !Precedes(xid, Xid(m.nextXid.Load())) {
 		return false
 	}
+	if b := Xid(m.endedBelow.Load()); b.IsNormal() && Precedes(xid, b) {
+		// A subtransaction's top-level xid is older than it, so ended
+		// too.
+		return false
+	}
 	top := m.subtrans.topmost(xid)
 	m.procArrayLock.Acquire(p, locks.LWShared)
 	// Assigned and newer than every ended top-level xid: it cannot have
@@ -175,6 +180,17 @@ func (m *Manager) OldestXmin() Xid {
 		}
 	}
 	m.procArrayLock.Release(nil)
+	// Every xid before oldest had ended: none was in the ProcArray, and
+	// each was published there before nextXid passed it.
+	for {
+		b := m.endedBelow.Load()
+		if Xid(b).IsNormal() && !Precedes(Xid(b), oldest) {
+			break
+		}
+		if m.endedBelow.CompareAndSwap(b, uint32(oldest)) {
+			break
+		}
+	}
 	return oldest
 }
 
