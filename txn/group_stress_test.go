@@ -136,11 +136,15 @@ func TestGroupClearUnderCommitRecords(t *testing.T) {
 	})
 
 	var wg sync.WaitGroup
+	start := time.Now()
 	for i := range sessions {
 		tx := &Txn{}
 		p := e.proc(t)
 		wg.Go(func() {
-			for k := range *groupStressCommits {
+			// The commits given, and more while no group has formed
+			// yet (a loaded machine can run them all between two of
+			// the blocker's holds), for at most 10 s.
+			for k := 0; k < *groupStressCommits || e.m.Stats().GroupFollowers == 0 && time.Since(start) < 10*time.Second; k++ {
 				e.m.Begin(tx, p, ReadCommitted)
 				opts := DefaultCommitOptions
 				if k%2 == 1 {
