@@ -35,10 +35,9 @@ type backend struct {
 
 	mu         sync.Mutex
 	stmtCancel context.CancelCauseFunc // guarded by mu; the running statement
-	terminated *pgerr.Error            // guarded by mu; set by terminate
-	// terminating is terminated, readable without mu: run checks it at
-	// every message.
-	terminating atomic.Pointer[pgerr.Error]
+	// terminated is set once by terminate, under mu (which orders it
+	// against stmtCancel); read without mu, as run does at every message.
+	terminated atomic.Pointer[pgerr.Error]
 	// idleDeadline: run has set a read deadline for
 	// idle_in_transaction_session_timeout that is not cleared yet.
 	idleDeadline bool
@@ -79,10 +78,7 @@ func (b *backend) cancel(cause error) {
 // idle read is interrupted, and the client gets a FATAL e.
 func (b *backend) terminate(e *pgerr.Error) {
 	b.mu.Lock()
-	if b.terminated == nil {
-		b.terminated = e
-		b.terminating.Store(e)
-	}
+	b.terminated.CompareAndSwap(nil, e)
 	if b.stmtCancel != nil {
 		b.stmtCancel(e)
 	}
@@ -91,7 +87,7 @@ func (b *backend) terminate(e *pgerr.Error) {
 }
 
 // terminatedErr is the error terminate set, or nil.
-func (b *backend) terminatedErr() *pgerr.Error { return b.terminating.Load() }
+func (b *backend) terminatedErr() *pgerr.Error { return b.terminated.Load() }
 
 // handle serves one connection from startup to exit.
 func (s *Server) handle(conn net.Conn) {
@@ -294,8 +290,8 @@ func (b *backend) statementContext() context.Context {
 		ctx, b.timeoutStop = context.WithTimeoutCause(ctx, d, errStmtTimeout)
 	}
 	b.mu.Lock()
-	if b.terminated != nil {
-		b.stmtStop(b.terminated)
+	if e := b.terminated.Load(); e != nil {
+		b.stmtStop(e)
 	}
 	b.stmtCancel = b.stmtStop
 	b.mu.Unlock()
