@@ -337,11 +337,11 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 	if len(tids) > 1 {
 		horizon = s.Txns.OldestXmin()
 	}
+	var derr error
+	decode := func(_ *plan.TxnHeader, data []byte) {
+		derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
+	}
 	for _, tid := range tids {
-		var derr error
-		decode := func(_ *plan.TxnHeader, data []byte) {
-			derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
-		}
 		var visible, isDead bool
 		if horizon != 0 {
 			visible, isDead, err = st.FetchJudged(s.Proc, &s.Txn, relfile, tid, horizon, decode)
