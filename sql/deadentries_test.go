@@ -32,15 +32,7 @@ func TestUpdateKeepsUniqueIndexSmall(t *testing.T) {
 		t.Fatalf("sum(bbalance) = %s, want %d", got, n)
 	}
 	// 10 keys, a live and at most a few not yet dead versions each
-	ixs := s.Cat().TableIndexes(s.Cat().Table("br"))
-	if len(ixs) != 1 {
-		t.Fatalf("%d indexes on br", len(ixs))
-	}
-	entries, err := s.Store.IndexEntries(storage.RelID(ixs[0].RelFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if entries > 40 {
+	if entries := onlyIndexEntries(t, s, "br"); entries > 40 {
 		t.Fatalf("br_pkey holds %d entries after %d updates of 10 rows", entries, n)
 	}
 }
@@ -69,13 +61,22 @@ func TestLookupRemovesDeadEntries(t *testing.T) {
 	if got := queryString(t, s, "select sum(n) from ev"); got != strconv.Itoa(n) {
 		t.Fatalf("sum(n) = %s, want %d", got, n)
 	}
-	ixs := s.Cat().TableIndexes(s.Cat().Table("ev"))
+	// 10 keys, a live and at most a few not yet dead versions each
+	if entries := onlyIndexEntries(t, s, "ev"); entries > 40 {
+		t.Fatalf("ev_k holds %d entries after %d updates of 10 rows", entries, n)
+	}
+}
+
+// onlyIndexEntries counts the entries of table's one index.
+func onlyIndexEntries(t *testing.T, s *Session, table string) int {
+	t.Helper()
+	ixs := s.Cat().TableIndexes(s.Cat().Table(table))
+	if len(ixs) != 1 {
+		t.Fatalf("%d indexes on %s", len(ixs), table)
+	}
 	entries, err := s.Store.IndexEntries(storage.RelID(ixs[0].RelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 10 keys, a live and at most a few not yet dead versions each
-	if entries > 40 {
-		t.Fatalf("ev_k holds %d entries after %d updates of 10 rows", entries, n)
-	}
+	return entries
 }
