@@ -192,7 +192,9 @@ func Open(cfg Config) (*Store, error) {
 	if err := s.fs.MkdirAll(s.base, 0o700); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	s.pool.init(cfg.SharedBuffers)
+	if err := s.pool.init(cfg.SharedBuffers); err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
 	rels := map[RelID]*relation{}
 	idxs := map[RelID]*index{}
 	ents, err := s.fs.ReadDir(s.base)
