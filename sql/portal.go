@@ -423,13 +423,27 @@ func (s *Session) ClosePortalsOutsideTransaction() {
 // Bind makes the protocol portal name ("" the unnamed one, which a new
 // Bind replaces) for st with its parameters and result formats.
 func (s *Session) Bind(name string, st *plan.Stmt, params []types.Datum, formats []int16) error {
+	var p *portal
 	if old, ok := s.portals[name]; ok {
 		if name != "" {
 			return pgerr.New(pgerr.DuplicateCursor, "cursor \"%s\" already exists", name)
 		}
 		s.dropPortal(old)
+		// The unnamed portal a Bind replaces is kept by no one (the
+		// server finds portals by name), so it and its parameters' slice
+		// are used again: a client that binds each statement of its
+		// transactions does not allocate them every time.
+		if old.src == nil && !old.cursor {
+			p = old
+			clear(old.params)
+			s.spareParams = old.params[:0]
+		}
 	}
-	s.addPortal(&portal{name: name, text: st.Text, stmt: st, params: params, cols: st.Cols, formats: formats})
+	if p == nil {
+		p = new(portal)
+	}
+	*p = portal{name: name, text: st.Text, stmt: st, params: params, cols: st.Cols, formats: formats}
+	s.addPortal(p)
 	return nil
 }
 

@@ -43,6 +43,7 @@ type Session struct {
 	endCause    EndCause           // how the session ended, for pg_stat_database
 	portals     map[string]*portal // cursors and protocol portals by name (portal.go)
 	streaming   []*portal          // the portals whose executor is suspended
+	spareParams []types.Datum      // the parameters of the unnamed portal the last Bind replaced
 	multiStmt   bool               // the current simple query has several statements (an implicit block)
 	ssl         *SSLInfo           // the connection's encryption (nil: none), for pg_stat_ssl
 	// stmtEC is the evaluation context of a statement runStmt runs,

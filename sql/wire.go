@@ -26,7 +26,12 @@ func (s *Session) BindParams(st *plan.Stmt, name string, values [][]byte, format
 	if len(values) != len(st.Params) {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement \"%s\" requires %d", len(values), name, len(st.Params))
 	}
-	out := make([]types.Datum, len(values))
+	out := s.spareParams
+	s.spareParams = nil
+	if cap(out) < len(values) {
+		out = make([]types.Datum, len(values))
+	}
+	out = out[:len(values)]
 	for i, v := range values {
 		if v == nil {
 			out[i] = types.NullDatum

@@ -104,4 +104,63 @@ type Executor struct {
 	// lastTagN
 	lastTag, lastTagWord string
 	lastTagN             int64
+
+	// spareRows and spareTargets are the rows and target lists of
+	// finished statements, for the next (takeRow, takeTargets)
+	spareRows    [][]types.Datum
+	spareTargets []plan.Target
+}
+
+// Scratch rows. A statement's working rows (an UPDATE's scan row, target
+// copies and new row, an INSERT's row) live only while the executor's
+// function that made them runs: nothing keeps them (index keys, foreign
+// key events, RETURNING output and portals copy what they keep). They
+// are handed back when that function returns and reused by the next
+// statement, so a pgbench transaction does not allocate them anew. A
+// statement run inside another (a referential action) takes rows of its
+// own: a row is on the free list only while no one uses it.
+const (
+	maxSpareRows  = 8
+	maxSpareWidth = 1024 // wider rows go to the garbage collector
+)
+
+// takeRow returns a row of n zero datums, reused if one is spare.
+func (x *Executor) takeRow(n int) []types.Datum {
+	for i := len(x.spareRows) - 1; i >= 0; i-- {
+		if r := x.spareRows[i]; cap(r) >= n {
+			last := len(x.spareRows) - 1
+			x.spareRows[i] = x.spareRows[last]
+			x.spareRows[last] = nil
+			x.spareRows = x.spareRows[:last]
+			return r[:n]
+		}
+	}
+	return make([]types.Datum, n)
+}
+
+// giveRow hands back a row from takeRow (or one grown from it by
+// append); it is cleared, so a spare row holds no strings alive.
+func (x *Executor) giveRow(r []types.Datum) {
+	if cap(r) == 0 || cap(r) > maxSpareWidth || len(x.spareRows) >= maxSpareRows {
+		return
+	}
+	r = r[:cap(r)]
+	clear(r)
+	x.spareRows = append(x.spareRows, r[:0])
+}
+
+// takeTargets returns an empty target list, reused if one is spare.
+func (x *Executor) takeTargets() []plan.Target {
+	t := x.spareTargets
+	x.spareTargets = nil
+	return t[:0]
+}
+
+// giveTargets hands back a list from takeTargets.
+func (x *Executor) giveTargets(t []plan.Target) {
+	if cap(t) > maxSpareWidth {
+		return
+	}
+	clear(t[:cap(t)])
+	x.spareTargets = t[:0]
 }

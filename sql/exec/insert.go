@@ -69,7 +69,8 @@ func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]
 			return 0, err
 		}
 	}
-	row := make([]types.Datum, len(p.T.Cols))
+	row := s.takeRow(len(p.T.Cols)) // scratch (executor.go)
+	defer s.giveRow(row)
 	set := make([]bool, len(p.T.Cols))
 	for _, c := range p.Targets {
 		set[c] = true
@@ -109,7 +110,8 @@ func (s *Executor) execInsert(ec *expr.EvalCtx, p *plan.InsertPlan, emit func([]
 		}
 		return n, nil
 	}
-	vals := make([]types.Datum, len(p.Targets))
+	vals := s.takeRow(len(p.Targets))
+	defer s.giveRow(vals)
 	for _, r := range p.Rows {
 		for j, e := range r {
 			v, err := e.Eval(ec, nil)

@@ -58,8 +58,19 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 	if p.Parts != nil {
 		return s.execModifyPartitioned(ec, p, emit)
 	}
-	var targets []plan.Target
+	// the scan's row, the targets, their rows' copies (one span) and the
+	// new row are scratch (executor.go)
+	targets := s.takeTargets()
+	copies := s.takeRow(0)
+	scanRow := s.takeRow(len(p.Src.Defs) + plan.NumSysCols)
+	defer func() {
+		s.giveTargets(targets)
+		s.giveRow(copies)
+		s.giveRow(scanRow)
+	}()
 	find := func(count func(func() error) error) error {
+		s.leafDst = scanRow // the scan decodes its rows there (takeLeafDst)
+		defer func() { s.leafDst = nil }()
 		return s.ScanTableTIDs(ec, p.Src, func(tid storage.TID, row []types.Datum) error {
 			ok, err := s.modifyMatches(ec, p, row)
 			if err != nil || !ok {
@@ -69,7 +80,9 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 				return err
 			}
 			return count(func() error {
-				targets = append(targets, plan.Target{Tid: tid, Row: append([]types.Datum(nil), row...)})
+				at := len(copies)
+				copies = append(copies, row...)
+				targets = append(targets, plan.Target{Tid: tid, Row: copies[at:len(copies):len(copies)]})
 				return nil
 			})
 		})
@@ -91,7 +104,8 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 	}
 	rel := storage.RelID(p.T.RelFile)
 	var n int64
-	newRow := make([]types.Datum, len(p.T.Cols))
+	newRow := s.takeRow(len(p.T.Cols))
+	defer s.giveRow(newRow)
 	for _, tg := range targets {
 		tid, row := tg.Tid, tg.Row
 		for {
