@@ -46,6 +46,7 @@ var (
 	WaitEventClientWrite          = NewWaitEvent("Client", "ClientWrite")
 	WaitEventPgSleep              = NewWaitEvent("Timeout", "PgSleep")
 	WaitEventSpinDelay            = NewWaitEvent("Timeout", "SpinDelay")
+	WaitEventVacuumDelay          = NewWaitEvent("Timeout", "VacuumDelay")
 	WaitEventProcArrayGroupUpdate = NewWaitEvent("IPC", "ProcArrayGroupUpdate")
 	WaitEventXactGroupUpdate      = NewWaitEvent("IPC", "XactGroupUpdate")
 	WaitEventBufferPin            = NewWaitEvent("BufferPin", "BufferPin")

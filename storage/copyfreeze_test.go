@@ -81,7 +81,7 @@ func TestMultiInsertFrozen(t *testing.T) {
 	p, _ = e.lm.NewProc(8)
 	vacuum := func(multiAge uint32) VacuumStats {
 		t.Helper()
-		vs, err := e.s.VacuumSkipping(bg, p, rel, e.tm.OldestXmin(), nil, multiAge)
+		vs, err := e.s.VacuumSkipping(bg, p, rel, e.tm.OldestXmin(), nil, multiAge, VacuumCost{})
 		if err != nil {
 			t.Fatal(err)
 		}

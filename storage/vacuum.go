@@ -11,16 +11,18 @@ import (
 
 // VacuumStats reports what one Vacuum did.
 type VacuumStats struct {
-	PagesScanned        uint32 // heap pages examined
-	PagesSkipped        uint32 // pages whose cleanup lock stayed unavailable (left for the next vacuum)
-	PagesAllVisible     uint32 // all-visible pages not read (runs of at least skipPagesThreshold)
-	TuplesRemoved       uint64 // dead tuple versions removed
-	TuplesRemaining     uint64 // live, recently dead and in-progress versions kept
-	TuplesLive          uint64 // of those, live ones (and ones being deleted): lazy_scan_prune's live_tuples
-	TuplesRecentlyDead  uint64 // of those, dead ones some snapshot may still see
-	IndexEntriesRemoved uint64 // index entries pointing at removed tuples
-	MultisResolved      uint64 // multixact xmaxes replaced by their updater or cleared
-	PagesSetAllVisible  uint32 // pages whose visibility map bit this vacuum set
+	PagesScanned        uint32        // heap pages examined
+	PagesSkipped        uint32        // pages whose cleanup lock stayed unavailable (left for the next vacuum)
+	PagesAllVisible     uint32        // all-visible pages not read (runs of at least skipPagesThreshold)
+	TuplesRemoved       uint64        // dead tuple versions removed
+	TuplesRemaining     uint64        // live, recently dead and in-progress versions kept
+	TuplesLive          uint64        // of those, live ones (and ones being deleted): lazy_scan_prune's live_tuples
+	TuplesRecentlyDead  uint64        // of those, dead ones some snapshot may still see
+	IndexEntriesRemoved uint64        // index entries pointing at removed tuples
+	MultisResolved      uint64        // multixact xmaxes replaced by their updater or cleared
+	PagesSetAllVisible  uint32        // pages whose visibility map bit this vacuum set
+	CostDelays          uint32        // naps of the cost-based delay (vacuumdelay.go)
+	CostSlept           time.Duration // their length in all
 }
 
 // truncateMultis forgets the multixacts below every relation's floor
@@ -62,7 +64,7 @@ const cleanupLockTries = 20
 // free. Vacuum reads every page; VacuumSkipping may pass over all-visible
 // ones.
 func (s *Store) Vacuum(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID) (VacuumStats, error) {
-	return s.VacuumSkipping(ctx, p, rel, oldestXmin, indexes, 0)
+	return s.VacuumSkipping(ctx, p, rel, oldestXmin, indexes, 0, VacuumCost{})
 }
 
 // VacuumPageHook, when set (tests), runs before VACUUM reads each page.
@@ -82,9 +84,9 @@ const skipPagesThreshold = 32
 // the floor is unknown (after a restart) or more than multiAge multixacts
 // older than the next one (vacuum_multixact_freeze_table_age); multiAge
 // 0 reads every page always (DISABLE_PAGE_SKIPPING, FREEZE). lockd has
-// no all-frozen bit, so this is the only aggressive rule.
-func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID, multiAge uint32) (VacuumStats, error) {
-	var vs VacuumStats
+// no all-frozen bit, so this is the only aggressive rule. cost paces the
+// heap passes (vacuumdelay.go).
+func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, oldestXmin txn.Xid, indexes []RelID, multiAge uint32, cost VacuumCost) (vs VacuumStats, err error) {
 	r, err := s.relation(rel)
 	if err != nil {
 		return vs, err
@@ -99,6 +101,8 @@ func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, ol
 	}
 	b, _ := s.backend(p)
 	st := &b.stats
+	vd := newVacuumDelay(cost, st)
+	defer func() { vs.CostDelays, vs.CostSlept = uint32(vd.naps), vd.slept }()
 	scratch := make([]byte, PageSize)
 	var dead []TID
 	var deadPages []uint32
@@ -135,8 +139,12 @@ func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, ol
 			VacuumPageHook()
 		}
 		before := len(dead)
-		ok, err := s.prunePage(p, st, r, blk, oldestXmin, scratch, &dead, &vs, &mxLeft)
+		ok, err := s.prunePage(p, st, vd, r, blk, oldestXmin, scratch, &dead, &vs, &mxLeft)
 		if err != nil {
+			return vs, err
+		}
+		vd.charge(false)
+		if err := vd.point(ctx, p); err != nil {
 			return vs, err
 		}
 		if !ok {
@@ -166,7 +174,10 @@ func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, ol
 		vs.IndexEntriesRemoved += s.bulkDelete(p, ix, dead)
 	}
 	for _, blk := range deadPages {
-		if err := s.reapPage(p, st, r, blk, oldestXmin, &vs); err != nil {
+		if err := s.reapPage(p, st, vd, r, blk, oldestXmin, &vs); err != nil {
+			return vs, err
+		}
+		if err := vd.point(ctx, p); err != nil {
 			return vs, err
 		}
 	}
@@ -175,7 +186,7 @@ func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, ol
 
 // prunePage is pass 1 for one page. It returns false if no cleanup lock
 // could be had.
-func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint32, oldestXmin txn.Xid, scratch []byte, dead *[]TID, vs *VacuumStats, mxLeft *uint32) (bool, error) {
+func (s *Store) prunePage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *relation, blk uint32, oldestXmin txn.Xid, scratch []byte, dead *[]TID, vs *VacuumStats, mxLeft *uint32) (bool, error) {
 	id, err := s.readBuffer(p, st, r, blk)
 	if err != nil {
 		return false, err
@@ -196,6 +207,8 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 		return false, nil
 	}
 	defer d.content.Release(p)
+	clean := d.state.Load()&bmDirty == 0 // a clean buffer this pass dirties costs PageDirty
+	defer func() { vd.charge(clean && d.state.Load()&bmDirty != 0) }()
 	pg := s.pool.page(id)
 	changed := false // beyond hint bits and pruning: logged as a page image
 	wasNew := pg.isNew()
@@ -278,7 +291,7 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, r *relation, blk uint
 // reapPage is pass 3: LP_DEAD → LP_UNUSED (lazy_vacuum_heap_page), trim
 // trailing unused line pointers, record free space, and mark the page
 // all-visible if every tuple left is.
-func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint32, oldestXmin txn.Xid, vs *VacuumStats) error {
+func (s *Store) reapPage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *relation, blk uint32, oldestXmin txn.Xid, vs *VacuumStats) error {
 	id, err := s.readBuffer(p, st, r, blk)
 	if err != nil {
 		return err
@@ -287,6 +300,8 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, r *relation, blk uint3
 	defer d.unpin()
 	d.content.Acquire(p, locks.LWExclusive)
 	defer d.content.Release(p)
+	clean := d.state.Load()&bmDirty == 0
+	defer func() { vd.charge(clean && d.state.Load()&bmDirty != 0) }()
 	pg := s.pool.page(id)
 	var reaped []uint16
 	for off := 1; off <= pg.maxOffset(); off++ {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"testing"
+	"time"
 
 	"lockd/txn"
 )
@@ -130,4 +131,62 @@ func TestVacuumUpdatedVersions(t *testing.T) {
 		t.Fatalf("%d rows", len(got))
 	}
 	se.commit()
+}
+
+// The cost-based delay: with a limit of 20 and a dirtied page costing 20,
+// VACUUM naps once per page it dirties, in each of its two heap passes,
+// each nap Delay × balance / limit; without a delay it never naps.
+func TestVacuumCostDelay(t *testing.T) {
+	e := newEnv(t, 1024)
+	const rel = RelID(1)
+	e.s.CreateRelation(rel)
+	se := e.session()
+	tx := se.begin(txn.ReadCommitted)
+	var tids []TID
+	for i := range 400 {
+		tid, err := e.s.Insert(bg, se.p, tx, rel, row(uint64(i), 200), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tids = append(tids, tid)
+	}
+	se.commit()
+	pages := map[uint32]bool{}
+	tx = se.begin(txn.ReadCommitted)
+	for _, tid := range tids[:len(tids)/2] {
+		if out, err := e.s.Delete(bg, se.p, tx, rel, tid, RowWait{}); err != nil || out.Result != txn.TMOk {
+			t.Fatalf("delete %v: %v %v", tid, out.Result, err)
+		}
+		pages[tid.Block] = true
+	}
+	se.commit()
+	// the pages are in the pool and clean: each costs a hit (1) and, once
+	// dirtied, 20 more
+	if err := e.s.Checkpoint(nil); err != nil {
+		t.Fatal(err)
+	}
+	cost := VacuumCost{Delay: time.Millisecond, Limit: 20, PageHit: 1, PageMiss: 2, PageDirty: 20}
+	vs, err := e.s.VacuumSkipping(bg, se.p, rel, e.tm.OldestXmin(), nil, 0, cost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs.TuplesRemoved != 200 {
+		t.Fatalf("removed %d tuples, want 200", vs.TuplesRemoved)
+	}
+	// pass 1 dirties every page with a dead tuple, pass 3 finds them dirty
+	// again (a checkpoint did not run between): at least one nap per
+	// pruned page, each of 21/20 ms
+	if int(vs.CostDelays) < len(pages) {
+		t.Errorf("%d naps for %d pruned pages", vs.CostDelays, len(pages))
+	}
+	if min := time.Duration(vs.CostDelays) * time.Millisecond; vs.CostSlept < min {
+		t.Errorf("slept %v in %d naps, want at least %v", vs.CostSlept, vs.CostDelays, min)
+	}
+	if vs.CostSlept > time.Duration(vs.CostDelays)*4*time.Millisecond {
+		t.Errorf("slept %v in %d naps: a nap is at most 4 × the delay", vs.CostSlept, vs.CostDelays)
+	}
+	vs, err = e.s.VacuumSkipping(bg, se.p, rel, e.tm.OldestXmin(), nil, 0, VacuumCost{Limit: 20, PageHit: 1, PageDirty: 20})
+	if err != nil || vs.CostDelays != 0 {
+		t.Fatalf("without a delay: %d naps, err %v", vs.CostDelays, err)
+	}
 }

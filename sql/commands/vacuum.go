@@ -305,7 +305,7 @@ func (s *Utility) vacuumRel(ec *expr.EvalCtx, oid uint32, opts vacuumOpts) (skip
 		ctx, stop = s.cancelOnWaiters(ctx, t)
 		defer stop()
 	}
-	vs, err := s.Store.VacuumSkipping(ctx, s.Proc, rel, s.Txns.OldestXmin(), idx, multiAge)
+	vs, err := s.Store.VacuumSkipping(ctx, s.Proc, rel, s.Txns.OldestXmin(), idx, multiAge, s.vacuumCost(opts.auto))
 	if err != nil {
 		return false, err
 	}
@@ -358,4 +358,29 @@ func qualifiedName(t *catalog.TableDef) string {
 // infoNotice sends an INFO message (VERBOSE).
 func (s *Utility) infoNotice(msg string) {
 	s.Notice(pgerr.SeverityInfo, pgerr.SuccessfulCompletion, strings.TrimSpace(msg))
+}
+
+// vacuumCost is the cost-based delay of a VACUUM (storage.VacuumCost):
+// vacuum_cost_delay and vacuum_cost_limit for a manual one (a delay of 0,
+// the default, turns it off), autovacuum_vacuum_cost_delay and
+// autovacuum_vacuum_cost_limit for autovacuum's, each -1 meaning the
+// manual setting. PostgreSQL divides autovacuum's limit among its
+// running workers; lockd runs one.
+func (s *Utility) vacuumCost(auto bool) storage.VacuumCost {
+	delay, limit := s.Settings.Real("vacuum_cost_delay"), s.Settings.Int("vacuum_cost_limit")
+	if auto {
+		if d := s.Settings.Real("autovacuum_vacuum_cost_delay"); d >= 0 {
+			delay = d
+		}
+		if l := s.Settings.Int("autovacuum_vacuum_cost_limit"); l > 0 {
+			limit = l
+		}
+	}
+	return storage.VacuumCost{
+		Delay:     time.Duration(delay * float64(time.Millisecond)),
+		Limit:     int(limit),
+		PageHit:   int(s.Settings.Int("vacuum_cost_page_hit")),
+		PageMiss:  int(s.Settings.Int("vacuum_cost_page_miss")),
+		PageDirty: int(s.Settings.Int("vacuum_cost_page_dirty")),
+	}
 }
