@@ -37,24 +37,7 @@ func BenchmarkPreparedPointSelect(b *testing.B) {
 	defer hc.Conn.Close()
 	fe := hc.Frontend
 
-	// readUntil reads messages to the next ReadyForQuery, failing on an
-	// error, and counts the DataRows.
-	readUntil := func() (rows int) {
-		for {
-			msg, err := fe.Receive()
-			if err != nil {
-				b.Fatal(err)
-			}
-			switch m := msg.(type) {
-			case *pgproto3.ErrorResponse:
-				b.Fatalf("%s: %s", m.Code, m.Message)
-			case *pgproto3.DataRow:
-				rows++
-			case *pgproto3.ReadyForQuery:
-				return rows
-			}
-		}
-	}
+	readUntil := func() int { return readToReady(b, fe) }
 	var prep, step []byte
 	prep, _ = (&pgproto3.Parse{Name: "P_1", Query: "SELECT abalance FROM pgbench_accounts WHERE aid = $1"}).Encode(prep)
 	prep, _ = (&pgproto3.Sync{}).Encode(prep)
@@ -74,6 +57,25 @@ func BenchmarkPreparedPointSelect(b *testing.B) {
 		}
 		if rows := readUntil(); rows != 1 {
 			b.Fatalf("%d rows", rows)
+		}
+	}
+}
+
+// readToReady reads messages to the next ReadyForQuery, failing on an
+// error, and counts the DataRows.
+func readToReady(b *testing.B, fe *pgproto3.Frontend) (rows int) {
+	for {
+		msg, err := fe.Receive()
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			b.Fatalf("%s: %s", m.Code, m.Message)
+		case *pgproto3.DataRow:
+			rows++
+		case *pgproto3.ReadyForQuery:
+			return rows
 		}
 	}
 }

@@ -42,20 +42,7 @@ func BenchmarkPreparedTPCB(b *testing.B) {
 	}
 	defer hc.Conn.Close()
 	fe := hc.Frontend
-	readUntil := func() {
-		for {
-			msg, err := fe.Receive()
-			if err != nil {
-				b.Fatal(err)
-			}
-			switch m := msg.(type) {
-			case *pgproto3.ErrorResponse:
-				b.Fatalf("%s: %s", m.Code, m.Message)
-			case *pgproto3.ReadyForQuery:
-				return
-			}
-		}
-	}
+	readUntil := func() { readToReady(b, fe) }
 	stmts := []string{
 		"BEGIN",
 		"UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
