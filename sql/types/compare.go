@@ -18,7 +18,7 @@ func Comparator(t Type) func(a, b Datum) (int, error) {
 			return MustNumeric(a.S).Cmp(MustNumeric(b.S)), nil
 		}
 	}
-	if t.OID == OIDInterval {
+	if t.OID == OIDInterval || t.OID == OIDTid { // a tid is block<<16 | offset
 		return func(a, b Datum) (int, error) { return cmpInt(a.I, b.I), nil }
 	}
 	if t.OID == OIDPgLsn { // unsigned
@@ -123,7 +123,7 @@ func AppendHashKey(dst []byte, t Type, v Datum) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		return append(dst, s...)
 	}
-	if t.OID == OIDInterval {
+	if t.OID == OIDInterval || t.OID == OIDTid || t.OID == OIDPgLsn {
 		return binary.BigEndian.AppendUint64(dst, uint64(v.I))
 	}
 	s := v.S
