@@ -98,6 +98,11 @@ type Manager struct {
 	// test in TransactionIdIsInProgress).
 	endedBelow atomic.Uint32
 
+	// horizon is the last OldestXmin computed and horizonAt when
+	// (UnixNano), for RecentOldestXmin.
+	horizon   atomic.Uint32
+	horizonAt atomic.Int64
+
 	_ [cacheLine]byte
 	// groupFirst heads the lock-free list of procs waiting for a group
 	// xid clear (ProcGlobal->procArrayGroupFirst): a proc number or

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"slices"
+	"time"
 
 	"lockd/locks"
 )
@@ -108,11 +109,21 @@ func (m *Manager) getSnapshot(t *Txn) {
 func (m *Manager) fillSnapshot(s *Snapshot, p *locks.Proc) {
 	xmax := Xid(m.nextXid.Load())
 	xmin := xmax
+	horizon := xmax // OldestXmin as of now, as GetSnapshotData's globalxmin
 	own := int(p.Number())
 	xip := s.Xip[:0]
 	for i := range m.xids {
+		if x := Xid(m.procs[i].xmin.Load()); x.IsNormal() && Precedes(x, horizon) {
+			horizon = x
+		}
 		x := Xid(m.xids[i].Load())
-		if x == InvalidXid || i == own || !Precedes(x, xmax) {
+		if x == InvalidXid || !Precedes(x, xmax) {
+			continue
+		}
+		if Precedes(x, horizon) {
+			horizon = x
+		}
+		if i == own {
 			continue
 		}
 		if Precedes(x, xmin) {
@@ -120,6 +131,7 @@ func (m *Manager) fillSnapshot(s *Snapshot, p *locks.Proc) {
 		}
 		xip = append(xip, x)
 	}
+	m.noteHorizon(horizon)
 	// Normal xids in use are within 2^31 of each other and below
 	// xidStopLimit, so integer order is xid order.
 	slices.Sort(xip)
@@ -191,7 +203,37 @@ func (m *Manager) OldestXmin() Xid {
 			break
 		}
 	}
+	m.noteHorizon(oldest)
 	return oldest
+}
+
+// noteHorizon records h, an OldestXmin just computed, for
+// RecentOldestXmin. Every snapshot taken computes one on the way, so
+// under load the recorded horizon is as recent as the last snapshot.
+func (m *Manager) noteHorizon(h Xid) {
+	m.horizon.Store(uint32(h))
+	m.horizonAt.Store(time.Now().UnixNano())
+}
+
+// recentHorizonAge bounds how old a horizon RecentOldestXmin returns may
+// be before it computes a new one under ProcArrayLock.
+const recentHorizonAge = 20 * time.Millisecond
+
+// RecentOldestXmin is OldestXmin as of at most 20 ms ago: the last one
+// computed while it is that recent, a new one otherwise. An older horizon
+// is still a safe one — the oldest xmin only moves forward, and a tuple
+// dead to every transaction then stays so — only a smaller one. Reading
+// it costs no ProcArrayLock, which a reader pruning pages on its way
+// (storage's pruneOpt) or an index lookup removing dead entries must not
+// take for every page or key (PostgreSQL's GlobalVisState serves the
+// same purpose).
+func (m *Manager) RecentOldestXmin() Xid {
+	if time.Now().UnixNano()-m.horizonAt.Load() < int64(recentHorizonAge) {
+		if h := Xid(m.horizon.Load()); h.IsNormal() {
+			return h
+		}
+	}
+	return m.OldestXmin()
 }
 
 // endXid removes t's xid from the ProcArray (ProcArrayEndTransaction): with
