@@ -104,6 +104,7 @@ func NewEngine(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{settings: cfg.Settings, locks: cfg.Locks, txns: cfg.Txns, store: cfg.Store, cat: cat, seqs: seqs, dataDir: cfg.DataDir,
 		hostRef: cfg.Host, started: time.Now(), views: map[string]*expr.View{}, live: map[int32]*Session{}}
 	e.resets = sysviews.NewSharedResets()
+	cfg.Store.SetOnPrune(e.pruned)
 	views := append([]*expr.View{sysviews.SettingsView(), sysviews.PgLocksView(), sysviews.StatLockView(e.resets), e.statActivityView(), e.statSSLView(), sysviews.ExtensionView(), e.preparedStatementsView()}, sysviews.CatalogViews()...)
 	views = append(views, sysviews.StatisticsViews()...)
 	views = append(views, sysviews.StatioViews()...)
@@ -201,4 +202,15 @@ func (e *Engine) NewSession(info SessionInfo) (*Session, error) {
 	e.live[s.PID] = s
 	e.mu.Unlock()
 	return s, nil
+}
+
+// pruned lowers n_dead_tup of the table whose file is rel by the row
+// versions a reader's prune removed (pgstat_update_heap_dead_tuples).
+func (e *Engine) pruned(rel storage.RelID, removed int) {
+	for oid, t := range e.cat.State().Tables {
+		if storage.RelID(t.RelFile) == rel {
+			e.cat.Stats().ReportPruned(oid, int64(removed))
+			return
+		}
+	}
 }

@@ -34,6 +34,9 @@ type UpdateOutcome struct {
 	Result txn.UpdateResult
 	// NewTID is the new version's TID (Update with TMOk).
 	NewTID TID
+	// HOT says the new version is a heap-only tuple (Update with TMOk):
+	// the caller adds no index entries for it.
+	HOT bool
 	// WaitXid is the transaction in the way (TMBeingModified,
 	// TMWouldBlock; a MultiXactID's value when WaitMulti is set) or the
 	// one that updated or deleted the tuple (TMUpdated, TMDeleted,
@@ -125,55 +128,56 @@ func writeHints(d *bufferDesc, tup []byte, before, after uint16) {
 	}
 }
 
-// Fetch looks up the tuple at tid (heap_fetch). If it is visible to t's
-// current snapshot it calls fn with its header (a copy) and data and
-// returns true. fn runs with the page pinned, unlocked; data is valid only
-// during fn. A TID past the end of the relation, or naming no tuple, is
-// simply not visible.
+// Fetch looks up the row version an index entry names (heap_hot_search
+// through index_fetch_heap): tid is a chain's root, and the version
+// visible to t's current snapshot — tid's own, or a heap-only one after
+// it (hot.go) — is passed to fn with its header (a copy) and data, and
+// Fetch returns true. fn runs with the page pinned, unlocked; data is
+// valid only during fn. A TID past the end of the relation, or naming no
+// tuple, is simply not visible.
 func (s *Store) Fetch(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, fn func(h *txn.TupleHeader, data []byte)) (visible bool, err error) {
-	return s.fetchCtid(p, rel, tid, t, nil, nil, 0, fn)
+	_, visible, _, err = s.fetch(p, rel, tid, t, true, nil, false, 0, fn)
+	return visible, err
 }
 
-// FetchJudged is Fetch that, when the version at tid is not visible to t,
-// also tells whether it is dead to every transaction (HeapTupleDead
-// against horizon, an OldestXmin), judged under the same page lock: an
-// index scan's kill_prior_tuple without a second visit to the page.
-func (s *Store) FetchJudged(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, horizon txn.Xid, fn func(h *txn.TupleHeader, data []byte)) (visible, dead bool, err error) {
-	visible, err = s.fetchCtid(p, rel, tid, t, nil, &dead, horizon, fn)
-	return visible, dead, err
+// FetchJudged is Fetch that also returns the TID of the version found
+// (the row's ctid, which an UPDATE or a row lock must name) and, with a
+// horizon (an OldestXmin; 0 for none) when no version is visible, tells
+// whether the whole chain is dead to every transaction, judged under the
+// same page lock: an index scan's kill_prior_tuple without a second
+// visit to the page.
+func (s *Store) FetchJudged(p *locks.Proc, t *txn.Txn, rel RelID, tid TID, horizon txn.Xid, fn func(h *txn.TupleHeader, data []byte)) (at TID, visible, dead bool, err error) {
+	return s.fetch(p, rel, tid, t, true, nil, horizon != 0, horizon, fn)
 }
 
 // FetchAny calls fn for the tuple at tid whatever its visibility (for
-// following update chains and unique checks with Txn.SatisfiesDirty); it
-// returns false if tid names no tuple.
+// following update chains version by version); it returns false if tid
+// names no tuple. Unlike Fetch it does not walk a HOT chain: tid is the
+// version wanted.
 func (s *Store) FetchAny(p *locks.Proc, rel RelID, tid TID, fn func(h *txn.TupleHeader, ctid TID, data []byte)) (bool, error) {
 	var ctid TID
-	return s.fetchCtid(p, rel, tid, nil, &ctid, nil, 0, func(h *txn.TupleHeader, data []byte) { fn(h, ctid, data) })
+	_, found, _, err := s.fetch(p, rel, tid, nil, false, &ctid, false, 0, func(h *txn.TupleHeader, data []byte) { fn(h, ctid, data) })
+	return found, err
 }
 
-// fetchCtid fetches tid; t == nil means "any visibility". With dead
-// non-nil, a version invisible to t is judged against horizon into it.
-func (s *Store) fetchCtid(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, ctid *TID, dead *bool, horizon txn.Xid, fn func(h *txn.TupleHeader, data []byte)) (bool, error) {
+// fetch reads tid: with hot, the version of its chain visible to t
+// (judged for deadness against horizon with judge); without, the tuple at
+// tid itself, visible to t or, with t nil, whatever its visibility.
+func (s *Store) fetch(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, hot bool, ctid *TID, judge bool, horizon txn.Xid, fn func(h *txn.TupleHeader, data []byte)) (at TID, vis, dead bool, err error) {
 	r, err := s.relation(rel)
 	if err != nil {
-		return false, err
+		return tid, false, false, err
 	}
 	if tid.Block >= r.nblocks.Load() || tid.Offset == 0 {
-		return false, nil
+		return tid, false, false, nil
 	}
 	b, shared := s.backend(p)
 	id, err := s.readBuffer(p, &b.stats, r, tid.Block)
 	if err != nil {
-		return false, err
+		return tid, false, false, err
 	}
 	d := s.pool.desc(id)
 	defer d.unpin()
-	d.content.Acquire(p, locks.LWShared)
-	tup := s.pool.page(id).tuple(int(tid.Offset))
-	if tup == nil {
-		d.content.Release(p)
-		return false, nil
-	}
 	var h *txn.TupleHeader
 	if !shared && b.hdrDepth < len(b.hdrs) {
 		h = &b.hdrs[b.hdrDepth]
@@ -182,21 +186,39 @@ func (s *Store) fetchCtid(p *locks.Proc, rel RelID, tid TID, t *txn.Txn, ctid *T
 	} else {
 		h = new(txn.TupleHeader)
 	}
-	readHeader(tup, h)
-	before := h.Flags
-	vis := t == nil || t.Visible(h)
-	if !vis && dead != nil {
-		*dead = s.tm.SatisfiesVacuum(h, horizon) == txn.HeapTupleDead
+	pg := s.pool.page(id)
+	d.content.Acquire(p, locks.LWShared)
+	var tup []byte
+	at = tid
+	if hot {
+		var off uint16
+		off, tup, vis, dead = s.hotSearch(d, pg, tid.Block, tid.Offset, t, h, judge, horizon)
+		if vis {
+			at.Offset = off
+		}
+	} else {
+		tup = pg.tuple(int(tid.Offset))
+		if tup == nil {
+			d.content.Release(p)
+			return tid, false, false, nil
+		}
+		readHeader(tup, h)
+		before := h.Flags
+		vis = t == nil || t.Visible(h)
+		writeHints(d, tup, before, h.Flags)
+		if ctid != nil {
+			*ctid = tupleCtid(tup)
+		}
 	}
-	writeHints(d, tup, before, h.Flags)
-	if ctid != nil {
-		*ctid = tupleCtid(tup)
-	}
+	prune := pruneWanted(pg)
 	d.content.Release(p)
 	if vis && fn != nil {
 		fn(h, tupleData(tup))
 	}
-	return vis, nil
+	if prune {
+		s.pruneOpt(p, r, tid.Block, id)
+	}
+	return at, vis, dead, nil
 }
 
 // visibleItem is a tuple a scan found visible on the current page.
@@ -270,16 +292,21 @@ func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relatio
 	allVisible := r.vm.allVisible(blk)
 	nline := pg.maxOffset()
 	var h txn.TupleHeader
-	for i, off := 0, 1; off <= nline; i, off = i+1, off+1 {
-		if offs != nil {
-			if i >= len(offs) || int(offs[i]) > nline {
+	if offs != nil {
+		// index entries' TIDs: each names a chain's root
+		for _, root := range offs {
+			if int(root) > nline {
 				break
 			}
-			off = int(offs[i])
-			if off == 0 {
-				continue
+			if off, _, vis, _ := s.hotSearch(d, pg, blk, root, t, &h, false, 0); vis {
+				o, _, l := pg.itemID(int(off))
+				items[n] = visibleItem{off, uint16(o), uint16(l)}
+				n++
 			}
 		}
+		nline = 0 // the loop below has nothing left to do
+	}
+	for off := 1; off <= nline; off++ {
 		o, f, l := pg.itemID(off)
 		if f != lpNormal {
 			continue
@@ -298,12 +325,16 @@ func (s *Store) scanPage(p *locks.Proc, st *backendStats, t *txn.Txn, r *relatio
 		}
 		writeHints(d, tup, before, h.Flags)
 	}
+	prune := pruneWanted(pg)
 	d.content.Release(p)
 	for _, it := range items[:n] {
 		tup := pg[it.start : it.start+it.length]
 		if err := fn(TID{Block: blk, Offset: it.off}, tupleData(tup)); err != nil {
 			return err
 		}
+	}
+	if prune {
+		s.pruneOpt(p, r, blk, id)
 	}
 	return nil
 }

@@ -149,7 +149,7 @@ func TestUpdateChain(t *testing.T) {
 	old.StatementSnapshot()
 
 	tx = a.begin(txn.ReadCommitted)
-	out, err := e.s.Update(bg, a.p, tx, rel, tid, row(2, 100), 100, false, RowWait{})
+	out, err := e.s.Update(bg, a.p, tx, rel, tid, row(2, 100), 100, false, false, RowWait{})
 	if err != nil || out.Result != txn.TMOk {
 		t.Fatalf("Update: %+v %v", out, err)
 	}
@@ -160,12 +160,12 @@ func TestUpdateChain(t *testing.T) {
 	// A second updater sees the first still running.
 	c := e.session()
 	tx2 := c.begin(txn.ReadCommitted)
-	out2, err := e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100, false, RowWait{Policy: WaitError})
+	out2, err := e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100, false, false, RowWait{Policy: WaitError})
 	if err != nil || out2.Result != txn.TMBeingModified || out2.WaitXid != tx.Xid() {
 		t.Fatalf("concurrent Update: %+v %v (updater xid %v)", out2, err, tx.Xid())
 	}
 	a.commit()
-	out2, err = e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100, false, RowWait{})
+	out2, err = e.s.Update(bg, c.p, tx2, rel, tid, row(3, 100), 100, false, false, RowWait{})
 	if err != nil || out2.Result != txn.TMUpdated || out2.NextTID != newTID {
 		t.Fatalf("Update after commit: %+v %v, want TMUpdated → %v", out2, err, newTID)
 	}
@@ -199,10 +199,14 @@ func TestUpdateChain(t *testing.T) {
 	b.commit()
 
 	// Updates that do not fit the page go elsewhere, keeping the chain.
+	// A snapshot from before them keeps the old versions from being
+	// pruned while the chain is walked.
+	hold := b.begin(txn.RepeatableRead)
+	hold.StatementSnapshot()
 	tx = a.begin(txn.ReadCommitted)
 	cur := newTID
 	for i := 0; i < 200; i++ {
-		out, err := e.s.Update(bg, a.p, tx, rel, cur, row(2, 1000), 100, false, RowWait{})
+		out, err := e.s.Update(bg, a.p, tx, rel, cur, row(2, 1000), 100, false, false, RowWait{})
 		if err != nil || out.Result != txn.TMOk {
 			t.Fatalf("update %d: %+v %v", i, out, err)
 		}
@@ -227,6 +231,7 @@ func TestUpdateChain(t *testing.T) {
 	if at != cur || steps != 201 {
 		t.Fatalf("chain ends at %v after %d steps, want %v after 201", at, steps, cur)
 	}
+	b.commit()
 
 	// Delete; a second delete sees TMDeleted... after commit.
 	tx = a.begin(txn.ReadCommitted)

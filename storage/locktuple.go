@@ -161,10 +161,14 @@ func writeXmax(tup []byte, h *txn.TupleHeader, xmax txn.Xid, flags, flags2 uint1
 	f2 := h.Flags2&^txn.KeysUpdated | flags2
 	switch {
 	case kind == xmaxUpdate:
+		// a HOT update sets HotUpdated afterwards; one left by an
+		// aborted HOT update goes (HeapTupleClearHotUpdated)
 		f |= txn.Updated
+		f2 &^= txn.HotUpdated
 		setTupleCtid(tup, next)
 	case kind == xmaxDelete || flags&txn.XmaxLockOnly != 0:
 		f &^= txn.Updated
+		f2 &^= txn.HotUpdated
 		setTupleCtid(tup, self)
 	}
 	ne.PutUint32(tup[thXmax:], uint32(xmax))

@@ -19,7 +19,7 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tx := se.begin(txn.ReadCommitted)
-		out, err := e.s.Update(bg, se.p, tx, rel, tid, data, 100, false, RowWait{})
+		out, err := e.s.Update(bg, se.p, tx, rel, tid, data, 100, false, false, RowWait{})
 		if err != nil || out.Result != txn.TMOk {
 			b.Fatal(out, err)
 		}

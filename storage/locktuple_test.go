@@ -39,7 +39,7 @@ func (o rowOp) do(e *env, se *session, rel RelID, tid TID, wait RowWait) (Update
 	case o.lock:
 		return e.s.LockTuple(bg, se.p, &se.tx, rel, tid, o.mode, wait)
 	case o.update:
-		return e.s.Update(bg, se.p, &se.tx, rel, tid, row(99, 64), 100, o.mode == txn.LockTupleExclusive, wait)
+		return e.s.Update(bg, se.p, &se.tx, rel, tid, row(99, 64), 100, o.mode == txn.LockTupleExclusive, false, wait)
 	}
 	return e.s.Delete(bg, se.p, &se.tx, rel, tid, wait)
 }
@@ -132,7 +132,7 @@ func TestKeyShareOnNonKeyUpdate(t *testing.T) {
 	tid := insertRow(t, e, t1, rel, 7)
 
 	t1.begin(txn.ReadCommitted)
-	up, err := e.s.Update(bg, t1.p, &t1.tx, rel, tid, row(7, 64), 100, false, RowWait{})
+	up, err := e.s.Update(bg, t1.p, &t1.tx, rel, tid, row(7, 64), 100, false, false, RowWait{})
 	if err != nil || up.Result != txn.TMOk {
 		t.Fatalf("T1 update: %+v %v", up, err)
 	}
@@ -163,7 +163,7 @@ func TestKeyShareOnNonKeyUpdate(t *testing.T) {
 	t3.begin(txn.ReadCommitted)
 	done := make(chan UpdateOutcome, 1)
 	go func() {
-		out, err := e.s.Update(bg, t3.p, &t3.tx, rel, up.NewTID, row(8, 64), 100, true, RowWait{})
+		out, err := e.s.Update(bg, t3.p, &t3.tx, rel, up.NewTID, row(8, 64), 100, true, false, RowWait{})
 		if err != nil {
 			t.Error(err)
 		}
@@ -200,7 +200,7 @@ func TestKeyUpdateWaitsForKeyShare(t *testing.T) {
 	results := make(chan UpdateOutcome, 2)
 	w1.begin(txn.ReadCommitted)
 	go func() {
-		out, err := e.s.Update(bg, w1.p, &w1.tx, rel, tid, row(2, 64), 100, true, RowWait{})
+		out, err := e.s.Update(bg, w1.p, &w1.tx, rel, tid, row(2, 64), 100, true, false, RowWait{})
 		if err != nil {
 			t.Error(err)
 		}
@@ -235,7 +235,7 @@ func TestKeyUpdateWaitsForKeyShare(t *testing.T) {
 		t.Fatal(out)
 	}
 	nk.begin(txn.ReadCommitted)
-	out, err := e.s.Update(bg, nk.p, &nk.tx, rel, other, row(3, 64), 100, false, RowWait{Policy: WaitError})
+	out, err := e.s.Update(bg, nk.p, &nk.tx, rel, other, row(3, 64), 100, false, false, RowWait{Policy: WaitError})
 	if err != nil || out.Result != txn.TMOk {
 		t.Fatalf("non-key update beside a key-share lock: %+v %v", out, err)
 	}
@@ -313,7 +313,7 @@ func TestRowLockSubxact(t *testing.T) {
 		t.Fatal(out)
 	}
 	a.tx.BeginSub()
-	if out, err := e.s.Update(bg, a.p, &a.tx, rel, tid, row(1, 64), 100, false, RowWait{}); err != nil || out.Result != txn.TMOk {
+	if out, err := e.s.Update(bg, a.p, &a.tx, rel, tid, row(1, 64), 100, false, false, RowWait{}); err != nil || out.Result != txn.TMOk {
 		t.Fatalf("update in subtransaction: %+v %v", out, err)
 	}
 	a.tx.AbortSub()
@@ -352,7 +352,7 @@ func TestMultixactRestart(t *testing.T) {
 			tid := insertRow(t, e, t1, rel, 1)
 			locked := insertRow(t, e, t1, rel, 2)
 			t1.begin(txn.ReadCommitted)
-			up, err := e.s.Update(bg, t1.p, &t1.tx, rel, tid, row(10, 64), 100, false, RowWait{})
+			up, err := e.s.Update(bg, t1.p, &t1.tx, rel, tid, row(10, 64), 100, false, false, RowWait{})
 			if err != nil || up.Result != txn.TMOk {
 				t.Fatal(up, err)
 			}
@@ -422,7 +422,7 @@ func TestVacuumMultis(t *testing.T) {
 	running := insertRow(t, e, a, rel, 3)
 	a.begin(txn.ReadCommitted)
 	b.begin(txn.ReadCommitted)
-	if out, _ := e.s.Update(bg, a.p, &a.tx, rel, updated, row(1, 64), 100, false, RowWait{}); out.Result != txn.TMOk {
+	if out, _ := e.s.Update(bg, a.p, &a.tx, rel, updated, row(1, 64), 100, false, false, RowWait{}); out.Result != txn.TMOk {
 		t.Fatal(out)
 	}
 	for _, x := range []TID{updated, shared} {
@@ -562,7 +562,7 @@ func TestRowLockStress(t *testing.T) {
 					}
 					for {
 						tid, n := find(se, id)
-						out, err := e.s.Update(ctx, se.p, &se.tx, rel, tid, mk(id, n+1), 100, false, RowWait{})
+						out, err := e.s.Update(ctx, se.p, &se.tx, rel, tid, mk(id, n+1), 100, false, false, RowWait{})
 						if err != nil {
 							var le *locks.Error
 							if errors.As(err, &le) {

@@ -51,6 +51,7 @@ func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 	}
 	writeXmax(tup, &h, xmax, f, f2, t.CommandID(), xmaxDelete, tid, tid)
 	r.noteMulti(xmax, f)
+	pg.setPrunable(t.CurrentXid())
 	d.setFlags(bmDirty)
 	r.clearAllVisible(tid.Block)
 	if s.logging() {
@@ -74,9 +75,14 @@ func (s *Store) Delete(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 // as in PostgreSQL — else on a page found as Insert finds one; the old
 // version gets xmax, cmax, the Updated flag and ctid = the new TID. While
 // the other page is found, the old version is row-locked by t, so nobody
-// can change it in between (heap_update's temporary lock). There are no
-// HOT chains: the caller inserts index entries for the new TID.
-func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, newData []byte, fillfactor int, keysChanged bool, wait RowWait) (UpdateOutcome, error) {
+// can change it in between (heap_update's temporary lock).
+//
+// hotOK says the update changes no indexed column (the caller compares
+// them as heap_update's HeapDetermineColumnsInfo does). Then a new
+// version on the same page is a heap-only tuple (hot.go) and out.HOT is
+// set: the caller adds no index entries. Otherwise the caller inserts
+// index entries for the new TID.
+func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID, tid TID, newData []byte, fillfactor int, keysChanged, hotOK bool, wait RowWait) (UpdateOutcome, error) {
 	if len(newData) > MaxTupleData {
 		return UpdateOutcome{}, errRowTooBig(len(newData))
 	}
@@ -127,20 +133,29 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 			if err != nil {
 				return UpdateOutcome{}, err
 			}
-			off := pg.addTuple(&newHdr, true, TID{Block: tid.Block}, newData)
+			nh := newHdr
+			if hotOK {
+				nh.Flags2 |= txn.HeapOnly
+			}
+			off := pg.addTuple(&nh, true, TID{Block: tid.Block}, newData)
 			if off == 0 {
 				panic("storage: new version did not fit a page with enough free space")
 			}
 			nt := TID{Block: tid.Block, Offset: uint16(off)}
 			writeXmax(tup, &h, xmax, f, f2, cid, xmaxUpdate, tid, nt)
+			if hotOK {
+				flagsWord(tup).Or(uint32(txn.HotUpdated) << 16)
+				h.Flags2 |= txn.HotUpdated
+			}
 			r.noteMulti(xmax, f)
 			r.noteMulti(newHdr.Xmax, newHdr.Flags)
+			pg.setPrunable(xid)
 			d.setFlags(bmDirty)
 			r.clearAllVisible(tid.Block)
 			if s.logging() {
 				s.logHeapUpdate(p, r, tid.Block, pg, int(tid.Offset), tid.Block, pg, off, xid)
 			}
-			out.NewTID = nt
+			out.NewTID, out.HOT = nt, hotOK
 			return out, nil
 		}
 
@@ -202,6 +217,8 @@ func (s *Store) Update(ctx context.Context, p *locks.Proc, t *txn.Txn, rel RelID
 		writeXmax(tup, &h, xmax, f, f2, cid, xmaxUpdate, tid, nt)
 		r.noteMulti(xmax, f)
 		r.noteMulti(newHdr.Xmax, newHdr.Flags)
+		pg.setPrunable(xid)
+		pg.setFull()
 		nd.setFlags(bmDirty)
 		d.setFlags(bmDirty)
 		r.clearAllVisible(tid.Block)

@@ -141,8 +141,7 @@ func (s *Store) logHeapMultiInsert(p *locks.Proc, r *relation, blk uint32, pg pa
 func (s *Store) redoHeap2(rec *wal.Record) error {
 	switch rec.Info & xlogHeapOpMask {
 	case xlogHeap2Prune:
-		scratch := make([]byte, PageSize)
-		return s.redoItems(rec, func(pg page, offs []uint16) { pruneItems(pg, offs, scratch) })
+		return s.redoPrune(rec)
 	case xlogHeap2Vacuum:
 		return s.redoItems(rec, reapItems)
 	case xlogHeap2Visible:

@@ -45,13 +45,14 @@ const (
 
 	// pd_flags bits
 	pdHasFreeLines = 0x0001 // there are LP_UNUSED line pointers before pd_lower
+	pdPageFull     = 0x0002 // an UPDATE found no room here (PD_PAGE_FULL): prune it
 )
 
 // Line pointer states (lp_flags).
 const (
 	lpUnused   = 0 // free, may be reused by an insert
 	lpNormal   = 1 // points at a tuple
-	lpRedirect = 2 // HOT redirect (unused by lockd)
+	lpRedirect = 2 // HOT redirect: lpOff is the chain's next line pointer (hot.go)
 	lpDead     = 3 // dead, no storage; waits for index entries to go
 )
 

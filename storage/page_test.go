@@ -25,7 +25,7 @@ func TestFreeSpaceFullLinePointerArray(t *testing.T) {
 	}
 	// Two tuples pruned and their space compacted, then one line pointer
 	// freed (as VACUUM's third pass frees it).
-	pruneItems(pg, []uint16{1, 2}, make([]byte, PageSize))
+	pruneExecute(pg, nil, []uint16{1, 2}, nil, make([]byte, PageSize))
 	reapItems(pg, []uint16{1})
 	if fs := pg.freeSpace(); fs < tupleSpace(0) {
 		t.Fatalf("one line pointer unused: freeSpace %d, want at least %d", fs, tupleSpace(0))

@@ -87,6 +87,10 @@ type Store struct {
 
 	pool bufferPool
 
+	// onPrune is told of each opportunistic prune's removed versions
+	// (SetOnPrune).
+	onPrune atomic.Pointer[func(rel RelID, removed int)]
+
 	// rels and idxs are copy-on-write maps, replaced under ddl; readers
 	// load them with no lock, so the hot paths never touch a shared mutex.
 	rels atomic.Pointer[map[RelID]*relation]

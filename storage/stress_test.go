@@ -105,7 +105,7 @@ func TestConcurrentUpdatesVacuum(t *testing.T) {
 						t.Errorf("row %d: %d visible versions", id, nvis)
 						return
 					}
-					out, err := e.s.Update(bg, se.p, tx, rel, cur, mk(id, counter+1), 50, false, RowWait{Policy: WaitError})
+					out, err := e.s.Update(bg, se.p, tx, rel, cur, mk(id, counter+1), 50, false, false, RowWait{Policy: WaitError})
 					if err != nil {
 						t.Error(err)
 						return

@@ -173,8 +173,20 @@ func (s *Store) VacuumSkipping(ctx context.Context, p *locks.Proc, rel RelID, ol
 	for _, ix := range ixs {
 		vs.IndexEntriesRemoved += s.bulkDelete(p, ix, dead)
 	}
+	// Only the line pointers whose index entries went are freed: a page
+	// pruned since pass 1 may hold newer LP_DEAD ones, whose entries are
+	// still there.
+	rest := dead
 	for _, blk := range deadPages {
-		if err := s.reapPage(p, st, vd, r, blk, oldestXmin, &vs); err != nil {
+		for len(rest) > 0 && rest[0].Block < blk {
+			rest = rest[1:]
+		}
+		var offs []uint16
+		for len(rest) > 0 && rest[0].Block == blk {
+			offs = append(offs, rest[0].Offset)
+			rest = rest[1:]
+		}
+		if err := s.reapPage(p, st, vd, r, blk, offs, oldestXmin, &vs); err != nil {
 			return vs, err
 		}
 		if err := vd.point(ctx, p); err != nil {
@@ -217,30 +229,30 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *r
 		d.setFlags(bmDirty)
 		changed = true
 	}
-	var pruned []uint16
+	var ps pruneState
+	s.planPrune(d, pg, blk, oldestXmin, &ps)
+	vs.TuplesRemoved += uint64(ps.removed)
 	allVisible := !wasNew // PostgreSQL leaves never-formatted pages out of the map
 	var h txn.TupleHeader
 	for off := 1; off <= pg.maxOffset(); off++ {
 		o, f, l := pg.itemID(off)
-		switch f {
-		case lpDead:
+		switch {
+		case f == lpDead:
 			*dead = append(*dead, TID{blk, uint16(off)})
 			allVisible = false
 			continue
-		case lpNormal:
+		case f == lpNormal && !ps.marked[off]:
 		default:
 			continue
 		}
 		tup := pg[o : o+l]
 		readHeader(tup, &h)
-		before := h.Flags
-		res := s.tm.SatisfiesVacuum(&h, oldestXmin)
-		writeHints(d, tup, before, h.Flags)
+		res := txn.VacuumResult(ps.res[off] - 1)
 		if res == txn.HeapTupleDead {
-			pruned = append(pruned, uint16(off))
-			*dead = append(*dead, TID{blk, uint16(off)})
-			vs.TuplesRemoved++
-			allVisible = false // until pass 3 frees the line pointer
+			// a heap-only version still linked from a live one, or a
+			// tuple in a chain pruning could not walk: left for now
+			allVisible = false
+			vs.TuplesRemaining++
 			continue
 		}
 		allVisible = allVisible && tupleAllVisible(&h, res, oldestXmin)
@@ -270,16 +282,24 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *r
 			vs.MultisResolved++
 		}
 	}
-	if len(pruned) > 0 {
-		pruneItems(pg, pruned, scratch)
+	// the roots pruning makes LP_DEAD wait for the index pass too
+	for _, off := range ps.dead {
+		*dead = append(*dead, TID{blk, off})
+		allVisible = false
+	}
+	slices.SortFunc((*dead)[len(*dead)-countOnPage(*dead, blk):], tidCompare)
+	pg.put32(pdPruneXid, uint32(ps.next))
+	pg.put16(pdFlags, pg.u16(pdFlags)&^pdPageFull)
+	if ps.changes() {
+		pruneExecute(pg, ps.redirect, ps.dead, ps.unused, scratch)
 		d.setFlags(bmDirty)
 	}
 	switch {
 	case !s.logging():
 	case changed:
 		s.logPageImage(p, r, blk, pg)
-	case len(pruned) > 0:
-		s.logItems(p, xlogHeap2Prune, r, blk, pg, pruned)
+	case ps.changes():
+		s.logPrune(p, r, blk, pg, &ps)
 	}
 	if allVisible && s.setAllVisible(p, r, blk) {
 		vs.PagesSetAllVisible++
@@ -288,10 +308,10 @@ func (s *Store) prunePage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *r
 	return true, nil
 }
 
-// reapPage is pass 3: LP_DEAD → LP_UNUSED (lazy_vacuum_heap_page), trim
-// trailing unused line pointers, record free space, and mark the page
-// all-visible if every tuple left is.
-func (s *Store) reapPage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *relation, blk uint32, oldestXmin txn.Xid, vs *VacuumStats) error {
+// reapPage is pass 3: the LP_DEAD line pointers offs → LP_UNUSED
+// (lazy_vacuum_heap_page), trim trailing unused line pointers, record
+// free space, and mark the page all-visible if every tuple left is.
+func (s *Store) reapPage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *relation, blk uint32, offs []uint16, oldestXmin txn.Xid, vs *VacuumStats) error {
 	id, err := s.readBuffer(p, st, r, blk)
 	if err != nil {
 		return err
@@ -304,9 +324,11 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *re
 	defer func() { vd.charge(clean && d.state.Load()&bmDirty != 0) }()
 	pg := s.pool.page(id)
 	var reaped []uint16
-	for off := 1; off <= pg.maxOffset(); off++ {
-		if _, f, _ := pg.itemID(off); f == lpDead {
-			reaped = append(reaped, uint16(off))
+	for _, off := range offs {
+		if int(off) <= pg.maxOffset() {
+			if _, f, _ := pg.itemID(int(off)); f == lpDead {
+				reaped = append(reaped, off)
+			}
 		}
 	}
 	if len(reaped) == 0 {
@@ -322,17 +344,6 @@ func (s *Store) reapPage(p *locks.Proc, st *backendStats, vd *vacuumDelay, r *re
 	}
 	r.fsm.set(blk, spaceToCat(pg.freeSpace()))
 	return nil
-}
-
-// pruneItems is pass 1's change to a page, on the primary and in redo
-// (heap_page_prune_execute without HOT): the tuples at offs become
-// LP_DEAD line pointers, which keep their TIDs reserved until their index
-// entries are gone, and the page is compacted.
-func pruneItems(pg page, offs []uint16, scratch []byte) {
-	for _, off := range offs {
-		pg.setItemID(int(off), 0, lpDead, 0)
-	}
-	pg.repairFragmentation(scratch)
 }
 
 // reapItems is pass 3's change to a page, on the primary and in redo
@@ -379,6 +390,15 @@ func tidCompare(a, b TID) int {
 		return 1
 	}
 	return 0
+}
+
+// countOnPage counts the TIDs at the end of tids that are on block blk.
+func countOnPage(tids []TID, blk uint32) int {
+	n := 0
+	for i := len(tids) - 1; i >= 0 && tids[i].Block == blk; i-- {
+		n++
+	}
+	return n
 }
 
 func containsTID(sorted []TID, t TID) bool {

@@ -111,7 +111,7 @@ func TestVacuumUpdatedVersions(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		tx := se.begin(txn.ReadCommitted)
 		for i, tid := range tids {
-			out, err := e.s.Update(bg, se.p, tx, rel, tid, row(uint64(i), 200), 50, false, RowWait{})
+			out, err := e.s.Update(bg, se.p, tx, rel, tid, row(uint64(i), 200), 50, false, false, RowWait{})
 			if err != nil || out.Result != txn.TMOk {
 				t.Fatalf("update: %+v %v", out, err)
 			}

@@ -136,7 +136,7 @@ func TestVacuumSetsAllVisible(t *testing.T) {
 	}
 	upd := tids[len(tids)/4]
 	big := row(9999, 3000) // does not fit the full page: goes to another
-	out, err := e.s.Update(bg, se.p, tx, rel, upd, big, 100, false, RowWait{})
+	out, err := e.s.Update(bg, se.p, tx, rel, upd, big, 100, false, false, RowWait{})
 	if err != nil || out.Result != txn.TMOk {
 		t.Fatalf("update: %+v %v", out, err)
 	}
@@ -248,7 +248,7 @@ func TestAllVisibleMeansVisible(t *testing.T) {
 				live = append(live, tid)
 			case op < 7:
 				i := rng.IntN(len(live))
-				out, err := e.s.Update(bg, se.p, tx, rel, live[i], row(uint64(round), 50+rng.IntN(600)), 100, false, RowWait{})
+				out, err := e.s.Update(bg, se.p, tx, rel, live[i], row(uint64(round), 50+rng.IntN(600)), 100, false, false, RowWait{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -424,7 +424,7 @@ func TestVisibilityMapCrash(t *testing.T) {
 		return TID{}
 	}
 	e.tm.Begin(&tx, p, txn.ReadCommitted)
-	if out, err := e.s.Update(bg, p, &tx, rel, firstOn(2), row(1, 20), 100, false, RowWait{}); err != nil || out.Result != txn.TMOk {
+	if out, err := e.s.Update(bg, p, &tx, rel, firstOn(2), row(1, 20), 100, false, false, RowWait{}); err != nil || out.Result != txn.TMOk {
 		t.Fatalf("update: %+v %v", out, err)
 	}
 	if out, err := e.s.Delete(bg, p, &tx, rel, firstOn(5), RowWait{}); err != nil || out.Result != txn.TMOk {
@@ -567,7 +567,7 @@ func TestIndexOnlyConcurrent(t *testing.T) {
 						_, err = e.s.Delete(bg, se.p, tx, rel, mine[i], RowWait{})
 					} else {
 						var out UpdateOutcome
-						out, err = e.s.Update(bg, se.p, tx, rel, mine[i], row(id, 40+rng.IntN(400)), 100, false, RowWait{})
+						out, err = e.s.Update(bg, se.p, tx, rel, mine[i], row(id, 40+rng.IntN(400)), 100, false, false, RowWait{})
 						if err == nil && out.Result == txn.TMOk {
 							err = e.s.IndexInsert(se.p, idx, key(id), out.NewTID)
 						}

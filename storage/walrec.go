@@ -41,9 +41,13 @@ import (
 //	Heap2 MULTI_INSERT (0x50) block 0 + the tuples' bytes; main: count,
 //	                          then each tuple's offset and length (multiinsert.go)
 //	  | INIT_PAGE (0x80)      the batch starts the page
-//	Heap2 PRUNE (0x10)        VACUUM's first pass on a page: main: count,
-//	                          then the offsets that become LP_DEAD; the
-//	                          page is compacted (vacuum.go pruneItems)
+//	Heap2 PRUNE (0x10)        a page pruned (VACUUM's first pass, or a
+//	                          reader on its way: prune.go): main: count and
+//	                          offsets that become LP_DEAD, count and
+//	                          (root, target) pairs that become redirects,
+//	                          count and offsets that become LP_UNUSED (a
+//	                          record from before HOT has the first list
+//	                          only); the page is compacted (pruneExecute)
 //	Heap2 VACUUM (0x20)       VACUUM's third pass: main: count, then the
 //	                          LP_DEAD offsets that become LP_UNUSED
 //	                          (reapItems)
@@ -172,7 +176,7 @@ func (s *Store) logPageImage(p *locks.Proc, r *relation, blk uint32, pg page) {
 }
 
 // logItems logs a VACUUM's change to the line pointers offs of page pg
-// (block blk of r) — Heap2 PRUNE (pruneItems) or VACUUM (reapItems) —
+// (block blk of r) — Heap2 VACUUM (reapItems) —
 // and sets the page's LSN. Replay makes the same change to the same page,
 // so the record holds the offsets only.
 func (s *Store) logItems(p *locks.Proc, info uint8, r *relation, blk uint32, pg page, offs []uint16) {
@@ -348,7 +352,13 @@ func (s *Store) redoHeap(rec *wal.Record) error {
 			return errShortRecord
 		}
 		off := int(binary.LittleEndian.Uint16(m))
-		return s.redoBlock(rec, 0, func(pg page) error { return pg.setHeader(off, m[2:2+headerImageSize]) })
+		del := rec.Info&xlogHeapOpMask == xlogHeapDelete
+		return s.redoBlock(rec, 0, func(pg page) error {
+			if del {
+				pg.setPrunable(txn.Xid(rec.Xid))
+			}
+			return pg.setHeader(off, m[2:2+headerImageSize])
+		})
 	case xlogHeapUpdate:
 		if len(m) < 4+headerImageSize {
 			return errShortRecord
@@ -360,6 +370,7 @@ func (s *Store) redoHeap(rec *wal.Record) error {
 		samePage := rec.Block(1) == nil
 		err := s.redoBlock(rec, 0, func(pg page) error {
 			if samePage {
+				pg.setPrunable(txn.Xid(rec.Xid))
 				if err := pg.setHeader(oldOff, hdr); err != nil {
 					return err
 				}
@@ -369,7 +380,10 @@ func (s *Store) redoHeap(rec *wal.Record) error {
 		if err != nil || samePage {
 			return err
 		}
-		return s.redoBlock(rec, 1, func(pg page) error { return pg.setHeader(oldOff, hdr) })
+		return s.redoBlock(rec, 1, func(pg page) error {
+			pg.setPrunable(txn.Xid(rec.Xid))
+			return pg.setHeader(oldOff, hdr)
+		})
 	}
 	return fmt.Errorf("unknown heap record type %#x", rec.Info)
 }

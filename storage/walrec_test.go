@@ -64,8 +64,9 @@ func newWALEnv(t *testing.T, dir string) (*walEnv, wal.RecoveryResult) {
 	return e, res
 }
 
-// maskedPages returns every page of rel with the tuples' hint bits
-// cleared — the bits a visibility check sets without logging — and the
+// maskedPages returns every page of rel with the tuples' hint bits and
+// pd_prune_xid cleared — what a visibility check or a prune attempt sets
+// without logging — and the
 // unused space between pd_lower and pd_upper and after each tuple up to
 // its alignment zeroed (after compaction it holds old bytes, which an
 // image leaves out), as PostgreSQL's wal_consistency_checking masks them.
@@ -89,6 +90,10 @@ func (e *walEnv) maskedPages(rel RelID) [][]byte {
 		d.unpin()
 		if !pg.isNew() && pg.lower() < pg.upper() {
 			clear(pg[pg.lower():pg.upper()])
+		}
+		if !pg.isNew() {
+			pg.put32(pdPruneXid, 0) // a hint, as PostgreSQL's masking treats it
+			pg.put16(pdFlags, pg.u16(pdFlags)&^pdPageFull)
 		}
 		for off := 1; off <= pg.maxOffset(); off++ {
 			if o, f, l := pg.itemID(off); f == lpNormal {
@@ -181,7 +186,7 @@ func redoRebuildsPages(t *testing.T, seed uint64) {
 				}
 			case op < 7:
 				i := rng.IntN(len(live))
-				out, err := e.s.Update(bg, p, &tx, rel, live[i], row(uint64(round), 20+rng.IntN(500)), 100, rng.IntN(2) == 0, RowWait{})
+				out, err := e.s.Update(bg, p, &tx, rel, live[i], row(uint64(round), 20+rng.IntN(500)), 100, rng.IntN(2) == 0, rng.IntN(2) == 0, RowWait{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,6 +36,12 @@ const (
 	// KeysUpdated (HEAP_KEYS_UPDATED): xmax deleted the tuple, updated a
 	// key column, or locks it FOR UPDATE.
 	KeysUpdated uint16 = 0x2000
+	// HotUpdated (HEAP_HOT_UPDATED): the update that set xmax made a
+	// heap-only tuple on the same page; the chain goes on at ctid.
+	HotUpdated uint16 = 0x4000
+	// HeapOnly (HEAP_ONLY_TUPLE): no index entry names this version; it
+	// is found from the chain's root on its page.
+	HeapOnly uint16 = 0x8000
 )
 
 // TupleHeader is the visibility part of a heap tuple header. Visibility

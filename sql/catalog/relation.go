@@ -56,6 +56,12 @@ type IndexDef struct {
 	// was renamed since the index was made (PostgreSQL renames the
 	// table's attribute only); nil: the columns' names.
 	ColNames []string `json:"colnames,omitempty"`
+	// CheckXmin (pg_index.indcheckxmin): the build met HOT chains whose
+	// older versions a snapshot may still see, and may have keys other
+	// than the entry the build made for the chain's root. An index-only
+	// scan's heap fetch that returns a version a later one HOT-updated
+	// checks its key against the entry's (sql/exec/hotrecheck.go).
+	CheckXmin bool `json:"checkxmin,omitempty"`
 }
 
 // TableDef is a table.

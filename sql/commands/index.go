@@ -129,6 +129,25 @@ func (s *Utility) addIndex(ec *expr.EvalCtx, t *catalog.TableDef, colNames []str
 	if nullErr != nil {
 		return nullErr
 	}
+	// A row updated without an index change (HOT) is found at its
+	// chain's root: the entry names the root, not the version the scan
+	// met (storage/hot.go). The scan met them in TID order.
+	tids := make([]storage.TID, len(entries))
+	for i := range entries {
+		tids[i] = entries[i].tid
+	}
+	broken, err := s.Store.RootTIDs(s.Proc, storage.RelID(nt.RelFile), tids)
+	if err != nil {
+		return err
+	}
+	if broken { // pg_index.indcheckxmin (sql/exec/hotrecheck.go)
+		nix := *s.Cat().Indexes[ix.OID]
+		nix.CheckXmin = true
+		s.AddCatOp(&catalog.CatOp{Kind: "setindex", Index: &nix})
+	}
+	for i := range entries {
+		entries[i].tid = tids[i]
+	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := bytes.Compare(a.key, b.key); c != 0 {
 			return c

@@ -67,7 +67,7 @@ func (x *Executor) scanIndexOnly(ec *expr.EvalCtx, ts *plan.TableSource, level, 
 	}
 	for _, r := range ranges {
 		sc := st.IndexScan(storage.RelID(ix.RelFile), r.lo, r.hi, r.loIncl, r.hiIncl, ts.Backward).WithVisibility(relfile)
-		if keyTypes == nil {
+		if keyTypes == nil && !ix.CheckXmin { // such an index's keys are checked (hotrecheck.go)
 			sc.WithoutKeys()
 		}
 		for {
@@ -87,11 +87,17 @@ func (x *Executor) scanIndexOnly(ec *expr.EvalCtx, ts *plan.TableSource, level, 
 					if hs != nil {
 						hs.HeapFetches++
 					}
-					visible, err := st.Fetch(x.Proc, &x.Txn, relfile, e.TID, nil)
-					if err != nil {
+					var fn func(*plan.TxnHeader, []byte)
+					moved := false
+					var merr error
+					if ix.CheckXmin {
+						fn = func(h *plan.TxnHeader, data []byte) { moved, merr = x.keyMoved(ts.T, ix, h, data, e.Key) }
+					}
+					visible, err := st.Fetch(x.Proc, &x.Txn, relfile, e.TID, fn)
+					if err = plan.FirstErr(err, merr); err != nil {
 						return err
 					}
-					if !visible {
+					if !visible || moved {
 						continue
 					}
 					*fetched++

@@ -40,6 +40,10 @@ func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row 
 	}
 	st := x.Store
 	relfile := storage.RelID(ts.T.RelFile)
+	var derr error
+	decode := func(_ *plan.TxnHeader, data []byte) {
+		derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
+	}
 	for _, r := range ranges {
 		sc := st.IndexScan(storage.RelID(ts.Index.RelFile), r.lo, r.hi, r.loIncl, r.hiIncl, ts.Backward)
 		for {
@@ -55,10 +59,7 @@ func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row 
 			}
 			*read += int64(len(batch))
 			for _, e := range batch {
-				var derr error
-				visible, err := st.Fetch(x.Proc, &x.Txn, relfile, e.TID, func(_ *plan.TxnHeader, data []byte) {
-					derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
-				})
+				at, visible, _, err := st.FetchJudged(x.Proc, &x.Txn, relfile, e.TID, 0, decode)
 				if err != nil {
 					return err
 				}
@@ -66,7 +67,7 @@ func (x *Executor) scanIndex(ec *expr.EvalCtx, ts *plan.TableSource, level, row 
 					return derr
 				}
 				if visible {
-					if err := fn(e.TID, row); err != nil {
+					if err := fn(at, row); err != nil {
 						return err
 					}
 				}

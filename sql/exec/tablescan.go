@@ -342,12 +342,7 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 		derr = catalog.DecodeRowPrefix(data, ts.T, row, ts.DecodeLen())
 	}
 	for _, tid := range tids {
-		var visible, isDead bool
-		if horizon != 0 {
-			visible, isDead, err = st.FetchJudged(s.Proc, &s.Txn, relfile, tid, horizon, decode)
-		} else {
-			visible, err = st.Fetch(s.Proc, &s.Txn, relfile, tid, decode)
-		}
+		at, visible, isDead, err := st.FetchJudged(s.Proc, &s.Txn, relfile, tid, horizon, decode)
 		if err != nil {
 			return err
 		}
@@ -358,7 +353,7 @@ func (x *Executor) lookupExact(ec *expr.EvalCtx, ts *plan.TableSource, level, ro
 			dead = append(dead, tid)
 		}
 		if visible {
-			if err := fn(tid, row); err != nil {
+			if err := fn(at, row); err != nil {
 				return err
 			}
 		}

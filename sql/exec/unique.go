@@ -90,10 +90,14 @@ func (s *Executor) uniqueScan(t *catalog.TableDef, ix *catalog.IndexDef, key []b
 	return f, kept, vacuums, nil
 }
 
-// dirtyProbe judges the version at tid of t into f; with a horizon it
-// also reports whether the version is dead to every transaction.
+// dirtyProbe judges the versions of the chain the index entry tid names
+// into f (SnapshotDirty through heap_hot_search_buffer: the first version
+// that is live or being changed decides); with a horizon it also reports
+// whether every version is dead to every transaction, or the chain was
+// pruned away.
 func (s *Executor) dirtyProbe(t *catalog.TableDef, tid storage.TID, f *dirtyFind, horizon txn.Xid) (dead bool, err error) {
-	_, err = s.Store.FetchAny(s.Proc, storage.RelID(t.RelFile), tid, func(h *txn.TupleHeader, ctid storage.TID, _ []byte) {
+	dead = horizon != 0
+	found, gone, err := s.Store.FetchVersions(s.Proc, storage.RelID(t.RelFile), tid, func(at storage.TID, h *txn.TupleHeader, ctid storage.TID, _ []byte) bool {
 		hv := *h
 		visible, w := s.Txn.SatisfiesDirty(h)
 		switch {
@@ -103,11 +107,17 @@ func (s *Executor) dirtyProbe(t *catalog.TableDef, tid storage.TID, f *dirtyFind
 				f.token = tok
 			}
 		case visible:
-			f.found, f.tid = true, tid
-		case horizon != 0:
-			dead = s.Txns.SatisfiesVacuum(&hv, horizon) == txn.HeapTupleDead
+			f.found, f.tid = true, at
+		default:
+			dead = dead && s.Txns.SatisfiesVacuum(&hv, horizon) == txn.HeapTupleDead
+			return true
 		}
+		dead = false
+		return false
 	})
+	if err == nil && !found {
+		dead = horizon != 0 && gone
+	}
 	return dead, err
 }
 

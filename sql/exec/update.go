@@ -139,7 +139,7 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 					}
 					s.rowBuf = catalog.AppendRow(s.rowBuf[:0], p.T, newRow)
 					out, err = s.Store.Update(ec.Ctx, s.Proc, &s.Txn, rel, tid, s.rowBuf, plan.Fillfactor(p.T),
-						p.KeysChanged(row, newRow), s.rowWait(storage.WaitBlock, p.T))
+						p.KeysChanged(row, newRow), p.HotAllowed(row, newRow), s.rowWait(storage.WaitBlock, p.T))
 				}
 			}
 			if err != nil {
@@ -153,10 +153,15 @@ func (s *Executor) execModify(ec *expr.EvalCtx, p *plan.ModifyPlan, emit func([]
 					s.TabStats.Deleted(p.T.OID, 1)
 				case !moved: // a moved row's delete and insert count themselves
 					s.TabStats.Updated(p.T.OID, 1)
+					if out.HOT {
+						s.TabStats.HotUpdated(p.T.OID)
+					}
 				}
 				if !p.Delete && !moved {
-					if err := s.insertIndexEntries(ec, p.T, p.Indexes, newRow, out.NewTID); err != nil {
-						return 0, err
+					if !out.HOT {
+						if err := s.insertIndexEntries(ec, p.T, p.Indexes, newRow, out.NewTID); err != nil {
+							return 0, err
+						}
 					}
 					if err := s.afterUpdateRow(p.T, p.Set, row, out.NewTID, newRow); err != nil { // foreign keys (ri.go)
 						return 0, err

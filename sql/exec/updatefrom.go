@@ -105,7 +105,7 @@ func (s *Executor) joinModifyRow(ec *expr.EvalCtx, p *plan.JoinModifyPlan, level
 				}
 				s.rowBuf = catalog.AppendRow(s.rowBuf[:0], t, newRow)
 				out, err = s.Store.Update(ec.Ctx, s.Proc, &s.Txn, rel, tid, s.rowBuf, plan.Fillfactor(t),
-					l.Mp.KeysChanged(old, newRow), s.rowWait(storage.WaitBlock, t))
+					l.Mp.KeysChanged(old, newRow), l.Mp.HotAllowed(old, newRow), s.rowWait(storage.WaitBlock, t))
 			}
 		}
 		if err != nil {
@@ -118,6 +118,9 @@ func (s *Executor) joinModifyRow(ec *expr.EvalCtx, p *plan.JoinModifyPlan, level
 				s.TabStats.Deleted(t.OID, 1)
 			case !moved:
 				s.TabStats.Updated(t.OID, 1)
+				if out.HOT {
+					s.TabStats.HotUpdated(t.OID)
+				}
 			}
 			switch {
 			case p.Delete:
@@ -128,8 +131,10 @@ func (s *Executor) joinModifyRow(ec *expr.EvalCtx, p *plan.JoinModifyPlan, level
 			case moved:
 				return true, s.emitJoinReturning(ec, p, level, newRow, movedTID, movedTo, emit)
 			}
-			if err := s.insertIndexEntries(ec, t, l.Mp.Indexes, newRow, out.NewTID); err != nil {
-				return false, err
+			if !out.HOT {
+				if err := s.insertIndexEntries(ec, t, l.Mp.Indexes, newRow, out.NewTID); err != nil {
+					return false, err
+				}
 			}
 			if err := s.afterUpdateRow(t, l.Mp.Set, level[p.Off:p.Off+nc], out.NewTID, newRow); err != nil { // foreign keys (ri.go)
 				return false, err

@@ -227,20 +227,25 @@ func (s *Executor) conflictUpdate(ec *expr.EvalCtx, p *plan.InsertPlan, t *catal
 	}
 	mp := plan.ModifyPlan{T: t, Indexes: indexes, Set: oc.Set}
 	s.rowBuf = catalog.AppendRow(s.rowBuf[:0], t, newRow)
-	out, err = st.Update(ec.Ctx, s.Proc, &s.Txn, rel, tid, s.rowBuf, plan.Fillfactor(t), mp.KeysChanged(level[:nc], newRow), s.rowWait(storage.WaitBlock, t))
+	out, err = st.Update(ec.Ctx, s.Proc, &s.Txn, rel, tid, s.rowBuf, plan.Fillfactor(t), mp.KeysChanged(level[:nc], newRow), mp.HotAllowed(level[:nc], newRow), s.rowWait(storage.WaitBlock, t))
 	if err != nil {
 		return false, false, err
 	}
 	switch out.Result {
 	case txn.TMOk:
 		s.TabStats.Updated(t.OID, 1)
+		if out.HOT {
+			s.TabStats.HotUpdated(t.OID)
+		}
 	case txn.TMSelfModified:
 		return false, false, nil
 	default:
 		return false, false, pgerr.New(pgerr.InternalError, "unexpected result %s updating the locked conflicting tuple", out.Result)
 	}
-	if err := s.insertIndexEntries(ec, t, indexes, newRow, out.NewTID); err != nil {
-		return false, false, err
+	if !out.HOT {
+		if err := s.insertIndexEntries(ec, t, indexes, newRow, out.NewTID); err != nil {
+			return false, false, err
+		}
 	}
 	if err := s.afterUpdateRow(t, oc.Set, level[:nc], out.NewTID, newRow); err != nil { // foreign keys (ri.go)
 		return false, false, err

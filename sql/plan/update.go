@@ -21,15 +21,28 @@ import (
 // PostgreSQL's ExecLockRows calls table_tuple_lock. See storage/locktuple.go
 // for the locking itself.
 
-// keysChanged reports whether an UPDATE from old to new changes a column
+// KeysChanged reports whether an UPDATE from old to new changes a column
 // of a unique index of the table — PostgreSQL's key columns
 // (INDEX_ATTR_BITMAP_KEY), which decide between FOR NO KEY UPDATE and FOR
 // UPDATE strength, and so whether FOR KEY SHARE lockers (foreign-key
 // checks) make the update wait.
 func (p *ModifyPlan) KeysChanged(old, new []types.Datum) bool {
-	var a, b []byte
+	return p.indexedChanged(old, new, true)
+}
+
+// HotAllowed reports whether an UPDATE from old to new leaves every
+// indexed column of the table as it was, compared as the index keys
+// encode them (heap_update's HOT test on INDEX_ATTR_BITMAP_HOT_BLOCKING,
+// which compares the datums' bytes): the new version may then be a
+// heap-only tuple that no index names (storage/hot.go).
+func (p *ModifyPlan) HotAllowed(old, new []types.Datum) bool {
+	return !p.indexedChanged(old, new, false)
+}
+
+func (p *ModifyPlan) indexedChanged(old, new []types.Datum, uniqueOnly bool) bool {
+	var abuf, bbuf [32]byte
 	for _, ix := range p.Indexes {
-		if !ix.Unique {
+		if uniqueOnly && !ix.Unique {
 			continue
 		}
 		for _, c := range ix.Cols {
@@ -42,9 +55,9 @@ func (p *ModifyPlan) KeysChanged(old, new []types.Datum) bool {
 			if old[c].Null {
 				continue
 			}
-			typ := []types.Type{p.T.Cols[c].Type()}
-			a = catalog.AppendKey(a[:0], typ, old[c:c+1])
-			b = catalog.AppendKey(b[:0], typ, new[c:c+1])
+			typ := [1]types.Type{p.T.Cols[c].Type()}
+			a := catalog.AppendKey(abuf[:0], typ[:], old[c:c+1])
+			b := catalog.AppendKey(bbuf[:0], typ[:], new[c:c+1])
 			if !bytes.Equal(a, b) {
 				return true
 			}

@@ -40,10 +40,13 @@ type totals struct {
 	seqScan, seqRead, idxScan, idxFetch int64
 	// for an index: the entries its scans returned (idx_tup_read)
 	idxRead int64
+	// updates that made heap-only tuples (n_tup_hot_upd), committed or not
+	hot int64
 }
 
 func (t *totals) add(o *totals) {
 	t.idxRead += o.idxRead
+	t.hot += o.hot
 	t.seqScan += o.seqScan
 	t.seqRead += o.seqRead
 	t.idxScan += o.idxScan
@@ -104,6 +107,8 @@ type xactEntry struct {
 	preIns, preUpd, preDel int64
 	// scans, which rollbacks do not undo
 	seqScan, seqRead, idxScan, idxFetch, idxRead int64
+	// HOT updates, which rollbacks do not undo (pgstat_count_heap_update)
+	hot int64
 }
 
 // Xact is the counts of one transaction, per table (PostgreSQL's
@@ -135,6 +140,10 @@ func (x *Xact) Inserted(oid uint32, n int64) { x.entries[x.entry(oid)].ins += n 
 
 // Updated counts n rows of table oid updated.
 func (x *Xact) Updated(oid uint32, n int64) { x.entries[x.entry(oid)].upd += n }
+
+// HotUpdated counts a row of table oid updated into a heap-only tuple
+// (also counted by Updated).
+func (x *Xact) HotUpdated(oid uint32) { x.entries[x.entry(oid)].hot++ }
 
 // Deleted counts n rows of table oid deleted.
 func (x *Xact) Deleted(oid uint32, n int64) { x.entries[x.entry(oid)].del += n }
@@ -250,6 +259,7 @@ func (x *Xact) End(b *Backend, commit bool) {
 		t.idxScan += e.idxScan
 		t.idxFetch += e.idxFetch
 		t.idxRead += e.idxRead
+		t.hot += e.hot
 		if commit {
 			t.live += e.ins - e.del
 			t.dead += e.upd + e.del + e.abIns + e.abUpd
@@ -322,6 +332,18 @@ func (s *Store) truncatedActivity(oid uint32) {
 	b.LiveBase, b.LiveAt, b.DeadBase, b.DeadAt, b.InsAt = 0, sum.live, 0, sum.dead, sum.ins
 }
 
+// ReportPruned records that pruning removed n dead row versions of
+// table oid on a reader's way (pgstat_update_heap_dead_tuples):
+// n_dead_tup falls by n, never below 0, so autovacuum does not count
+// versions HOT pruning already removed.
+func (s *Store) ReportPruned(oid uint32, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := s.sumLocked(oid)
+	b := s.baseLocked(oid)
+	b.DeadBase, b.DeadAt = max(b.DeadBase+sum.dead-b.DeadAt-n, 0), sum.dead
+}
+
 // ReportAnalyze records an ANALYZE of table oid (pgstat_report_analyze):
 // live and dead are the rows it counted, less the analysing
 // transaction's own pending changes (Xact.Pending); resetMod restarts
@@ -378,7 +400,7 @@ func (s *Store) ResetCounters() {
 		b := s.baseLocked(oid)
 		b.ResetIns, b.ResetUpd, b.ResetDel = t.ins, t.upd, t.del
 		b.ResetSeqScan, b.ResetSeqRead, b.ResetIdxScan, b.ResetIdxFetch = t.seqScan, t.seqRead, t.idxScan, t.idxFetch
-		b.ResetIdxRead = t.idxRead
+		b.ResetIdxRead, b.ResetHot = t.idxRead, t.hot
 	}
 }
 
@@ -396,7 +418,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 	}
 	for oid, t := range sums {
 		a := &TableActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del,
-			SeqScan: t.seqScan, SeqTupRead: t.seqRead, IdxScan: t.idxScan, IdxTupFetch: t.idxFetch, IdxTupRead: t.idxRead,
+			SeqScan: t.seqScan, SeqTupRead: t.seqRead, IdxScan: t.idxScan, IdxTupFetch: t.idxFetch, IdxTupRead: t.idxRead, HotUpdated: t.hot,
 			Live: t.live, Dead: t.dead, ModSinceAnalyze: t.changed, InsSinceVacuum: t.ins}
 		if b := s.bases[oid]; b != nil {
 			a.Live = b.LiveBase + t.live - b.LiveAt
@@ -414,6 +436,7 @@ func (s *Store) Activity() map[uint32]*TableActivity {
 			a.IdxScan -= b.ResetIdxScan
 			a.IdxTupFetch -= b.ResetIdxFetch
 			a.IdxTupRead -= b.ResetIdxRead
+			a.HotUpdated -= b.ResetHot
 		}
 		a.Live, a.Dead = max(a.Live, 0), max(a.Dead, 0)
 		out[oid] = a

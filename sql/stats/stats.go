@@ -151,6 +151,7 @@ type TableActivity struct {
 	IdxScan, IdxTupFetch       int64 // idx_scan, idx_tup_fetch
 	IdxTupRead                 int64 // an index's idx_tup_read
 	Inserted, Updated, Deleted int64 // n_tup_ins, n_tup_upd, n_tup_del
+	HotUpdated                 int64 // n_tup_hot_upd
 	Live, Dead                 int64 // n_live_tup, n_dead_tup
 	ModSinceAnalyze            int64 // n_mod_since_analyze
 	InsSinceVacuum             int64 // n_ins_since_vacuum

@@ -69,7 +69,7 @@ func Open(fsys vfs.FS, dataDir string) (*Store, error) {
 		}
 		for oid, a := range f.Activity {
 			s.closed[oid] = &totals{ins: a.Inserted, upd: a.Updated, del: a.Deleted, live: a.Live, dead: a.Dead, changed: a.Changed,
-				seqScan: a.SeqScan, seqRead: a.SeqRead, idxScan: a.IdxScan, idxFetch: a.IdxFetch, idxRead: a.IdxRead}
+				seqScan: a.SeqScan, seqRead: a.SeqRead, idxScan: a.IdxScan, idxFetch: a.IdxFetch, idxRead: a.IdxRead, hot: a.HotUpd}
 			b := a.Base
 			s.bases[oid] = &b
 		}
@@ -198,7 +198,7 @@ func (s *Store) Flush() error {
 	s.mu.Lock()
 	for oid, t := range s.sumAllLocked() {
 		a := fileActivity{Inserted: t.ins, Updated: t.upd, Deleted: t.del, Live: t.live, Dead: t.dead, Changed: t.changed,
-			SeqScan: t.seqScan, SeqRead: t.seqRead, IdxScan: t.idxScan, IdxFetch: t.idxFetch, IdxRead: t.idxRead}
+			SeqScan: t.seqScan, SeqRead: t.seqRead, IdxScan: t.idxScan, IdxFetch: t.idxFetch, IdxRead: t.idxRead, HotUpd: t.hot}
 		if b := s.bases[oid]; b != nil {
 			a.Base = *b
 		}
@@ -238,6 +238,7 @@ type fileActivity struct {
 	IdxScan  int64 `json:"idx_scan,omitempty"`
 	IdxFetch int64 `json:"idx_tup_fetch,omitempty"`
 	IdxRead  int64 `json:"idx_tup_read,omitempty"`
+	HotUpd   int64 `json:"n_tup_hot_upd,omitempty"`
 	Base     base  `json:"base"`
 }
 
@@ -262,6 +263,7 @@ type base struct {
 	ResetIdxScan  int64 `json:"reset_idx_scan,omitempty"`
 	ResetIdxFetch int64 `json:"reset_idx_tup_fetch,omitempty"`
 	ResetIdxRead  int64 `json:"reset_idx_tup_read,omitempty"`
+	ResetHot      int64 `json:"reset_n_tup_hot_upd,omitempty"`
 
 	LastVacuum       time.Time `json:"last_vacuum,omitzero"`
 	LastAnalyze      time.Time `json:"last_analyze,omitzero"`

@@ -330,7 +330,7 @@ func pgIndexView() *expr.View {
 				row := []types.Datum{
 					types.OIDDatum(ix.OID), types.OIDDatum(t.OID), n, n, types.BoolDatum(ix.Unique),
 					types.BoolDatum(false), types.BoolDatum(ix.Primary), types.BoolDatum(false), types.BoolDatum(true),
-					types.BoolDatum(false), types.BoolDatum(true), types.BoolDatum(false), types.BoolDatum(true),
+					types.BoolDatum(false), types.BoolDatum(true), types.BoolDatum(ix.CheckXmin), types.BoolDatum(true),
 					types.BoolDatum(true), types.BoolDatum(false), int2Vector(keys), coll,
 					class, int2Vector(opts), types.NullDatum, types.NullDatum,
 				}

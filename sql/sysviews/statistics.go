@@ -163,7 +163,7 @@ func pgStatsView() *expr.View {
 // the two list the same tables; pg_stat_sys_tables is empty). Scans are
 // counted by the executor per backend (sql/stats): seq_tup_read is the
 // visible rows sequential scans returned, idx_tup_fetch those index scans
-// fetched. lockd has no HOT updates, and its autovacuum does not vacuum.
+// fetched.
 func statTablesView(name string, oid uint32) *expr.View {
 	return &expr.View{
 		Name: name, Oid: oid,
@@ -194,7 +194,7 @@ func statTablesView(name string, oid uint32) *expr.View {
 				row := []types.Datum{
 					types.OIDDatum(oid), types.TextDatum("public"), types.TextDatum(cat.Tables[oid].Name),
 					i(a.SeqScan), i(a.SeqTupRead), i(a.IdxScan), i(a.IdxTupFetch),
-					i(a.Inserted), i(a.Updated), i(a.Deleted), i(0),
+					i(a.Inserted), i(a.Updated), i(a.Deleted), i(a.HotUpdated),
 					i(a.Live), i(a.Dead), i(a.ModSinceAnalyze), i(a.InsSinceVacuum),
 					funcs.TsDatum(a.LastVacuum), funcs.TsDatum(a.LastAutoVacuum), funcs.TsDatum(a.LastAnalyze),
 					funcs.TsDatum(a.LastAutoAnalyze), i(a.VacuumCount), i(a.AutoVacuumCount),
