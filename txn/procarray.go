@@ -211,8 +211,12 @@ func (m *Manager) OldestXmin() Xid {
 // RecentOldestXmin. Every snapshot taken computes one on the way, so
 // under load the recorded horizon is as recent as the last snapshot.
 func (m *Manager) noteHorizon(h Xid) {
+	now := time.Now().UnixNano()
+	if Xid(m.horizon.Load()) == h && now-m.horizonAt.Load() < int64(recentHorizonAge/4) {
+		return // unchanged and recent: no store to the line every backend reads
+	}
 	m.horizon.Store(uint32(h))
-	m.horizonAt.Store(time.Now().UnixNano())
+	m.horizonAt.Store(now)
 }
 
 // recentHorizonAge bounds how old a horizon RecentOldestXmin returns may
