@@ -95,6 +95,17 @@ func (s *Store) pruneOpt(p *locks.Proc, r *relation, blk uint32, id int32) {
 // the reader's goroutine, with the page pinned but unlocked.
 func (s *Store) SetOnPrune(fn func(rel RelID, removed int)) { s.onPrune.Store(&fn) }
 
+// judgeVacuum reads tup's header into h and judges it against horizon
+// (HeapTupleSatisfiesVacuum), writing back the hint bits it set. The
+// caller holds the page's content lock.
+func (s *Store) judgeVacuum(d *bufferDesc, tup []byte, h *txn.TupleHeader, horizon txn.Xid) txn.VacuumResult {
+	readHeader(tup, h)
+	before := h.Flags
+	res := s.tm.SatisfiesVacuum(h, horizon)
+	writeHints(d, tup, before, h.Flags)
+	return res
+}
+
 // pruneState is what pruning does to one page (heap_page_prune's
 // PruneState).
 type pruneState struct {
@@ -129,11 +140,7 @@ func (s *Store) planPrune(d *bufferDesc, pg page, blk uint32, horizon txn.Xid, p
 		if f != lpNormal {
 			continue
 		}
-		tup := pg[o : o+l]
-		readHeader(tup, &h)
-		before := h.Flags
-		res := s.tm.SatisfiesVacuum(&h, horizon)
-		writeHints(d, tup, before, h.Flags)
+		res := s.judgeVacuum(d, pg[o:o+l], &h, horizon)
 		ps.res[off] = uint8(res) + 1
 		if res == txn.HeapTupleRecentlyDead || res == txn.HeapTupleDeleteInProgress {
 			ps.noteNext(s.tm.UpdateXid(&h))

@@ -292,11 +292,7 @@ func (s *Store) pageAllVisible(d *bufferDesc, pg page, oldestXmin txn.Xid) bool 
 		default:
 			continue
 		}
-		tup := pg[o : o+l]
-		readHeader(tup, &h)
-		before := h.Flags
-		res := s.tm.SatisfiesVacuum(&h, oldestXmin)
-		writeHints(d, tup, before, h.Flags)
+		res := s.judgeVacuum(d, pg[o:o+l], &h, oldestXmin)
 		if !tupleAllVisible(&h, res, oldestXmin) {
 			return false
 		}
